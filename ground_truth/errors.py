@@ -1,0 +1,18 @@
+"""The error a person can act on: which file, which field, what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """A bad input file. `str()` names the file, the field (or line) and what was expected."""
+
+    def __init__(self, path: str | Path | None, message: str, field: str | None = None):
+        self.path = str(path) if path is not None else None
+        self.field = field
+        self.message = message
+        where = self.path or "<input>"
+        if field:
+            where += f": {field}"
+        super().__init__(f"{where}: {message}")

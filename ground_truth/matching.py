@@ -1,0 +1,35 @@
+"""Pair submissions with specs; report incidents nobody answered and answers nobody asked for."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .models import IncidentSpec, Submission
+
+
+class Matching(BaseModel):
+    pairs: list[tuple[IncidentSpec, Submission]] = Field(default_factory=list)
+    missing: list[str] = Field(
+        default_factory=list, description="Incident ids with a spec but no submission."
+    )
+    orphans: list[Submission] = Field(
+        default_factory=list, description="Submissions whose incident id has no spec."
+    )
+
+
+def match_submissions(specs: list[IncidentSpec], submissions: list[Submission]) -> Matching:
+    by_id = {spec.id: spec for spec in specs}
+    pairs, orphans, answered = [], [], set()
+    for sub in sorted(submissions, key=lambda s: (s.incident_id, _trial_order(s.trial))):
+        spec = by_id.get(sub.incident_id)
+        if spec is None:
+            orphans.append(sub)
+            continue
+        pairs.append((spec, sub))
+        answered.add(spec.id)
+    missing = [spec.id for spec in specs if spec.id not in answered]
+    return Matching(pairs=pairs, missing=missing, orphans=orphans)
+
+
+def _trial_order(trial: str) -> tuple[int, str]:
+    return (int(trial), "") if trial.isdigit() else (1 << 30, trial)

@@ -1,0 +1,276 @@
+"""The offline `rules` judge: deterministic answers from the spec's structured fields.
+
+Each question of the default rubric has a rule (by question id, or a rubric question's `rule:`
+key). A rule that lacks the spec field it needs leaves the question unscored, never No. The
+judge reads the diagnosis as text to match, so instructions inside it change nothing.
+
+How the rules read a diagnosis:
+- a component is *named* when one of its names or aliases occurs in any common spelling
+  (`product-catalog`, `productcatalog`, `product-catalog-service`, a pod of it, `ns/Kind/name`);
+- a component is *blamed* when it is named in a cause clause: a sentence with "root cause",
+  "because", "due to", "misconfigured", ... (the first sentence when none has such a cue);
+- the *known* components are the spec's own plus the services of the application's namespace
+  (see `catalog.py`), so blaming an uninvolved service the spec never lists is still noticed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ground_truth.models import ComponentRef, IncidentSpec
+
+from ..judgment import DimensionVerdict, QuestionAnswer
+from . import text
+from .base import JudgeTask
+from .catalog import FAULT_TYPES, KNOWN_SERVICES
+
+RULE_BY_QUESTION = {
+    "D1-Q1": "origin_named",
+    "D1-Q2": "origin_distinguished",
+    "D1-Q3": "no_healthy_component_blamed",
+    "D2-Q1": "mechanism_matched",
+    "D2-Q2": "parameters_named",
+    "D2-Q3": "fault_type_consistent",
+    "D3-Q1": "no_uninvolved_component_blamed",
+    "D3-Q2": "all_components_named",
+    "D3-Q3": "symptoms_matched",
+}
+
+
+class Case:
+    """A spec and a diagnosis with the facts every rule needs, computed once."""
+
+    def __init__(self, spec: IncidentSpec, diagnosis: str):
+        self.spec = spec
+        self.diagnosis = diagnosis
+        self.clauses = " ".join(text.cause_clauses(diagnosis))
+        self.origins = spec.fault_origin
+        self.involved = [*spec.fault_origin, *spec.contributing_components]
+        self.known = self._known_components()
+
+    def _known_components(self) -> list[ComponentRef]:
+        spec = self.spec
+        listed = [*self.involved, *spec.affected_components, *spec.distractors]
+        namespaces = {c.namespace for c in listed if c.namespace}
+        extra = [
+            ComponentRef(name=name, namespace=ns)
+            for ns in sorted(namespaces)
+            for name in KNOWN_SERVICES.get(ns, [])
+        ]
+        return _unique([*listed, *extra])
+
+    def is_involved(self, component: ComponentRef) -> bool:
+        return any(_same(component, c) for c in self.involved)
+
+    def blamed(self) -> list[ComponentRef]:
+        return [c for c in self.known if text.mentions(self.clauses, c)]
+
+    def quote(self, component: ComponentRef) -> str:
+        at = text.first_mention(self.diagnosis, component)
+        return text.quote_around(self.diagnosis, at) if at is not None else ""
+
+
+def _same(a: ComponentRef, b: ComponentRef) -> bool:
+    names_a = {n.lower() for n in a.all_names()}
+    return any(n.lower() in names_a for n in b.all_names())
+
+
+def _unique(components: list[ComponentRef]) -> list[ComponentRef]:
+    kept: list[ComponentRef] = []
+    for c in components:
+        if not any(_same(c, k) for k in kept):
+            kept.append(c)
+    return kept
+
+
+def _yes(qid: str, evidence: str, confidence: str = "High") -> QuestionAnswer:
+    return QuestionAnswer(question_id=qid, answer="Yes", evidence=evidence, confidence=confidence)
+
+
+def _no(qid: str, evidence: str = "", confidence: str = "High") -> QuestionAnswer:
+    return QuestionAnswer(question_id=qid, answer="No", evidence=evidence, confidence=confidence)
+
+
+def _unscored(qid: str, reason: str) -> QuestionAnswer:
+    return QuestionAnswer(question_id=qid, unscored_reason=reason)
+
+
+# ------------------------------------------------------------------ rules: localization
+
+
+def origin_named(qid: str, case: Case) -> QuestionAnswer:
+    if not case.origins:
+        return _unscored(qid, "the spec names no fault origin")
+    named = [c for c in case.origins if text.mentions(case.diagnosis, c)]
+    needed = math.ceil(len(case.origins) / 2)
+    if len(named) >= needed:
+        return _yes(qid, case.quote(named[0]))
+    return _no(qid)
+
+
+def origin_distinguished(qid: str, case: Case) -> QuestionAnswer:
+    if not case.origins:
+        return _unscored(qid, "the spec names no fault origin")
+    blamed = case.blamed()
+    origin_blamed = [c for c in blamed if any(_same(c, o) for o in case.origins)]
+    if not origin_blamed:
+        return _no(qid)
+    first = min(blamed, key=lambda c: text.first_mention(case.clauses, c) or 0)
+    if case.is_involved(first):
+        return _yes(qid, case.quote(origin_blamed[0]))
+    return _no(qid, case.quote(first), "Medium")
+
+
+def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
+    if not case.origins:
+        return _unscored(qid, "the spec names no fault origin")
+    wrong = [c for c in case.blamed() if not case.is_involved(c)]
+    if wrong:
+        return _no(qid, case.quote(wrong[0]))
+    return _yes(qid, "", "Medium")
+
+
+# ------------------------------------------------------------------ rules: characterization
+
+
+def mechanism_matched(qid: str, case: Case) -> QuestionAnswer:
+    keywords = case.spec.mechanism_keywords
+    if not keywords:
+        return _unscored(qid, "the spec lists no mechanism_keywords")
+    hits = text.found_any(case.diagnosis, keywords)
+    if len(hits) >= math.ceil(len(keywords) / 2):
+        return _yes(qid, _quote_term(case.diagnosis, hits[0]))
+    return _no(qid, _quote_term(case.diagnosis, hits[0]) if hits else "", "Medium")
+
+
+def parameters_named(qid: str, case: Case) -> QuestionAnswer:
+    values = _parameter_values(case)
+    if not values:
+        return _unscored(qid, "the spec lists no injected parameter values")
+    hits = text.found_any(case.diagnosis, values)
+    if hits:
+        return _yes(qid, _quote_term(case.diagnosis, hits[0]))
+    return _no(qid)
+
+
+def _parameter_values(case: Case) -> list[str]:
+    names = {n.lower() for c in case.known for n in c.all_names()}
+    values: list[str] = []
+    for value in _flatten(case.spec.parameters):
+        text_value = str(value).strip()
+        if isinstance(value, bool) or len(text_value) < 2 or text_value.lower() in names:
+            continue
+        values.append(text_value.replace("|", " "))
+    return values
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _flatten(item)]
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _flatten(item)]
+    return [value]
+
+
+def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
+    spec = case.spec
+    truth = " ".join(
+        [
+            spec.ground_truth,
+            spec.mechanism or "",
+            spec.problem_class or "",
+            *spec.mechanism_keywords,
+            *spec.symptoms,
+        ]
+    )
+    true_types = _fault_types(truth)
+    claimed = _fault_types(case.clauses)
+    foreign = sorted(claimed - true_types)
+    if foreign:
+        terms = text.found_any(case.clauses, FAULT_TYPES[foreign[0]])
+        return _no(qid, _quote_term(case.diagnosis, terms[0]), "Medium")
+    return _yes(qid, "", "Medium")
+
+
+def _fault_types(passage: str) -> set[str]:
+    return {kind for kind, terms in FAULT_TYPES.items() if text.found_any(passage, terms)}
+
+
+# ------------------------------------------------------------------ rules: scope
+
+
+def no_uninvolved_component_blamed(qid: str, case: Case) -> QuestionAnswer:
+    if not case.origins:
+        return _unscored(qid, "the spec names no fault origin")
+    uninvolved = [c for c in case.blamed() if not case.is_involved(c)]
+    if uninvolved:
+        return _no(qid, case.quote(uninvolved[0]))
+    return _yes(qid, "", "Medium")
+
+
+def all_components_named(qid: str, case: Case) -> QuestionAnswer:
+    spec = case.spec
+    required = _unique(
+        [*spec.fault_origin, *spec.contributing_components, *spec.affected_components]
+    )
+    if not required:
+        return _unscored(qid, "the spec lists no components")
+    missing = [c for c in required if not text.mentions(case.diagnosis, c)]
+    if missing:
+        return _no(qid, "", "Medium")
+    return _yes(qid, case.quote(required[-1]))
+
+
+def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
+    if not case.spec.symptoms:
+        return _unscored(qid, "the spec lists no symptoms")
+    hits = text.found_any(case.diagnosis, case.spec.symptoms)
+    if hits:
+        return _yes(qid, _quote_term(case.diagnosis, hits[0]))
+    return _no(qid, "", "Medium")
+
+
+def _quote_term(diagnosis: str, term: str) -> str:
+    at = diagnosis.lower().find(term.lower().split()[0])
+    return text.quote_around(diagnosis, at) if at >= 0 else term
+
+
+RULES: dict[str, Callable[[str, Case], QuestionAnswer]] = {
+    "origin_named": origin_named,
+    "origin_distinguished": origin_distinguished,
+    "no_healthy_component_blamed": no_healthy_component_blamed,
+    "mechanism_matched": mechanism_matched,
+    "parameters_named": parameters_named,
+    "fault_type_consistent": fault_type_consistent,
+    "no_uninvolved_component_blamed": no_uninvolved_component_blamed,
+    "all_components_named": all_components_named,
+    "symptoms_matched": symptoms_matched,
+}
+
+
+class RulesJudge:
+    """Deterministic, offline; the default when no model is configured."""
+
+    name = "rules"
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "rules", "model": None, "params": {"rules": sorted(RULES)}}
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        return self.answer(task)
+
+    def answer(self, task: JudgeTask) -> DimensionVerdict:
+        case = Case(task.spec, task.submission.diagnosis)
+        answers = []
+        for question in task.dimension.questions:
+            rule_name = question.rule or RULE_BY_QUESTION.get(question.id)
+            rule = RULES.get(rule_name or "")
+            if rule is None:
+                answers.append(
+                    _unscored(question.id, f"the rules judge has no rule for {question.id}")
+                )
+            else:
+                answers.append(rule(question.id, case))
+        return DimensionVerdict(answers=answers)

@@ -1,0 +1,68 @@
+"""What a judge says about one (submission, dimension): an answer per question, or why not."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Answer = Literal["Yes", "No"]
+Confidence = Literal["High", "Medium", "Low"]
+
+
+class QuestionAnswer(BaseModel):
+    """One question's answer. `answer is None` means unscored, and `unscored_reason` says why."""
+
+    question_id: str
+    answer: Answer | None = None
+    evidence: str | None = None
+    confidence: Confidence | None = None
+    unscored_reason: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.answer is not None
+
+
+class Usage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = Field(None, description="None when the model's price is unknown.")
+
+
+class DimensionVerdict(BaseModel):
+    """A judge's reply for one dimension of one case."""
+
+    answers: list[QuestionAnswer]
+    attempts: int = 1
+    error: str | None = Field(None, description="Why the dimension is (partly) unscored, if it is.")
+    error_kind: str | None = Field(
+        None, description="rate_limit, timeout, server, auth, bad_request, unparseable, ..."
+    )
+    usage: Usage | None = None
+    members: dict[str, DimensionVerdict] | None = Field(
+        None, description="For a panel: each member's own verdict, keyed by member name."
+    )
+
+
+def unscored(
+    question_ids: list[str], reason: str, kind: str, attempts: int = 1
+) -> DimensionVerdict:
+    """A verdict in which every question is unscored for the same reason (never No)."""
+    answers = [QuestionAnswer(question_id=q, unscored_reason=reason) for q in question_ids]
+    return DimensionVerdict(answers=answers, attempts=attempts, error=reason, error_kind=kind)
+
+
+class Judgment(BaseModel):
+    """One question's answer for one case, as stored in the result file."""
+
+    incident_id: str
+    trial: str
+    dimension_id: str
+    question_id: str
+    answer: Answer | None
+    evidence: str | None = None
+    confidence: Confidence | None = None
+    unscored_reason: str | None = None
+    judge: str
+    prompt_hash: str

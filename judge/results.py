@@ -1,0 +1,93 @@
+"""The result file: one schema-versioned JSON document, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ground_truth.errors import InputError
+
+from .judgment import Judgment, Usage
+from .scoring import CaseResult, IncidentSummary, OverallSummary
+
+SCHEMA_VERSION = "1"
+
+
+class CallRecord(BaseModel):
+    """One (case, dimension) asked of a judge: how many attempts, what it cost, what failed."""
+
+    incident_id: str
+    trial: str
+    dimension_id: str
+    judge: str
+    prompt_hash: str
+    attempts: int
+    error: str | None = None
+    error_kind: str | None = None
+    usage: Usage | None = None
+
+
+class Orphan(BaseModel):
+    incident_id: str
+    trial: str
+    file: str | None = None
+
+
+class EvalResult(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    created_at: str
+    tool_version: str
+    complete: bool = Field(
+        True, description="False when the run stopped before every case was judged."
+    )
+    config: dict[str, Any]
+    overall: OverallSummary
+    incidents: list[IncidentSummary]
+    cases: list[CaseResult]
+    judgments: list[Judgment]
+    calls: list[CallRecord]
+    errors: dict[str, int] = Field(default_factory=dict, description="Provider errors by kind.")
+    missing: list[str] = Field(default_factory=list)
+    orphans: list[Orphan] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+def write_json_atomic(path: str | Path, data: str) -> None:
+    """Write via a temporary file in the same directory and rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_result(result: EvalResult, path: str | Path) -> None:
+    write_json_atomic(path, result.model_dump_json(indent=2))
+
+
+def load_result(path: str | Path) -> EvalResult:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"not a readable result file: {exc}") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        raise InputError(
+            path,
+            f"expected schema_version {SCHEMA_VERSION!r}, got {version!r}",
+            field="schema_version",
+        )
+    return EvalResult.model_validate(data)

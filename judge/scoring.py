@@ -1,0 +1,241 @@
+"""Scores: per dimension, per case, per incident over trials, and overall with bootstrap CIs.
+
+- dimension score = share of Yes among its *scored* questions (unscored ones never count as No);
+  a dimension with no scored question has no score, and its case is incomplete;
+- composite = weighted sum of dimension scores; pass = composite >= threshold;
+- per incident over its complete trials: mean composite, pass@1, pass@k (the unbiased estimator
+  1 - C(n-c, k) / C(n, k)) and pass^k (C(c, k) / C(n, k): all of k trials pass);
+- overall: means over incidents, with 95% percentile bootstrap CIs resampled by incident.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from math import comb
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from .judgment import Judgment
+from .rubric import Rubric
+
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_SEED = 20261126
+
+
+class DimensionScore(BaseModel):
+    dimension_id: str
+    score: float | None
+    n_scored: int
+    n_unscored: int
+    n_yes: int
+
+
+class CaseResult(BaseModel):
+    """The scores of one submission (one incident, one trial)."""
+
+    incident_id: str
+    trial: str
+    agent: str | None = None
+    composite: float | None
+    passed: bool | None
+    complete: bool
+    dimensions: list[DimensionScore]
+    judgments: list[Judgment] = Field(default_factory=list, exclude=True)
+
+    def answer(self, question_id: str) -> Judgment:
+        return next(j for j in self.judgments if j.question_id == question_id)
+
+
+class Interval(BaseModel):
+    low: float
+    high: float
+    level: float = 0.95
+
+
+class Estimate(BaseModel):
+    value: float | None
+    ci: Interval | None = None
+    n: int
+
+
+class IncidentSummary(BaseModel):
+    incident_id: str
+    n_trials: int
+    n_complete: int
+    mean_composite: float | None
+    pass_at_1: float | None
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    k: int
+    dimension_means: dict[str, float | None]
+
+
+class OverallSummary(BaseModel):
+    n_incidents: int
+    n_incidents_scored: int
+    n_cases: int
+    n_incomplete_cases: int
+    n_scored_questions: int
+    n_unscored_questions: int
+    k: int
+    mean_composite: Estimate
+    pass_rate: Estimate = Field(description="Mean over incidents of pass@1.")
+    pass_at_k: Estimate
+    pass_hat_k: Estimate
+    dimension_means: dict[str, Estimate]
+    n_missing: int = 0
+    n_orphans: int = 0
+
+
+def score_case(
+    incident_id: str,
+    trial: str,
+    judgments: list[Judgment],
+    rubric: Rubric,
+    agent: str | None = None,
+) -> CaseResult:
+    dims = [
+        _dimension_score(d.id, [j for j in judgments if j.dimension_id == d.id])
+        for d in rubric.dimensions
+    ]
+    complete = all(d.score is not None for d in dims)
+    composite = None
+    if complete:
+        composite = sum(rubric.scoring.weights[d.dimension_id] * (d.score or 0.0) for d in dims)
+        composite = round(composite, 10)
+    return CaseResult(
+        incident_id=incident_id,
+        trial=trial,
+        agent=agent,
+        composite=composite,
+        passed=None if composite is None else composite >= rubric.scoring.threshold - 1e-9,
+        complete=complete,
+        dimensions=dims,
+        judgments=judgments,
+    )
+
+
+def _dimension_score(dimension_id: str, judgments: list[Judgment]) -> DimensionScore:
+    scored = [j for j in judgments if j.answer is not None]
+    yes = sum(j.answer == "Yes" for j in scored)
+    return DimensionScore(
+        dimension_id=dimension_id,
+        score=yes / len(scored) if scored else None,
+        n_scored=len(scored),
+        n_unscored=len(judgments) - len(scored),
+        n_yes=yes,
+    )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    """Probability that at least one of k trials drawn without replacement passes."""
+    if k < 1 or n < k:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    """Probability that all of k trials drawn without replacement pass (tau-bench's pass^k)."""
+    if k < 1 or n < k:
+        return None
+    return comb(c, k) / comb(n, k)
+
+
+def summarize_incidents(
+    cases: list[CaseResult], rubric: Rubric, k: int | None = None
+) -> tuple[list[IncidentSummary], int]:
+    """Per-incident summaries; `k` defaults to the fewest complete trials of any scored incident."""
+    by_incident: dict[str, list[CaseResult]] = defaultdict(list)
+    for case in cases:
+        by_incident[case.incident_id].append(case)
+    if k is None:
+        counts = [sum(c.complete for c in cs) for cs in by_incident.values()]
+        k = max(1, min((n for n in counts if n), default=1))
+    return [_incident(i, cs, rubric, k) for i, cs in by_incident.items()], k
+
+
+def _incident(incident_id: str, cases: list[CaseResult], rubric: Rubric, k: int) -> IncidentSummary:
+    complete = [c for c in cases if c.complete]
+    n, c = len(complete), sum(bool(x.passed) for x in complete)
+    dim_means = {
+        d.id: _mean(
+            [
+                s.score
+                for case in cases
+                for s in case.dimensions
+                if s.dimension_id == d.id and s.score is not None
+            ]
+        )
+        for d in rubric.dimensions
+    }
+    return IncidentSummary(
+        incident_id=incident_id,
+        n_trials=len(cases),
+        n_complete=n,
+        mean_composite=_mean([x.composite for x in complete if x.composite is not None]),
+        pass_at_1=pass_at_k(n, c, 1),
+        pass_at_k=pass_at_k(n, c, k),
+        pass_hat_k=pass_hat_k(n, c, k),
+        k=k,
+        dimension_means=dim_means,
+    )
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def bootstrap_mean(
+    values: list[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> Estimate:
+    """Mean of per-incident values with a percentile CI from resampling incidents."""
+    if not values:
+        return Estimate(value=None, n=0)
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2:
+        return Estimate(value=float(data.mean()), n=len(data))
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(samples, len(data)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Estimate(
+        value=float(data.mean()), ci=Interval(low=float(low), high=float(high)), n=len(data)
+    )
+
+
+def summarize_overall(
+    cases: list[CaseResult],
+    incidents: list[IncidentSummary],
+    rubric: Rubric,
+    k: int,
+    n_missing: int = 0,
+    n_orphans: int = 0,
+    seed: int = BOOTSTRAP_SEED,
+) -> OverallSummary:
+    scored = [i for i in incidents if i.n_complete]
+
+    def estimate(values: list[float | None]) -> Estimate:
+        return bootstrap_mean([v for v in values if v is not None], seed=seed)
+
+    judgments = [j for c in cases for j in c.judgments]
+    n_scored = sum(j.answer is not None for j in judgments)
+    return OverallSummary(
+        n_incidents=len(incidents),
+        n_incidents_scored=len(scored),
+        n_cases=len(cases),
+        n_incomplete_cases=sum(not c.complete for c in cases),
+        n_scored_questions=n_scored,
+        n_unscored_questions=len(judgments) - n_scored,
+        k=k,
+        mean_composite=estimate([i.mean_composite for i in scored]),
+        pass_rate=estimate([i.pass_at_1 for i in scored]),
+        pass_at_k=estimate([i.pass_at_k for i in scored]),
+        pass_hat_k=estimate([i.pass_hat_k for i in scored]),
+        dimension_means={
+            d.id: estimate([i.dimension_means[d.id] for i in incidents]) for d in rubric.dimensions
+        },
+        n_missing=n_missing,
+        n_orphans=n_orphans,
+    )
