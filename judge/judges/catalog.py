@@ -84,11 +84,12 @@ KNOWN_SERVICES: dict[str, list[str]] = {
     ],
 }
 
-# Fault types and the words that claim them. A diagnosis whose cause clauses claim a type
+# Fault types and the words that claim them (mechanisms, not symptoms: "Pending" or
+# "connection refused" follow from many faults and claim none). A diagnosis whose cause clauses claim a type
 # that the ground truth never mentions attributes the fault to the wrong type.
 FAULT_TYPES: dict[str, list[str]] = {
     "image": ["image", "imagepullbackoff", "errimagepull", "pull access denied", "image tag"],
-    "port": ["port", "targetport", "hostport", "connection refused"],
+    "port": ["port", "targetport", "hostport"],
     "env": ["environment variable", "env var", "env variable", "envvar"],
     "auth": [
         "auth",
@@ -117,18 +118,7 @@ FAULT_TYPES: dict[str, list[str]] = {
     ],
     "memory": ["memory", "oom", "oomkilled", "out of memory", "heap"],
     "cpu": ["cpu", "throttl*"],
-    "scheduling": [
-        "nodeselector",
-        "node selector",
-        "unschedulable",
-        "taint",
-        "affinity",
-        "failedscheduling",
-        "pending",
-        "scheduler",
-        "scheduling",
-        "schedule",
-    ],
+    "scheduling": ["nodeselector", "node selector", "taint", "toleration", "affinity"],
     "probe": ["probe", "liveness", "readiness"],
     "config": ["configmap", "config map", "configuration key", "config key", "misconfigur*"],
     "selector": ["selector", "label", "endpoints"],

@@ -7,8 +7,13 @@ judge reads the diagnosis as text to match, so instructions inside it change not
 How the rules read a diagnosis:
 - a component is *named* when one of its names or aliases occurs in any common spelling
   (`product-catalog`, `productcatalog`, `product-catalog-service`, a pod of it, `ns/Kind/name`);
-- a component is *blamed* when it is named in a cause clause: a sentence with "root cause",
-  "because", "due to", "misconfigured", ... (the first sentence when none has such a cue);
+- a sentence that calls something healthy ("is Running and healthy", "not the cause",
+  "recovered") names it without blaming it, and is left out of what follows;
+- a *cause clause* is a sentence with "root cause", "misconfigured", "points to", ..., or the
+  text after "because", "due to", "caused by", ... (the whole diagnosis when nothing has a cue);
+- a component is *wrongly blamed* when a cause clause names it and names no involved
+  (origin or contributing) component: a clause naming the origin is about the right cause, and
+  the victims it mentions are context;
 - the *known* components are the spec's own plus the services of the application's namespace
   (see `catalog.py`), so blaming an uninvolved service the spec never lists is still noticed.
 """
@@ -16,6 +21,7 @@ How the rules read a diagnosis:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +31,8 @@ from ..judgment import DimensionVerdict, QuestionAnswer
 from . import text
 from .base import JudgeTask
 from .catalog import FAULT_TYPES, KNOWN_SERVICES
+
+OVERSCOPE_BYSTANDERS = 3
 
 RULE_BY_QUESTION = {
     "D1-Q1": "origin_named",
@@ -45,7 +53,8 @@ class Case:
     def __init__(self, spec: IncidentSpec, diagnosis: str):
         self.spec = spec
         self.diagnosis = diagnosis
-        self.clauses = " ".join(text.cause_clauses(diagnosis))
+        self.accusing = text.without_exonerations(diagnosis)
+        self.clauses = text.cause_clauses(self.accusing) if self.accusing else []
         self.origins = spec.fault_origin
         self.involved = [*spec.fault_origin, *spec.contributing_components]
         self.known = self._known_components()
@@ -64,8 +73,37 @@ class Case:
     def is_involved(self, component: ComponentRef) -> bool:
         return any(_same(component, c) for c in self.involved)
 
+    def without_namespaces(self, passage: str) -> str:
+        """`social-network` names a namespace, not a network fault."""
+        for ns in {c.namespace for c in self.known if c.namespace}:
+            passage = re.sub(re.escape(ns), " ", passage, flags=re.I)
+        return passage
+
+    def named(self, passage: str) -> list[ComponentRef]:
+        return [c for c in self.known if text.mentions(passage, c)]
+
     def blamed(self) -> list[ComponentRef]:
-        return [c for c in self.known if text.mentions(self.clauses, c)]
+        """Components named in any cause clause."""
+        return _unique([c for clause in self.clauses for c in self.named(clause)])
+
+    def wrongly_blamed(self) -> list[ComponentRef]:
+        """Components blamed by a cause clause that names no involved component.
+
+        A clause that names the origin (or a contributing component) is about the right cause,
+        and the victims it also names are context; one that names only other components blames
+        them instead.
+        """
+        wrong: list[ComponentRef] = []
+        for clause in self.clauses:
+            named = self.named(clause)
+            if named and not any(self.is_involved(c) for c in named):
+                wrong.extend(named)
+        return _unique(wrong)
+
+    def bystanders(self) -> list[ComponentRef]:
+        """Known components named anywhere that the spec lists neither as involved nor affected."""
+        listed = [*self.involved, *self.spec.affected_components]
+        return [c for c in self.named(self.diagnosis) if not any(_same(c, x) for x in listed)]
 
     def quote(self, component: ComponentRef) -> str:
         at = text.first_mention(self.diagnosis, component)
@@ -103,7 +141,7 @@ def _unscored(qid: str, reason: str) -> QuestionAnswer:
 def origin_named(qid: str, case: Case) -> QuestionAnswer:
     if not case.origins:
         return _unscored(qid, "the spec names no fault origin")
-    named = [c for c in case.origins if text.mentions(case.diagnosis, c)]
+    named = [c for c in case.origins if text.mentions(case.accusing, c)]
     needed = math.ceil(len(case.origins) / 2)
     if len(named) >= needed:
         return _yes(qid, case.quote(named[0]))
@@ -111,22 +149,23 @@ def origin_named(qid: str, case: Case) -> QuestionAnswer:
 
 
 def origin_distinguished(qid: str, case: Case) -> QuestionAnswer:
+    """Yes when the origin is named (not as healthy), no cause clause blames only others, and
+    the diagnosis does not lump `OVERSCOPE_BYSTANDERS` or more uninvolved components in with it."""
     if not case.origins:
         return _unscored(qid, "the spec names no fault origin")
-    blamed = case.blamed()
-    origin_blamed = [c for c in blamed if any(_same(c, o) for o in case.origins)]
-    if not origin_blamed:
+    named = [c for c in case.origins if text.mentions(case.accusing, c)]
+    if not named:
         return _no(qid)
-    first = min(blamed, key=lambda c: text.first_mention(case.clauses, c) or 0)
-    if case.is_involved(first):
-        return _yes(qid, case.quote(origin_blamed[0]))
-    return _no(qid, case.quote(first), "Medium")
+    wrong = case.wrongly_blamed() or case.bystanders()[OVERSCOPE_BYSTANDERS - 1 :][:1]
+    if wrong:
+        return _no(qid, case.quote(wrong[0]), "Medium")
+    return _yes(qid, case.quote(named[0]))
 
 
 def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
     if not case.origins:
         return _unscored(qid, "the spec names no fault origin")
-    wrong = [c for c in case.blamed() if not case.is_involved(c)]
+    wrong = case.wrongly_blamed()
     if wrong:
         return _no(qid, case.quote(wrong[0]))
     return _yes(qid, "", "Medium")
@@ -175,21 +214,16 @@ def _flatten(value: Any) -> list[Any]:
 
 
 def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
+    """No when the cause clauses claim fault types and none of them is the ground truth's."""
     spec = case.spec
     truth = " ".join(
-        [
-            spec.ground_truth,
-            spec.mechanism or "",
-            spec.problem_class or "",
-            *spec.mechanism_keywords,
-            *spec.symptoms,
-        ]
+        [spec.ground_truth, spec.mechanism or "", spec.problem_class or "",
+         *spec.mechanism_keywords, *spec.symptoms]
     )
-    true_types = _fault_types(truth)
-    claimed = _fault_types(case.clauses)
-    foreign = sorted(claimed - true_types)
-    if foreign:
-        terms = text.found_any(case.clauses, FAULT_TYPES[foreign[0]])
+    claims = case.without_namespaces(" ".join(case.clauses))
+    claimed = _fault_types(claims)
+    if claimed and not claimed & _fault_types(case.without_namespaces(truth)):
+        terms = text.found_any(claims, FAULT_TYPES[sorted(claimed)[0]])
         return _no(qid, _quote_term(case.diagnosis, terms[0]), "Medium")
     return _yes(qid, "", "Medium")
 
@@ -202,11 +236,16 @@ def _fault_types(passage: str) -> set[str]:
 
 
 def no_uninvolved_component_blamed(qid: str, case: Case) -> QuestionAnswer:
+    """No when a cause clause blames only uninvolved components, or when the diagnosis drags in
+    `OVERSCOPE_BYSTANDERS` or more components the spec lists neither as involved nor affected."""
     if not case.origins:
         return _unscored(qid, "the spec names no fault origin")
-    uninvolved = [c for c in case.blamed() if not case.is_involved(c)]
-    if uninvolved:
-        return _no(qid, case.quote(uninvolved[0]))
+    wrong = case.wrongly_blamed()
+    if wrong:
+        return _no(qid, case.quote(wrong[0]))
+    bystanders = case.bystanders()
+    if len(bystanders) >= OVERSCOPE_BYSTANDERS:
+        return _no(qid, case.quote(bystanders[0]), "Medium")
     return _yes(qid, "", "Medium")
 
 
@@ -233,6 +272,7 @@ def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
 
 
 def _quote_term(diagnosis: str, term: str) -> str:
+    term = term.rstrip("*")
     at = diagnosis.lower().find(term.lower().split()[0])
     return text.quote_around(diagnosis, at) if at >= 0 else term
 

@@ -19,6 +19,12 @@ _SENTENCE_CUES = re.compile(
     r"|\bresponsible\b|\bis set to\b|\bwas changed\b|\bwas modified\b",
     re.I,
 )
+_EXONERATING = re.compile(
+    r"(?<!not )(?<!n't )\bhealthy\b|\b(?:is|are|looks?|seems?) fine\b|\bnot the (?:root )?cause\b"
+    r"|\bnot the problem\b|\bunaffected\b|\brecovered\b|\bruled out\b|\bno errors\b"
+    r"|\bworking (?:fine|normally)\b|\bfunctioning normally\b",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -59,17 +65,22 @@ def term_found(text: str, term: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _term_regex(term: str) -> re.Pattern[str]:
-    """`a-b` also matches `a b` and `ab`; a trailing `*` makes the term a stem (`throttl*`)."""
+    """`a-b` also matches `a b` and `ab`, and a plural; a trailing `*` makes a stem (`throttl*`)."""
     stem = term.endswith("*")
     term = term.rstrip("*")
     flexible = r"[-_ ]?".join(re.escape(p) for p in re.split(r"[-_\s]+", term) if p)
     left = r"(?<![a-z0-9])" if term[:1].isalnum() else ""
-    right = r"(?![a-z0-9])" if term[-1:].isalnum() and not stem else ""
+    right = r"(?:e?s)?(?![a-z0-9])" if term[-1:].isalnum() and not stem else ""
     return re.compile(left + flexible + right)
 
 
 def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def without_exonerations(text: str) -> str:
+    """Drop sentences that call something healthy: naming a component there does not blame it."""
+    return " ".join(s for s in sentences(text) if not _EXONERATING.search(s))
 
 
 def cause_clauses(text: str) -> list[str]:
