@@ -1,0 +1,141 @@
+"""What the fake provider says: checklist answers built from the prompt, and faulty variants."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+Verdict = Literal["Yes", "No"]
+AnswerPolicy = Callable[[str, Sequence[dict[str, Any]]], str]
+
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+
+_IDS_LINE = re.compile(r"^[ \t]*Question ids:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_FENCE = re.compile(
+    r"^[ \t]*(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^[ \t]*(?P=fence)[`~]*[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_BEGIN_END = re.compile(
+    r"^[^\n]*\bBEGIN DIAGNOSIS\b[ \t]*(?P<tag>\w*)[^\n]*\n(?P<body>.*?)"
+    r"^[^\n]*\bEND DIAGNOSIS\b[ \t]*(?P=tag)\b[^\n]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_TAGGED = re.compile(r"<diagnosis>\s*(?P<body>.*?)\s*</diagnosis>", re.DOTALL | re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_MAX_QUOTE = 120
+_CONFIDENCES = ("High", "Medium", "Low")
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a chat message whose content is a string or a list of typed parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part.get("text", "") for part in content if isinstance(part, dict)
+        )
+    return ""
+
+
+def last_user_text(messages: Sequence[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return message_text(message)
+    return ""
+
+
+def _diagnosis_match(text: str) -> re.Match[str] | None:
+    for pattern in (_BEGIN_END, _FENCE, _TAGGED):
+        match = pattern.search(text)
+        if match:
+            return match
+    return None
+
+
+def question_ids(text: str) -> list[str]:
+    """The ids of the last `Question ids: A, B, C` line outside the diagnosis; [] when none."""
+    match = _diagnosis_match(text)
+    if match:
+        text = text[: match.start()] + text[match.end():]
+    lines = _IDS_LINE.findall(text)
+    if not lines:
+        return []
+    return [qid.strip() for qid in lines[-1].split(",") if qid.strip()]
+
+
+def diagnosis_text(text: str) -> str:
+    """The diagnosis between `BEGIN DIAGNOSIS <tag>` / `END DIAGNOSIS <tag>` lines (the project's
+    prompt), in a markdown fence, or in `<diagnosis>` tags; the whole text when it is not fenced."""
+    match = _diagnosis_match(text)
+    return (match.group("body") if match else text).strip()
+
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+
+
+def hash_policy(question_id: str, messages: Sequence[dict[str, Any]]) -> Verdict:
+    """Default policy: a stable hash of (question id, last user message) picks Yes or No."""
+    return "Yes" if _digest(question_id, last_user_text(messages))[0] % 2 == 0 else "No"
+
+
+def constant_policy(verdict: Verdict) -> AnswerPolicy:
+    def policy(question_id: str, messages: Sequence[dict[str, Any]]) -> str:
+        return verdict
+
+    return policy
+
+
+def evidence_quote(question_id: str, diagnosis: str) -> str:
+    """A verbatim, short piece of the diagnosis: one sentence chosen by the question id."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(diagnosis) if s.strip()]
+    if not sentences:
+        return ""
+    sentence = sentences[_digest(question_id, "evidence")[0] % len(sentences)]
+    if len(sentence) <= _MAX_QUOTE:
+        return sentence
+    cut = sentence.rfind(" ", 0, _MAX_QUOTE)
+    return sentence[: cut if cut > 0 else _MAX_QUOTE]
+
+
+def build_answers(
+    messages: Sequence[dict[str, Any]], ids: list[str], policy: AnswerPolicy
+) -> list[dict[str, str]]:
+    text = last_user_text(messages)
+    diagnosis = diagnosis_text(text)
+    answers = []
+    for qid in ids:
+        verdict = policy(qid, messages)
+        if verdict not in ("Yes", "No"):
+            raise ValueError(f"answer policy returned {verdict!r} for {qid}; expected Yes or No")
+        answers.append({
+            "id": qid,
+            "answer": verdict,
+            "evidence": evidence_quote(qid, diagnosis),
+            "confidence": _CONFIDENCES[_digest(qid, text, "confidence")[0] % 3],
+        })
+    return answers
+
+
+def answers_json(answers: list[dict[str, str]]) -> str:
+    return json.dumps({"answers": answers}, ensure_ascii=False)
+
+
+def malformed(content: str) -> str:
+    """Prose around a Python-repr-like body: the kind of almost-JSON a chatty model returns."""
+    return "Here are my answers:\n" + content.replace('"', "'") + "\nLet me know if you need more."
+
+
+def truncated(content: str) -> str:
+    """The reply cut off midway, as when the provider hits max_tokens."""
+    return content[: max(1, len(content) // 2)]
+
+
+def count_tokens(text: str) -> int:
+    """The fake tokenizer: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)

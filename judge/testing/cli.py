@@ -1,0 +1,104 @@
+"""`python -m judge.testing.fake_provider`: run the fake provider until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from judge.testing.answers import constant_policy
+from judge.testing.config import FakeProviderConfig
+from judge.testing.fake_provider import FakeProvider
+from judge.testing.faults import parse_fault_kind
+
+
+def _latency(text: str) -> float | tuple[float, float]:
+    if ":" in text:
+        low, high = text.split(":", 1)
+        return (float(low), float(high))
+    return float(text)
+
+
+def _fault_rate(text: str) -> tuple[str, float]:
+    kind, sep, rate = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KIND=PROBABILITY, got {text!r}")
+    try:
+        return parse_fault_kind(kind).value, float(rate)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m judge.testing.fake_provider",
+        description="A fake OpenAI-compatible chat-completions server with seeded faults.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    parser.add_argument("--model", action="append", dest="models",
+                        help="model name listed by /v1/models (repeatable)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency", type=_latency, default=0.0,
+                        help="seconds per reply, or LOW:HIGH for a seeded uniform range")
+    parser.add_argument("--rpm", type=int, help="the server's own requests-per-minute limit")
+    parser.add_argument("--rate-window", type=float, default=60.0,
+                        help="length in seconds of the sliding rate-limit window")
+    parser.add_argument("--fault-rate", type=_fault_rate, action="append", default=[],
+                        metavar="KIND=P",
+                        help="KIND is 429, 500, 503, hang, malformed, truncated, refusal, 401, 400")
+    parser.add_argument("--fault-schedule", default="",
+                        help="comma-separated fault per call index, 'ok' for none")
+    parser.add_argument("--hang-seconds", type=float, default=5.0)
+    parser.add_argument("--retry-after", type=float, default=1.0,
+                        help="seconds an injected 429 announces")
+    parser.add_argument("--api-key-env", metavar="VAR",
+                        help="require the key held in env VAR (never on the command line)")
+    parser.add_argument("--answer", choices=["hash", "yes", "no"], default="hash")
+    parser.add_argument("--log", type=Path, help="append each call record to this JSONL file")
+    parser.add_argument("--url-file", type=Path, help="also write the URL to this file")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and not api_key:
+        raise ValueError(f"--api-key-env: environment variable {args.api_key_env} is not set")
+    policy = None if args.answer == "hash" else constant_policy(args.answer.capitalize())
+    return FakeProviderConfig(
+        host=args.host, port=args.port, models=args.models or ["fake-judge"], seed=args.seed,
+        latency=args.latency, rpm=args.rpm, rate_window=args.rate_window,
+        fault_rates=dict(args.fault_rate), fault_schedule=args.fault_schedule or [],
+        hang_seconds=args.hang_seconds, retry_after=args.retry_after, api_key=api_key,
+        answer_policy=policy, log_path=args.log,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except (ValidationError, ValueError) as exc:
+        parser.error(str(exc))
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    with FakeProvider(config) as server:
+        if args.url_file:
+            tmp = args.url_file.with_name(args.url_file.name + ".tmp")
+            tmp.write_text(server.url + "\n", encoding="utf-8")
+            tmp.replace(args.url_file)
+        print(server.url, flush=True)
+        while not done.wait(0.5):
+            pass
+        counts = server.outcome_counts()
+    summary = ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "no calls"
+    print(f"fake provider stopped: {summary}", file=sys.stderr, flush=True)
+    return 0

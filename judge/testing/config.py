@@ -1,0 +1,89 @@
+"""Configuration of the fake OpenAI-compatible provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from judge.testing.answers import AnswerPolicy
+from judge.testing.faults import NO_FAULT_NAMES, FaultKind, parse_fault_kind
+
+
+class FakeProviderConfig(BaseModel):
+    """How the fake provider behaves.
+
+    - `latency`: seconds before each reply, fixed or a `(low, high)` range drawn per call from
+      the seed.
+    - `rpm` / `rate_window`: the server's own limit, at most `rpm` accepted requests in any
+      `rate_window` seconds; beyond it 429 with `Retry-After` (and `retry-after-ms`).
+    - `fault_rates`: probability per fault kind, drawn per call index from `seed` (sum <= 1).
+    - `fault_schedule`: explicit fault (or None / "ok") for call indices 0, 1, ...; it overrides
+      `fault_rates` for the indices it covers.
+    - `hang_seconds`: how long a `hang` fault holds the connection before closing it unanswered.
+    - `retry_after`: the delay an injected 429 announces.
+    - `api_key`: when set, requests must carry `Authorization: Bearer <api_key>` or get 401.
+    - `answer_policy`: `(question_id, messages) -> "Yes" | "No"`; default a stable hash.
+    - `log_path`: a JSONL file each call record is appended to.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, le=65535)
+    models: list[str] = Field(default_factory=lambda: ["fake-judge"])
+    seed: int = 0
+    latency: float | tuple[float, float] = 0.0
+    rpm: int | None = Field(None, gt=0)
+    rate_window: float = Field(60.0, gt=0)
+    fault_rates: dict[FaultKind, float] = Field(default_factory=dict)
+    fault_schedule: list[FaultKind | None] = Field(default_factory=list)
+    hang_seconds: float = Field(5.0, ge=0)
+    retry_after: float = Field(1.0, ge=0)
+    api_key: SecretStr | None = None
+    answer_policy: AnswerPolicy | None = Field(None, exclude=True)
+    log_path: Path | None = None
+
+    @field_validator("latency")
+    @classmethod
+    def _latency_range(cls, value: float | tuple[float, float]) -> float | tuple[float, float]:
+        low, high = value if isinstance(value, tuple) else (value, value)
+        if low < 0 or high < low:
+            raise ValueError(f"latency must be >= 0 and low <= high, got {value!r}")
+        return value
+
+    @field_validator("fault_rates", mode="before")
+    @classmethod
+    def _fault_names(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {parse_fault_kind(str(k)): v for k, v in value.items()}
+        return value
+
+    @field_validator("fault_schedule", mode="before")
+    @classmethod
+    def _schedule_names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.split(",")
+        if isinstance(value, list | tuple):
+            return [
+                None if item is None or str(item).strip().lower() in NO_FAULT_NAMES
+                else parse_fault_kind(str(item))
+                for item in value
+            ]
+        return value
+
+    @model_validator(mode="after")
+    def _rates_are_probabilities(self) -> FakeProviderConfig:
+        for kind, p in self.fault_rates.items():
+            if not 0 <= p <= 1:
+                raise ValueError(f"fault rate for {kind.value} must be in [0, 1], got {p}")
+        total = sum(self.fault_rates.values())
+        if total > 1 + 1e-9:
+            raise ValueError(f"fault rates sum to {total:.3f}; they must sum to at most 1")
+        return self
+
+    def latency_range(self) -> tuple[float, float]:
+        if isinstance(self.latency, tuple):
+            return self.latency
+        return (self.latency, self.latency)
