@@ -18,7 +18,6 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError
-from .fault_spec import parse_fault_spec
 from .models import IncidentSpec, Submission
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
@@ -121,21 +120,11 @@ def _load_native_specs(path: Path) -> list[IncidentSpec]:
                 )
             spec = validate(IncidentSpec, item, file, prefix)
             specs.append(
-                with_fault_spec_origin(spec).model_copy(
+                spec.model_copy(
                     update={"source": {"format": "native", "file": str(file), **spec.source}}
                 )
             )
     return specs
-
-
-def with_fault_spec_origin(spec: IncidentSpec) -> IncidentSpec:
-    """Fill `fault_origin` from a SREGym `[fault_spec] component=...` string when it is empty."""
-    if spec.fault_origin:
-        return spec
-    parsed = parse_fault_spec(spec.ground_truth)
-    if not parsed or not parsed[0]:
-        return spec
-    return spec.model_copy(update={"fault_origin": parsed[0]})
 
 
 def _reject_duplicate_ids(specs: Iterable[IncidentSpec]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class ComponentRef(BaseModel):
@@ -112,6 +112,17 @@ class IncidentSpec(BaseModel):
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) else value
+
+    @model_validator(mode="after")
+    def _origin_from_fault_spec(self) -> IncidentSpec:
+        """A SREGym `[fault_spec] component=...; namespace=...` string names the origin."""
+        if not self.fault_origin:
+            from .fault_spec import parse_fault_spec
+
+            parsed = parse_fault_spec(self.ground_truth)
+            if parsed:
+                self.fault_origin = parsed[0]
+        return self
 
 
 class Entity(BaseModel):

@@ -217,8 +217,13 @@ def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
     """No when the cause clauses claim fault types and none of them is the ground truth's."""
     spec = case.spec
     truth = " ".join(
-        [spec.ground_truth, spec.mechanism or "", spec.problem_class or "",
-         *spec.mechanism_keywords, *spec.symptoms]
+        [
+            spec.ground_truth,
+            spec.mechanism or "",
+            spec.problem_class or "",
+            *spec.mechanism_keywords,
+            *spec.symptoms,
+        ]
     )
     claims = case.without_namespaces(" ".join(case.clauses))
     claimed = _fault_types(claims)
@@ -272,7 +277,6 @@ def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
 
 
 def _quote_term(diagnosis: str, term: str) -> str:
-    term = term.rstrip("*")
     at = diagnosis.lower().find(term.lower().split()[0])
     return text.quote_around(diagnosis, at) if at >= 0 else term
 

@@ -59,7 +59,7 @@ def term_found(text: str, term: str) -> str | None:
     for alternative in term.split("|"):
         alt = alternative.strip().lower()
         if alt and _term_regex(alt).search(low):
-            return alternative.strip()
+            return alternative.strip().rstrip("*")
     return None
 
 
