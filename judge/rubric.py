@@ -76,6 +76,13 @@ class Rubric(BaseModel):
             )
         kept = [d for d in self.dimensions if d.id in dimension_ids]
         total = sum(self.scoring.weights[d.id] for d in kept)
+        if total <= 0:
+            raise InputError(
+                self.path or self.name,
+                f"the selected dimension(s) {', '.join(dimension_ids) or '(none)'} "
+                "have a total weight of 0; nothing could be scored",
+                field="--dimensions",
+            )
         weights = {d.id: self.scoring.weights[d.id] / total for d in kept}
         scoring = self.scoring.model_copy(update={"weights": weights})
         return self.model_copy(update={"dimensions": kept, "scoring": scoring})
