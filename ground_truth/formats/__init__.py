@@ -1,0 +1,1 @@
+"""Format adapters: benchmark files in, `IncidentSpec` and `Submission` out."""
