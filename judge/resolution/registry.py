@@ -1,0 +1,92 @@
+"""Named checks over (spec, trajectory), registered per format.
+
+A check is any callable `fn(spec, trajectory)` returning a `CheckOutcome`, a bool (a predicate),
+a number (a metric), or None (not applicable to this case). Register it for a format, or for
+every format with `"*"`:
+
+    @register_check("sregym", "pods_healthy")
+    def pods_healthy(spec, trajectory):
+        return trajectory.final_state.get("unhealthy_pods") == 0
+
+A check named `success` decides `ResolutionResult.success`; one named `evidence_coverage`
+fills `ResolutionResult.evidence_coverage`. A check that raises is recorded as an outcome with
+`error` set, so one broken user check does not stop a sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ground_truth.models import IncidentSpec, Trajectory
+
+from .models import CheckOutcome
+
+CheckFn = Callable[[IncidentSpec, Trajectory], CheckOutcome | bool | int | float | None]
+ANY_FORMAT = "*"
+
+_REGISTRY: dict[str, dict[str, CheckFn]] = {}
+
+
+def normalize_format(name: str) -> str:
+    """`SRE-Zero`, `sre_zero` and `srezero` name the same format."""
+    return name if name == ANY_FORMAT else name.lower().replace("-", "").replace("_", "")
+
+
+def register_check(
+    format: str, name: str, *, replace: bool = False
+) -> Callable[[CheckFn], CheckFn]:
+    """Decorator: register `fn` as check `name` for `format` (`"*"` = every format)."""
+    if not name:
+        raise ValueError("a check needs a name")
+
+    def decorator(fn: CheckFn) -> CheckFn:
+        checks = _REGISTRY.setdefault(normalize_format(format), {})
+        if name in checks and checks[name] is not fn and not replace:
+            raise ValueError(f"check {name!r} is already registered for format {format!r}")
+        checks[name] = fn
+        return fn
+
+    return decorator
+
+
+def unregister_check(format: str, name: str) -> None:
+    _REGISTRY.get(normalize_format(format), {}).pop(name, None)
+
+
+def registered_checks(format: str) -> dict[str, CheckFn]:
+    """The checks that apply to `format`: the `"*"` ones, overridden by the format's own."""
+    return {**_REGISTRY.get(ANY_FORMAT, {}), **_REGISTRY.get(normalize_format(format), {})}
+
+
+def run_checks(
+    format: str, spec: IncidentSpec, trajectory: Trajectory
+) -> tuple[dict[str, CheckOutcome], list[str]]:
+    """Run every applicable check; return the outcomes and the names that did not apply."""
+    outcomes: dict[str, CheckOutcome] = {}
+    not_applicable: list[str] = []
+    for name, fn in registered_checks(format).items():
+        try:
+            outcome = as_outcome(name, fn(spec, trajectory))
+        except Exception as exc:  # a user's check must not stop the sweep; the error is kept
+            outcome = CheckOutcome(name=name, error=f"{type(exc).__name__}: {exc}")
+        if outcome is None:
+            not_applicable.append(name)
+        else:
+            outcomes[name] = outcome
+    return outcomes, not_applicable
+
+
+def as_outcome(name: str, result: Any) -> CheckOutcome | None:
+    if result is None:
+        return None
+    if isinstance(result, CheckOutcome):
+        return result.model_copy(update={"name": name})
+    if isinstance(result, bool):
+        return CheckOutcome(name=name, value=result, passed=result)
+    if isinstance(result, int | float):
+        return CheckOutcome(name=name, value=result)
+    raise TypeError(
+        f"check {name!r} returned {type(result).__name__}; "
+        "expected CheckOutcome, bool, number or None"
+    )
