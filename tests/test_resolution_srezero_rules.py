@@ -333,3 +333,18 @@ def test_episode_marks():
     reward = 0.2 + 0.25 + 0.25 + 0.2 + 0.1 * 3 / 8
     expected = 40 + 25 * reward + 20 + 10 * (1 - 4 / 7) + 5
     assert value(result, "marks") == pytest.approx(expected, abs=1e-3)
+
+
+def test_replays_are_shared_only_inside_one_check_resolution_call():
+    from judge.resolution.srezero_checks import _REPLAYS, replay_cache, srezero_episode
+
+    spec = config_to_spec(task(POOL), POOL, None)
+    solved = Trajectory(actions=[Action(raw=FIX), Action(raw=RESOLVE)])
+    unsolved = Trajectory(actions=[Action(raw=RESOLVE)])
+    with replay_cache():
+        first = srezero_episode(spec, solved)
+        assert srezero_episode(spec, solved) is first
+        assert srezero_episode(spec, unsolved).metrics.success is False
+    assert _REPLAYS.get() is None
+    assert srezero_episode(spec, solved) is not first
+    assert run(FIX, RESOLVE).success and not run(RESOLVE).success

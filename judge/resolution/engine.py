@@ -20,7 +20,7 @@ from .parity import srezero_discrepancies
 from .registry import normalize_format, run_checks
 from .sregym import find_mitigation
 from .srezero import SREZeroEpisode
-from .srezero_checks import srezero_episode
+from .srezero_checks import replay_cache, srezero_episode
 
 
 def resolution_format(spec: IncidentSpec, submission: Submission) -> str:
@@ -46,8 +46,9 @@ def check_resolution(spec: IncidentSpec, submission: Submission) -> ResolutionRe
             f"spec {spec.id!r} does not belong to submission {submission.incident_id!r}"
         )
     fmt = resolution_format(spec, submission)
-    outcomes, not_applicable = run_checks(fmt, spec, trajectory)
-    episode = srezero_episode(spec, trajectory) if fmt == SREZERO else None
+    with replay_cache():
+        outcomes, not_applicable = run_checks(fmt, spec, trajectory)
+        episode = srezero_episode(spec, trajectory) if fmt == SREZERO else None
     return ResolutionResult(
         incident_id=submission.incident_id,
         trial=submission.trial,

@@ -1,10 +1,15 @@
 """The SRE-Zero checks, registered for the `srezero` format.
 
-Each check replays the trajectory (`replay_srezero`, cheap: one pass over a few actions) and
-reads one decision off the episode, with the evidence for it.
+Each check replays the trajectory (`replay_srezero`) and reads one decision off the episode,
+with the evidence for it. Inside `replay_cache()` (which `check_resolution` opens around one
+submission) the replay is done once and shared by all the checks.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from pydantic import ValidationError
 
@@ -33,9 +38,31 @@ def srezero_task(spec: IncidentSpec) -> SREZeroTaskConfig | None:
         ) from None
 
 
+_REPLAYS: ContextVar[dict[tuple[int, int], SREZeroEpisode | None] | None] = ContextVar(
+    "srezero_replays", default=None
+)
+
+
+@contextmanager
+def replay_cache() -> Iterator[None]:
+    """Share one replay per (spec, trajectory) among the checks run inside this block."""
+    token = _REPLAYS.set({})
+    try:
+        yield
+    finally:
+        _REPLAYS.reset(token)
+
+
 def srezero_episode(spec: IncidentSpec, trajectory: Trajectory) -> SREZeroEpisode | None:
+    cache = _REPLAYS.get()
+    key = (id(spec), id(trajectory))
+    if cache is not None and key in cache:
+        return cache[key]
     task = srezero_task(spec)
-    return None if task is None else replay_srezero(task, trajectory)
+    episode = None if task is None else replay_srezero(task, trajectory)
+    if cache is not None:
+        cache[key] = episode
+    return episode
 
 
 def _check(name: str):
