@@ -143,7 +143,8 @@ def test_rejections_and_repeated_episodes(tmp_path):
     records = [
         _record([("inspect logs", "Invalid action."),
                  ("resolve_incident(cache down, restart cache)", "Resolution rejected.")]),
-        _record([("check_status(cache)", "cache status is crashed.")]),
+        {**_record([("check_status(cache)", "cache status is crashed.")]),
+         "agent_error": "TimeoutError: model did not answer"},
     ]
     subs = load_srezero_submissions(write(tmp_path / "run.json", records))
     assert [s.trial for s in subs] == ["1", "2"]
@@ -152,6 +153,7 @@ def test_rejections_and_repeated_episodes(tmp_path):
     assert (first[1].tool, first[1].accepted) == ("resolve_incident", False)
     assert subs[0].diagnosis == "Root cause: cache down\nFix: restart cache"
     assert subs[1].diagnosis == ""
+    assert subs[1].trajectory.final_state == {"agent_error": "TimeoutError: model did not answer"}
 
 
 def test_canonical_form_with_commas_is_recovered_when_accepted(tmp_path):
