@@ -1,0 +1,79 @@
+"""Agreement statistics and judge calibration: how far a judge can be trusted.
+
+    from agreement import agreement_report, calibrate, read_result, read_labels
+    report = agreement_report(["a.json", "b.json", "labels.csv"], B=1000, seed=0)
+    print(report.model_dump_json(indent=2))
+
+`agreement` imports neither `judge` nor `ground_truth`.
+"""
+
+from agreement.calibrate import CalibrationReport, calibrate
+from agreement.errors import LabelFileError
+from agreement.ratings import (
+    LEVELS,
+    Answer,
+    ItemKey,
+    Level,
+    RaterLabels,
+    RatingTable,
+    normalize_answer,
+)
+from agreement.readers import (
+    LABEL_COLUMNS,
+    label_rows,
+    read_labels,
+    read_ratings,
+    read_result,
+    write_label_template,
+)
+from agreement.render import render_calibration, render_report, render_table
+from agreement.report import (
+    AgreementReport,
+    agreement_report,
+    pairwise,
+    table2_markdown,
+    table2_rows,
+)
+from agreement.stats import (
+    ClusterBootstrap,
+    Estimate,
+    PairStats,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    pair_stats,
+)
+
+__all__ = [
+    "LABEL_COLUMNS",
+    "LEVELS",
+    "AgreementReport",
+    "Answer",
+    "CalibrationReport",
+    "ClusterBootstrap",
+    "Estimate",
+    "ItemKey",
+    "LabelFileError",
+    "Level",
+    "PairStats",
+    "RaterLabels",
+    "RatingTable",
+    "agreement_report",
+    "calibrate",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "label_rows",
+    "normalize_answer",
+    "pair_stats",
+    "pairwise",
+    "read_labels",
+    "read_ratings",
+    "read_result",
+    "render_calibration",
+    "render_report",
+    "render_table",
+    "table2_markdown",
+    "table2_rows",
+    "write_label_template",
+]
