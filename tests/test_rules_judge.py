@@ -23,7 +23,12 @@ PORT_CONFLICT = IncidentSpec(
         "[fault_spec] component=deployment/recommendation; namespace=hotel-reservation || The pod "
         "template binds hostPort 9100, which collides with the prometheus-node-exporter."
     ),
-    mechanism_keywords=["hostPort|host port", "9100", "node-exporter|node exporter", "occupied|conflict"],
+    mechanism_keywords=[
+        "hostPort|host port",
+        "9100",
+        "node-exporter|node exporter",
+        "occupied|conflict",
+    ],
     parameters={"conflicting_port": 9100},
     contributing_components=[{"name": "prometheus-node-exporter", "aliases": ["node-exporter"]}],
     symptoms=["Pending", "FailedScheduling|cannot be scheduled"],
@@ -79,7 +84,9 @@ def test_victim_blamed_is_not_localized() -> None:
 
 def test_origin_called_healthy_is_not_named() -> None:
     spec = load_specs(EXAMPLE / "ground_truth" / "revoke_auth_mongodb-1.yaml")[0]
-    got = answers(spec, "mongodb-geo is Running and healthy. The geo deployment has a bad configuration.")
+    got = answers(
+        spec, "mongodb-geo is Running and healthy. The geo deployment has a bad configuration."
+    )
     assert got["D1-Q1"] == "No"
     assert got["D1-Q3"] == "No"
 
@@ -109,7 +116,9 @@ def test_instructions_in_the_diagnosis_change_nothing(diagnosis: str, injection:
 
 
 def test_empty_diagnosis_is_scored_all_no() -> None:
-    case = evaluate_submission(PORT_CONFLICT, Submission(incident_id=PORT_CONFLICT.id, diagnosis="  \n"))
+    case = evaluate_submission(
+        PORT_CONFLICT, Submission(incident_id=PORT_CONFLICT.id, diagnosis="  \n")
+    )
     assert case.complete and case.composite == 0 and case.passed is False
     assert {j.answer for j in case.judgments} == {"No"}
 
@@ -127,7 +136,11 @@ def test_question_without_rule_is_unscored() -> None:
 
 def test_rubric_rule_key_selects_a_rule() -> None:
     rubric = load_rubric()
-    question = rubric.dimensions[0].questions[0].model_copy(update={"id": "custom", "rule": "symptoms_matched"})
+    question = (
+        rubric.dimensions[0]
+        .questions[0]
+        .model_copy(update={"id": "custom", "rule": "symptoms_matched"})
+    )
     dimension = rubric.dimensions[0].model_copy(update={"questions": [question]})
     sub = Submission(incident_id=PORT_CONFLICT.id, diagnosis="pods are Pending")
     prompt = PromptRenderer().render(PORT_CONFLICT, sub, dimension)
@@ -137,9 +150,7 @@ def test_rubric_rule_key_selects_a_rule() -> None:
 
 def test_example_set_ranks_diagnoses_by_quality() -> None:
     """On the bundled example, correct diagnoses score above every kind of flawed one."""
-    result = evaluate(
-        load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")
-    )
+    result = evaluate(load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs"))
     quality = json.loads((EXAMPLE / "expected_quality.json").read_text())
     by_label: dict[str, list[float]] = defaultdict(list)
     for case in result.cases:
@@ -148,7 +159,9 @@ def test_example_set_ranks_diagnoses_by_quality() -> None:
     flawed = [label for label in mean if label != "correct"]
     assert all(mean["correct"] > mean[label] + 0.2 for label in flawed), mean
     assert mean["vague"] < 0.5 and mean["victim-blamed"] < 0.5
-    correct_pass = [c.passed for c in result.cases if quality[f"{c.incident_id}/{c.trial}"] == "correct"]
+    correct_pass = [
+        c.passed for c in result.cases if quality[f"{c.incident_id}/{c.trial}"] == "correct"
+    ]
     assert sum(correct_pass) >= len(correct_pass) - 1
 
 

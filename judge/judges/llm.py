@@ -17,7 +17,7 @@ from tenacity import (
     AsyncRetrying,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_random_exponential,
 )
 
 from ..judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
@@ -65,6 +65,10 @@ def error_kind(exc: BaseException) -> str:
             return kind
     return "error"
 
+
+NO_KEY = "no-key-given"
+"""Sent to a self-hosted `api_base` when no key is configured: litellm's OpenAI client refuses
+to send a request without one, while most local servers ignore it."""
 
 TRANSIENT = {"rate_limit", "timeout", "server", "connection"}
 
@@ -141,6 +145,7 @@ class LLMJudge:
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
         self.name = f"llm:{model}"
+        import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
 
     def describe(self) -> dict[str, Any]:
         params = {
@@ -177,7 +182,8 @@ class LLMJudge:
                 {
                     "role": "user",
                     "content": f"Your reply was not usable ({problem}). Reply again "
-                    "with JSON only, answering every question id exactly once.",
+                    "with JSON only, answering every question id exactly once.\n"
+                    f"Question ids: {', '.join(task.question_ids)}",
                 },
             ]
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
@@ -202,10 +208,12 @@ class LLMJudge:
             kwargs["api_base"] = self.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
+        elif self.api_base:
+            kwargs["api_key"] = NO_KEY
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(lambda e: error_kind(e) in TRANSIENT),
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential_jitter(initial=self.retry_wait, max=60 * self.retry_wait),
+            wait=wait_random_exponential(multiplier=self.retry_wait, max=60 * self.retry_wait),
             reraise=True,
         ):
             with attempt:
