@@ -69,6 +69,18 @@ def validate(model: type[BaseModel], data: Any, path: Path, prefix: str = "") ->
         raise validation_error(path, exc, prefix) from None
 
 
+def _source(path: Path, given: Any) -> dict[str, Any]:
+    """Provenance of a loaded item. The item's own `source` (say, the upstream problem file in
+    `file`) is kept; `loaded_from` always names the file it was read from, for error messages."""
+    if given is not None and not isinstance(given, dict):
+        return given  # left for validation to reject, naming the field
+    return {"format": "native", "file": str(path), **(given or {}), "loaded_from": str(path)}
+
+
+def _loaded_from(item: IncidentSpec | Submission) -> str | None:
+    return item.source.get("loaded_from") or item.source.get("file")
+
+
 # ---------------------------------------------------------------- specs
 
 
@@ -119,11 +131,7 @@ def _load_native_specs(path: Path) -> list[IncidentSpec]:
                     file, "expected a mapping (an incident spec)", field=prefix or None
                 )
             spec = validate(IncidentSpec, item, file, prefix)
-            specs.append(
-                spec.model_copy(
-                    update={"source": {"format": "native", "file": str(file), **spec.source}}
-                )
-            )
+            specs.append(spec.model_copy(update={"source": _source(file, spec.source)}))
     return specs
 
 
@@ -131,9 +139,9 @@ def _reject_duplicate_ids(specs: Iterable[IncidentSpec]) -> None:
     seen: dict[str, IncidentSpec] = {}
     for spec in specs:
         if spec.id in seen:
-            first = seen[spec.id].source.get("file", "?")
+            first = _loaded_from(seen[spec.id]) or "?"
             raise InputError(
-                spec.source.get("file"),
+                _loaded_from(spec),
                 f"duplicate incident id {spec.id!r} (also in {first})",
                 field="id",
             )
@@ -195,7 +203,7 @@ def _load_native_dir(root: Path) -> list[Submission]:
         if not isinstance(data, dict):
             raise InputError(file, "expected a JSON object with a 'diagnosis' field")
         data = {"incident_id": trial_dir.parent.name, "trial": trial_dir.name, **data}
-        data["source"] = {"format": "native", "file": str(file), **data.get("source", {})}
+        data["source"] = _source(file, data.get("source"))
         subs.append(validate(Submission, data, file))
     return subs
 
@@ -210,7 +218,7 @@ def _load_native_file(path: Path) -> list[Submission]:
     for where, row in rows:
         if not isinstance(row, dict):
             raise InputError(path, "expected a JSON object (a submission)", field=where)
-        row = {**row, "source": {"format": "native", "file": str(path), **row.get("source", {})}}
+        row = {**row, "source": _source(path, row.get("source"))}
         subs.append(validate(Submission, row, path, where))
     return subs
 
@@ -228,15 +236,17 @@ def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
 
 
 def _reject_duplicate_submissions(subs: Iterable[Submission]) -> None:
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], Submission] = {}
     for sub in subs:
         if sub.key in seen:
+            first = _loaded_from(seen[sub.key]) or "?"
             raise InputError(
-                sub.source.get("file"),
-                f"duplicate submission for incident {sub.incident_id!r} trial {sub.trial!r}",
+                _loaded_from(sub),
+                f"duplicate submission for incident {sub.incident_id!r} trial {sub.trial!r}"
+                f" (also in {first})",
                 field="trial",
             )
-        seen.add(sub.key)
+        seen[sub.key] = sub
 
 
 # ---------------------------------------------------------------- other formats
