@@ -253,12 +253,23 @@ def _reject_duplicate_submissions(subs: Iterable[Submission]) -> None:
 
 
 def _detect(kind: str, path: Path) -> str:
+    """The adapter format that claims `path`; "native" when none does.
+
+    Input that no adapter claims is most often a native file with a field missing (a spec
+    without `ground_truth`, an `agent_output.json` without `diagnosis`): the native loader then
+    names that file and field, which a person can act on.
+    """
     try:
         from .formats import detect
     except ImportError:
         return "native"
     finder = detect.detect_spec_format if kind == "spec" else detect.detect_submission_format
-    return finder(path)
+    try:
+        return finder(path)
+    except InputError as exc:
+        if exc.field != "format":
+            raise
+        return "native"
 
 
 def _adapter(kind: str, path: Path, format: str) -> list[Any]:
