@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import http.client
 import json
 import math
@@ -92,6 +93,7 @@ def test_ok_reply_has_openai_shape_and_follows_the_answer_schema():
     with serve() as server:
         assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/v1")
         status, _, payload = chat(server.url)
+        record = server.calls[0]
     assert status == 200
     assert payload["object"] == "chat.completion"
     assert payload["model"] == "fake-judge"
@@ -104,6 +106,9 @@ def test_ok_reply_has_openai_shape_and_follows_the_answer_schema():
     assert [a.id for a in parsed.answers] == ["D1-Q1", "D1-Q2", "D1-Q3"]
     for answer in parsed.answers:
         assert answer.evidence and answer.evidence in DIAGNOSIS
+    canonical = json.dumps(MESSAGES, sort_keys=True).encode()
+    assert record.messages_hash == hashlib.sha256(canonical).hexdigest()
+    assert record.auth_present and record.outcome == "ok" and record.injected is False
     usage = payload["usage"]
     chars = sum(len(m["content"]) for m in MESSAGES)
     assert usage["prompt_tokens"] == math.ceil(chars / 4)

@@ -19,7 +19,10 @@ class CallRecord(BaseModel):
     """One request. `outcome` is `ok`, a `FaultKind` value (then `injected` is true), or one of
     `rate_limited` (the server's own limiter), `unauthorized` (wrong key when one is required),
     `invalid_request` (a body the server cannot serve), `policy_error` (the configured answer
-    policy raised; answered 500). The API key itself is never recorded."""
+    policy raised; answered 500). The API key itself is never recorded.
+
+    `messages_hash` is sha256 of `json.dumps(messages, sort_keys=True)`, the same recipe as the
+    judge's `prompt_hash`, so a record can be matched to the judgment that asked for it."""
 
     index: int
     timestamp: float

@@ -69,7 +69,7 @@ class _Request:
         self.response_format = (
             str(response_format.get("type")) if isinstance(response_format, dict) else None
         )
-        canonical = json.dumps(self.messages, sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(self.messages, sort_keys=True)
         self.messages_hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         self.question_ids = question_ids(last_user_text(self.messages))
         self.prompt_tokens = count_tokens("".join(message_text(m) for m in self.messages))
@@ -280,6 +280,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     server_version = "FakeOpenAI/1"
     server: _Server
 
