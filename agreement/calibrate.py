@@ -10,7 +10,7 @@ it with the reference's `verdict` labels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -206,6 +206,8 @@ def _breakdown(
 def _as_list(
     human: Source | RatingTable | Iterable[Source | RatingTable],
 ) -> list[Source | RatingTable]:
-    if isinstance(human, (str, RatingTable)) or hasattr(human, "__fspath__") or isinstance(human, dict):
+    single = isinstance(human, (str, RatingTable, Mapping)) or hasattr(human, "__fspath__")
+    named = isinstance(human, tuple) and len(human) == 2 and isinstance(human[1], str)
+    if single or named:
         return [human]  # type: ignore[list-item]
     return list(human)  # type: ignore[arg-type]

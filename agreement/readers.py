@@ -309,18 +309,25 @@ def _check_row_duplicate(
         )
 
 
-def read_ratings(sources: Iterable[Source | RatingTable], dimension_pass: float = 0.5) -> RatingTable:
-    """One table from any mix of result JSONs, label CSVs (by suffix), dicts and tables."""
+def read_ratings(
+    sources: Iterable[Source | RatingTable | tuple[Source, str]], dimension_pass: float = 0.5
+) -> RatingTable:
+    """One table from any mix of result JSONs, label CSVs (by suffix), dicts and tables.
+
+    A `(source, name)` tuple names the rater (a judge result's rater, or a label file's default
+    annotator).
+    """
     table = RatingTable(dimension_pass=dimension_pass)
-    for source in sources:
+    for entry in sources:
+        source, name = entry if isinstance(entry, tuple) else (entry, None)
         if isinstance(source, RatingTable):
             table.extend(source)
         elif isinstance(source, Mapping):
-            table.extend(read_result(source))
+            table.extend(read_result(source, rater=name))
         elif Path(source).suffix.lower() in (".csv", ".tsv", ".txt"):
-            table.extend(read_labels(source))
+            table.extend(read_labels(source, annotator=name))
         else:
-            table.extend(read_result(source))
+            table.extend(read_result(source, rater=name))
     return table
 
 

@@ -15,12 +15,13 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def _est(estimate: Estimate, notes: list[str]) -> str:
+def _est(estimate: Estimate, notes: list[str], ci: bool = True) -> str:
+    """The value (and interval); an undefined one points to its reason in the caption."""
     if estimate.value is None:
         if estimate.undefined and estimate.undefined not in notes:
             notes.append(estimate.undefined)
         return f"undefined[{notes.index(estimate.undefined) + 1}]" if estimate.undefined else "undefined"
-    return estimate.text()
+    return estimate.text(ci=ci)
 
 
 def _caption(notes: list[str]) -> str | None:
@@ -49,15 +50,15 @@ def pair_table(pairs: list[PairStats], title: str) -> Table:
             _num(p.yes_rate_b),
             _est(p.agreement, notes),
             _est(p.kappa, notes),
-            _est(p.pabak, notes).split(" [")[0],
-            _est(p.ac1, notes).split(" [")[0],
+            _est(p.pabak, notes, ci=False),
+            _est(p.ac1, notes, ci=False),
         ]
         if with_level:
             row.insert(0, p.level or "")
         if with_reference:
             ref = p.vs_reference
             row += (
-                [_est(e, notes).split(" [")[0] for e in (ref.tpr, ref.tnr, ref.macro_f1)]
+                [_est(e, notes, ci=False) for e in (ref.tpr, ref.tnr, ref.macro_f1)]
                 if ref
                 else ["", "", ""]
             )
@@ -133,10 +134,10 @@ def sweep_table(judge: JudgeCalibration) -> Table:
             f"{p.threshold:.2f}",
             str(p.n),
             _num(p.pass_rate),
-            _est(p.agreement, notes).split(" [")[0],
+            _est(p.agreement, notes, ci=False),
             _est(p.kappa, notes),
-            _est(p.tpr, notes).split(" [")[0],
-            _est(p.tnr, notes).split(" [")[0],
+            _est(p.tpr, notes, ci=False),
+            _est(p.tnr, notes, ci=False),
         )
     table.caption = _caption(notes)
     return table

@@ -264,6 +264,9 @@ def agreement_report(
     `repeats` lists groups of rater names that are the same judge run again; by default they are
     found by name (`m#1`, `m#2`; two result files with the same judge name get these names).
     """
+    unknown = [level for level in levels if level not in LEVELS]
+    if unknown:
+        raise ValueError(f"unknown level(s) {', '.join(unknown)}; expected {', '.join(LEVELS)}")
     if isinstance(sources, RatingTable):
         table = sources
         table.dimension_pass = dimension_pass

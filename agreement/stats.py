@@ -411,9 +411,9 @@ def alpha_formula(parts: np.ndarray) -> np.ndarray:
 def fleiss_kappa(table: Sequence[Sequence[float]]) -> Estimate:
     """Fleiss' kappa of an items x categories count table with the same raters per item."""
     counts = np.asarray(table, dtype=float)
-    totals = counts.sum(axis=1)
-    if counts.size == 0 or len(counts) == 0:
+    if counts.ndim != 2 or len(counts) == 0:
         return Estimate(undefined="no items")
+    totals = counts.sum(axis=1)
     m = int(totals[0])
     if not np.allclose(totals, m):
         raise ValueError("every item needs the same number of ratings for Fleiss' kappa")

@@ -341,3 +341,26 @@ def test_empty_template_reads_as_all_missing(tmp_path):
     table = read_labels(path)
     assert table.names == ["zoe"]
     assert table.count("zoe", "question") == 0
+
+
+def test_sources_can_be_named_with_tuples(tmp_path):
+    path = write_csv(tmp_path / "x.csv", [["incident_id", "question_id", "answer"], ["i", "verdict", "1"]])
+    result = result_from_answers(ANSWERS, model="m")
+    table = read_ratings([(result, "first"), (result, "second"), (path, "pat")])
+    assert table.names == ["first", "second", "pat"]
+
+
+def test_agreement_imports_neither_judge_nor_ground_truth():
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "agreement"
+    for module in package.glob("*.py"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                assert name.split(".")[0] not in ("judge", "ground_truth"), f"{module.name} imports {name}"

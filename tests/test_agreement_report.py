@@ -231,3 +231,8 @@ def test_calibrate_needs_people(mixed):
     judge_a, judge_b, _ = mixed
     with pytest.raises(ValueError, match="human label"):
         calibrate([judge_a], [judge_b], B=B)
+
+
+def test_unknown_level_is_rejected(mixed):
+    with pytest.raises(ValueError, match="unknown level"):
+        agreement_report([mixed[0]], B=B, levels=["verdicts"])

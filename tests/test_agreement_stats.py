@@ -407,3 +407,10 @@ def test_multi_rater_statistics_stay_in_range_or_are_undefined(rows):
         assert (est.value is None) == bool(est.undefined)
         if est.value is not None:
             assert math.isfinite(est.value) and est.value <= 1.0 + 1e-9
+
+
+def test_fleiss_table_edge_cases():
+    assert fleiss_kappa([]).undefined == "no items"
+    assert "fewer than two" in fleiss_kappa([[1, 0], [0, 1]]).undefined
+    with pytest.raises(ValueError, match="same number of ratings"):
+        fleiss_kappa([[2, 1], [1, 1]])
