@@ -1,0 +1,390 @@
+"""OpenRCA (github.com/microsoft/OpenRCA, MIT): scored agent CSVs and query files.
+
+Agent CSVs (`rca/archive/agent-<system>.csv`: `instruction, prediction, groundtruth, passed,
+failed, score, row_id, task_index`) give both specs and submissions; a query file
+(`dataset/<system>/query.csv`: `task_index, instruction, scoring_points`) gives specs.
+
+A query asks for the occurrence time, component and/or reason of one or more failures in a time
+window (`task_1`..`task_7` say which of the three; OpenRCA scores component and reason by exact
+string and time within 60 s). One query -> one `IncidentSpec` with id `<system>-<row_id>`
+(`Bank-0`, `Market-cloudbed-1-12`):
+- `fault_origin` = the root-cause component of every failure (kind from its `level`: pod, service
+  or node);
+- `mechanism` = the reason of the first failure, `mechanism_keywords` = all reasons;
+- `parameters["failures"]` = `[{component, reason, datetime, level}]`, one per failure;
+- `ground_truth` = the question and the failures as text; `extra["openrca"]` keeps the task index,
+  the asked fields and the failures.
+
+Multiple failures. A query about N > 1 failures lists all of them in its scoring points, but the
+archived agent CSVs' `groundtruth` block holds one failure only. The others are recovered from
+the `passed` + `failed` scoring points (together, the set of every expected value of the asked
+fields): what is left after the block's values belongs to the other failure, and an asked field
+with nothing left repeated the block's value (OpenRCA stores the points as a set). Recomputing
+OpenRCA's own score from the recovered specs reproduces the `score` column of every archived row.
+Fields the task did not ask for stay unknown for those failures. Each such row is reported once
+per file as a warning.
+
+Submissions: the `prediction` JSON (`{"1": {"root cause occurrence datetime", "root cause
+component", "root cause reason"}, "2": ...}`) -> a diagnosis text listing each predicted root
+cause, and its components as ranked entities. The trial is "1" (one archived run per query);
+OpenRCA's own score goes to `source["openrca_score"]`, and `load_openrca_verdicts` exports
+`score == 1.0` as a rater table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..models import ComponentRef, Entity, IncidentSpec, Submission
+from .detect import csv_header, files_with_suffix, read_csv_rows, warn_format
+
+FORMAT = "openrca"
+AGENT_COLUMNS = {"instruction", "prediction", "groundtruth"}
+QUERY_COLUMNS = {"instruction", "scoring_points", "task_index"}
+FIELDS = ("datetime", "component", "reason")
+PREDICTION_KEYS = {
+    "datetime": "root cause occurrence datetime",
+    "component": "root cause component",
+    "reason": "root cause reason",
+}
+# Which fields each OpenRCA task asks for (task_specification.json).
+TASK_FIELDS = {
+    "task_1": ("datetime",),
+    "task_2": ("reason",),
+    "task_3": ("component",),
+    "task_4": ("datetime", "reason"),
+    "task_5": ("datetime", "component"),
+    "task_6": ("component", "reason"),
+    "task_7": ("datetime", "component", "reason"),
+}
+_POINT_PATTERNS = {
+    "component": re.compile(r"The (\d+)-th predicted root cause component is ([^\n]+)"),
+    "reason": re.compile(r"The (\d+)-th predicted root cause reason is ([^\n]+)"),
+    "datetime": re.compile(
+        r"The (\d+)-th root cause occurrence time is within 1 minutes "
+        r"\(i\.e\., <=1min\) of ([^\n]+)"
+    ),
+}
+_ONLY = re.compile(r"The only ")
+_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+_NUMBERS = {"a single": 1, "single": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COUNT = re.compile(
+    r"\b(a single|single|one|two|three|four|five|\d+)\s+(?:\w+\s+)?failures?\b", re.I
+)
+LEVEL_KINDS = {"pod": "Pod", "service": "Service", "node": "Node"}
+
+__all__ = [
+    "load_openrca_specs",
+    "load_openrca_submissions",
+    "load_openrca_verdicts",
+    "looks_like_openrca_specs",
+    "looks_like_openrca_submissions",
+]
+
+
+def _kind_of(file: Path) -> str | None:
+    header = set(csv_header(file)) if file.suffix.lower() == ".csv" else set()
+    if header >= AGENT_COLUMNS:
+        return "agent"
+    if header >= QUERY_COLUMNS:
+        return "query"
+    return None
+
+
+def looks_like_openrca_specs(path: str | Path) -> bool:
+    return any(_kind_of(f) for f in files_with_suffix(Path(path), (".csv",)))
+
+
+def looks_like_openrca_submissions(path: str | Path) -> bool:
+    return any(_kind_of(f) == "agent" for f in files_with_suffix(Path(path), (".csv",)))
+
+
+def _files(path: Path, kinds: set[str]) -> list[Path]:
+    files = [f for f in files_with_suffix(path, (".csv",)) if _kind_of(f) in kinds]
+    if not files:
+        raise InputError(
+            path,
+            "holds no OpenRCA CSV (expected columns instruction, prediction, "
+            "groundtruth or instruction, scoring_points, task_index)",
+        )
+    return files
+
+
+def _system(file: Path) -> str:
+    stem = file.stem
+    if stem.lower().startswith("agent-"):
+        return stem[len("agent-") :]
+    return file.parent.name if stem.lower() in {"query", "queries"} else stem
+
+
+def _row_id(row: dict[str, str], index: int) -> str:
+    raw = (row.get("row_id") or "").strip()
+    try:
+        return str(int(float(raw)))
+    except ValueError:
+        return str(index)
+
+
+# ---------------------------------------------------------------- specs
+
+
+def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
+    specs = []
+    for file in _files(Path(path), {"agent", "query"}):
+        recovered = []
+        for index, row in enumerate(read_csv_rows(file)):
+            line = index + 2
+            failures, asked, was_recovered = _failures(row, file, line)
+            if was_recovered:
+                recovered.append(str(line))
+            specs.append(_spec(row, file, line, _row_id(row, index), failures, asked))
+        if recovered:
+            warn_format(
+                file,
+                f"{len(recovered)} multi-failure queries keep only one failure in "
+                "`groundtruth`: the others were recovered from the passed/failed scoring points "
+                f"(lines {', '.join(recovered)})",
+                field="groundtruth",
+            )
+    return specs
+
+
+def _failures(
+    row: dict[str, str], file: Path, line: int
+) -> tuple[list[dict[str, Any]], tuple[str, ...], bool]:
+    task = (row.get("task_index") or "").strip()
+    asked = TASK_FIELDS.get(task)
+    if asked is None:
+        raise InputError(
+            file,
+            f"unknown task index {task!r} (expected task_1..task_7)",
+            field=f"line {line}.task_index",
+        )
+    if "scoring_points" in row:
+        return _failures_from_points(row["scoring_points"], file, line), asked, False
+    first = _parse_block(row.get("groundtruth") or "")
+    if not first.get("component") and not first.get("reason"):
+        raise InputError(
+            file,
+            "expected a groundtruth block with component and reason",
+            field=f"line {line}.groundtruth",
+        )
+    count = _failure_count(row.get("instruction") or "")
+    if count <= 1:
+        return [first], asked, False
+    return _recover(first, count, asked, row), asked, True
+
+
+def _parse_block(text: str) -> dict[str, Any]:
+    """`level: pod\\ncomponent: Mysql02\\n...` -> dict."""
+    out: dict[str, Any] = {}
+    for raw in text.splitlines():
+        key, sep, value = raw.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _failure_count(instruction: str) -> int:
+    match = _COUNT.search(instruction)
+    if not match:
+        return 1
+    word = match.group(1).lower()
+    return int(word) if word.isdigit() else _NUMBERS.get(word, 1)
+
+
+def _recover(
+    first: dict[str, Any], count: int, asked: tuple[str, ...], row: dict[str, str]
+) -> list[dict[str, Any]]:
+    points = [
+        p.strip()
+        for col in ("passed", "failed")
+        for p in (row.get(col) or "").splitlines()
+        if p.strip()
+    ]
+    left = list(dict.fromkeys(points))
+    for field in asked:
+        if first.get(field) in left:
+            left.remove(first[field])
+    others = [{"level": None} for _ in range(count - 1)]
+    for field in asked:
+        values = [v for v in left if _field_of(v, field)]
+        for i, other in enumerate(others):
+            other[field] = values[i] if i < len(values) else first.get(field)
+    return [first, *others]
+
+
+def _field_of(value: str, field: str) -> bool:
+    if field == "datetime":
+        return bool(_DATETIME.match(value))
+    if _DATETIME.match(value):
+        return False
+    looks_like_reason = " " in value
+    return looks_like_reason if field == "reason" else not looks_like_reason
+
+
+def _failures_from_points(points: str, file: Path, line: int) -> list[dict[str, Any]]:
+    text = _ONLY.sub("The 1-th ", points)
+    failures: dict[int, dict[str, Any]] = {}
+    for field, pattern in _POINT_PATTERNS.items():
+        for idx, value in pattern.findall(text):
+            failures.setdefault(int(idx), {"level": None})[field] = value.strip()
+    if not failures:
+        raise InputError(file, "no scoring points found", field=f"line {line}.scoring_points")
+    return [failures[i] for i in sorted(failures)]
+
+
+def _spec(
+    row: dict[str, str],
+    file: Path,
+    line: int,
+    row_id: str,
+    failures: list[dict[str, Any]],
+    asked: tuple[str, ...],
+) -> IncidentSpec:
+    system = _system(file)
+    origin = [
+        ComponentRef(name=f["component"], kind=LEVEL_KINDS.get(str(f.get("level") or "").lower()))
+        for f in failures
+        if f.get("component")
+    ]
+    reasons = [f["reason"] for f in failures if f.get("reason")]
+    lines = [f"Query ({system}): {row.get('instruction', '').strip()}"]
+    for i, f in enumerate(failures, 1):
+        parts = [
+            f"component {f['component']}" if f.get("component") else None,
+            f"({f['level']})" if f.get("level") else None,
+            f"at {f['datetime']}" if f.get("datetime") else None,
+            f"reason: {f['reason']}" if f.get("reason") else None,
+        ]
+        lines.append(f"Root cause {i}: " + " ".join(p for p in parts if p) + ".")
+    failures_out = [
+        {k: f.get(k) for k in ("component", "reason", "datetime", "level")} for f in failures
+    ]
+    return IncidentSpec(
+        id=f"{system}-{row_id}",
+        ground_truth="\n".join(lines),
+        fault_origin=origin,
+        mechanism=reasons[0] if reasons else None,
+        mechanism_keywords=list(dict.fromkeys(reasons)),
+        parameters={"failures": failures_out},
+        source={"format": FORMAT, "file": str(file), "field": f"line {line}"},
+        extra={
+            "openrca": {
+                "system": system,
+                "task_index": row.get("task_index"),
+                "asked": list(asked),
+                "failures": failures_out,
+                "instruction": row.get("instruction"),
+            }
+        },
+    )
+
+
+# ---------------------------------------------------------------- submissions
+
+
+def load_openrca_submissions(path: str | Path) -> list[Submission]:
+    subs = []
+    for file in _files(Path(path), {"agent"}):
+        system = _system(file)
+        for index, row in enumerate(read_csv_rows(file)):
+            line = index + 2
+            causes = _prediction(row.get("prediction") or "", file, line)
+            subs.append(
+                Submission(
+                    incident_id=f"{system}-{_row_id(row, index)}",
+                    trial="1",
+                    diagnosis=_diagnosis(causes),
+                    agent="OpenRCA RCA-agent",
+                    entities=[
+                        Entity(name=c["component"], rank=i)
+                        for i, c in enumerate(causes, 1)
+                        if c.get("component")
+                    ],
+                    source={
+                        "format": FORMAT,
+                        "file": str(file),
+                        "field": f"line {line}",
+                        "openrca_score": _score(row.get("score")),
+                        "passed": row.get("passed"),
+                        "failed": row.get("failed"),
+                    },
+                )
+            )
+    return subs
+
+
+def _prediction(text: str, file: Path, line: int) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        items = [
+            data[k] for k in sorted(data, key=lambda k: (not str(k).isdigit(), str(k).zfill(4)))
+        ]
+        causes = [
+            {f: str(item[key]) for f, key in PREDICTION_KEYS.items() if item.get(key)}
+            for item in items
+            if isinstance(item, dict)
+        ]
+        if causes:
+            return causes
+    causes = []
+    for block in re.findall(r"\{[^{}]*\}", text):
+        found = {
+            f: m.group(1)
+            for f, key in PREDICTION_KEYS.items()
+            if (m := re.search(rf'"{key}":\s*"(.*?)"', block))
+        }
+        if found:
+            causes.append(found)
+    if not causes:
+        warn_format(
+            file,
+            "prediction is not the expected JSON: empty diagnosis",
+            field=f"line {line}.prediction",
+        )
+    return causes
+
+
+def _diagnosis(causes: list[dict[str, Any]]) -> str:
+    lines = []
+    for i, c in enumerate(causes, 1):
+        parts = [
+            f"component {c['component']}" if c.get("component") else None,
+            f"reason: {c['reason']}" if c.get("reason") else None,
+            f"occurred at {c['datetime']}" if c.get("datetime") else None,
+        ]
+        lines.append(f"Root cause {i}: " + "; ".join(p for p in parts if p) + ".")
+    return "\n".join(lines)
+
+
+def _score(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def load_openrca_verdicts(path: str | Path) -> list[dict[str, Any]]:
+    """OpenRCA's own scoring as a rater table: `verdict` = (score == 1.0), plus `score`."""
+    out = []
+    for file in _files(Path(path), {"agent"}):
+        system = _system(file)
+        for index, row in enumerate(read_csv_rows(file)):
+            score = _score(row.get("score"))
+            out.append(
+                {
+                    "incident_id": f"{system}-{_row_id(row, index)}",
+                    "trial": "1",
+                    "verdict": None if score is None else score == 1.0,
+                    "score": score,
+                }
+            )
+    return out
