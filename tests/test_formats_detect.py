@@ -1,0 +1,209 @@
+"""Auto-detection over every adapter, and a lossless round trip through the native format."""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ground_truth.errors import InputError
+from ground_truth.formats import detect
+from ground_truth.formats.detect import (
+    FormatWarning,
+    detect_spec_format,
+    detect_submission_format,
+    load_specs_as,
+    load_submissions_as,
+)
+from ground_truth.models import IncidentSpec, Submission
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+
+NOT_SPECS = "not-specs"
+NOT_SUBMISSIONS = "not-submissions"
+
+CORPUS_CASES = [
+    ("itbench/ground_truth/itbench_scenarios", "itbench", NOT_SUBMISSIONS),
+    ("itbench/ground_truth/itbench-evaluations_data", "itbench", NOT_SUBMISSIONS),
+    ("itbench/agent_outputs/itbench-evaluations_data", NOT_SPECS, "itbench"),
+    ("itbench/agent_outputs/itbench-sre-agent_pr11", NOT_SPECS, "itbench"),
+    (
+        "itbench/judge_results/agentbeats-leaderboard-v2/itbench-hub-20260130-214037.json",
+        NOT_SPECS,
+        "itbench",
+    ),
+    ("sregym/problems", "sregym", NOT_SUBMISSIONS),
+    ("sregym-registry/root_causes_all_123.yaml", "sregym", NOT_SUBMISSIONS),
+    ("sregym/agent_diagnoses", "sregym", "sregym"),
+    ("sregym/results_examples/legacy_09-10_18-40_arena_results.csv", NOT_SPECS, "sregym"),
+    ("aiopslab/ground_truth.yaml", "aiopslab", NOT_SUBMISSIONS),
+    ("aiopslab/ai_sre_data_sessions.json", NOT_SPECS, "aiopslab"),
+    (
+        "aiopslab/ai_sre_data_session_qwen3-30b-a3b_misconfig_app_analysis.json",
+        NOT_SPECS,
+        "aiopslab",
+    ),
+    ("openrca", "openrca", "openrca"),
+    ("rca-llm-reasoning", "forge", "forge"),
+    ("rca-llm-reasoning/label_Online-Boutique-cloudbed-1.csv", "forge", NOT_SUBMISSIONS),
+    ("sre-zero/task_configs_all_40.json", "srezero", None),
+    ("sre-zero/example_results_scripted_v0.5.json", None, "srezero"),
+    ("cloud-opsbench", NOT_SPECS, NOT_SUBMISSIONS),
+]
+
+FIXTURE_CASES = [
+    ("itbench/scenarios", "itbench", NOT_SUBMISSIONS),
+    ("itbench/scenarios/scenario_38/groundtruth_v1.yaml", "itbench", NOT_SUBMISSIONS),
+    ("sregym/service_port_conflict_hotel_reservation_submissions.json", "sregym", "sregym"),
+    ("sregym/results_judged.csv", NOT_SPECS, "sregym"),
+    ("openrca/agent-Telecom.csv", "openrca", "openrca"),
+    ("forge/label_Online-Boutique-cloudbed-1.csv", "forge", NOT_SUBMISSIONS),
+]
+
+
+def check_detection(path: Path, spec_format: str | None, submission_format: str | None) -> None:
+    for finder, expected in (
+        (detect_spec_format, spec_format),
+        (detect_submission_format, submission_format),
+    ):
+        if expected is None:
+            continue
+        if expected in (NOT_SPECS, NOT_SUBMISSIONS):
+            with pytest.raises(InputError, match="not a recognised"):
+                finder(path)
+        else:
+            assert finder(path) == expected, (path, finder.__name__)
+
+
+@pytest.mark.parametrize("relative, spec_format, submission_format", FIXTURE_CASES)
+def test_detection_on_fixtures(relative, spec_format, submission_format):
+    check_detection(FIXTURES / relative, spec_format, submission_format)
+
+
+@pytest.mark.parametrize("relative, spec_format, submission_format", CORPUS_CASES)
+def test_detection_on_the_corpus(relative, spec_format, submission_format):
+    path = CORPUS / relative
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    if (
+        "srezero" in (spec_format, submission_format)
+        and "srezero" not in detect.available_formats()
+    ):
+        pytest.skip("the SRE-Zero adapter is not installed")
+    check_detection(path, spec_format, submission_format)
+
+
+def test_unknown_input_names_the_formats_tried(tmp_path):
+    path = tmp_path / "mystery.json"
+    path.write_text(json.dumps({"hello": "world"}))
+    with pytest.raises(InputError) as err:
+        detect_spec_format(path)
+    message = str(err.value)
+    assert str(path) in message and "format" in message
+    for fmt in ("native", "itbench", "sregym", "aiopslab", "openrca", "forge"):
+        assert fmt in message
+
+
+def test_bad_format_names_and_paths(tmp_path):
+    with pytest.raises(InputError, match="unknown format 'nope'"):
+        load_specs_as(FIXTURES / "itbench" / "scenarios", "nope")
+    with pytest.raises(InputError, match="no such file"):
+        load_submissions_as(tmp_path / "absent", "itbench")
+    with pytest.raises(InputError, match="no such file"):
+        detect_submission_format(tmp_path / "absent")
+
+
+def test_forcing_a_format_uses_that_adapter():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FormatWarning)
+        specs = load_specs_as(FIXTURES / "itbench" / "scenarios", "itbench")
+    assert {s.source["format"] for s in specs} == {"itbench"}
+    with pytest.raises(InputError):
+        load_specs_as(FIXTURES / "itbench" / "scenarios", "openrca")
+
+
+def test_a_missing_srezero_adapter_is_tolerated(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ground_truth.formats.srezero", None)
+    assert "srezero" not in detect.available_formats("specs")
+    assert detect_spec_format(FIXTURES / "itbench" / "scenarios") == "itbench"
+    with pytest.raises(InputError) as err:
+        detect_spec_format(FIXTURES / "sregym" / "results_judged.csv")
+    assert "srezero" not in str(err.value)
+    with pytest.raises(InputError, match="has no ground truth adapter"):
+        load_specs_as(FIXTURES / "itbench" / "scenarios", "srezero")
+
+
+def test_format_warning_names_file_and_field():
+    warning = FormatWarning("gt.yaml", "is odd", field="groups[1].filter")
+    assert str(warning) == "gt.yaml: groups[1].filter: is odd"
+    assert isinstance(warning, UserWarning)
+    assert (warning.path, warning.field, warning.message) == (
+        "gt.yaml",
+        "groups[1].filter",
+        "is odd",
+    )
+
+
+# ---------------------------------------------------------------- round trip through native
+
+
+ROUND_TRIPS = [
+    ("fixture", "itbench/scenarios", "itbench", "specs"),
+    (
+        "fixture",
+        "sregym/service_port_conflict_hotel_reservation_submissions.json",
+        "sregym",
+        "specs",
+    ),
+    (
+        "fixture",
+        "sregym/service_port_conflict_hotel_reservation_submissions.json",
+        "sregym",
+        "submissions",
+    ),
+    ("fixture", "sregym/results_with_text.csv", "sregym", "submissions"),
+    ("fixture", "openrca/agent-Telecom.csv", "openrca", "specs"),
+    ("fixture", "openrca/agent-Telecom.csv", "openrca", "submissions"),
+    ("fixture", "forge/label_Online-Boutique-cloudbed-1.csv", "forge", "specs"),
+    ("corpus", "itbench/ground_truth/itbench-evaluations_data", "itbench", "specs"),
+    ("corpus", "itbench/agent_outputs/itbench-evaluations_data", "itbench", "submissions"),
+    ("corpus", "itbench/agent_outputs/itbench-sre-agent_pr11", "itbench", "submissions"),
+    ("corpus", "aiopslab/ground_truth.yaml", "aiopslab", "specs"),
+    ("corpus", "aiopslab", "aiopslab", "submissions"),
+    ("corpus", "sregym-registry", "sregym", "specs"),
+    ("corpus", "openrca", "openrca", "specs"),
+    ("corpus", "rca-llm-reasoning", "forge", "submissions"),
+]
+
+
+@pytest.mark.parametrize("where, relative, fmt, kind", ROUND_TRIPS)
+def test_round_trip_through_the_native_format_loses_nothing(tmp_path, where, relative, fmt, kind):
+    loaders = pytest.importorskip("ground_truth.loaders")
+    path = (FIXTURES if where == "fixture" else CORPUS) / relative
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FormatWarning)
+        if kind == "specs":
+            items = load_specs_as(path, fmt)
+            native = tmp_path / "specs.json"
+            native.write_text(json.dumps([s.model_dump(mode="json") for s in items]))
+            back = loaders.load_specs(native, format="native")
+            model = IncidentSpec
+        else:
+            items = load_submissions_as(path, fmt)
+            native = tmp_path / "submissions.jsonl"
+            native.write_text("\n".join(json.dumps(s.model_dump(mode="json")) for s in items))
+            back = loaders.load_submissions(native, format="native")
+            model = Submission
+    assert items and len(back) == len(items)
+    for original, reloaded in zip(items, back, strict=True):
+        assert isinstance(reloaded, model)
+        before, after = original.model_dump(mode="json"), reloaded.model_dump(mode="json")
+        # the native loader may add where it read the file from; everything else is unchanged
+        assert before.pop("source").items() <= after.pop("source").items()
+        assert after == before
