@@ -94,8 +94,8 @@ def _detect(path: str | Path, kind: str) -> str:
         try:
             if looks_like(path):
                 return fmt
-        except (OSError, ValueError):
-            continue
+        except (OSError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+            continue  # a check that cannot read the input means "not this format"
     noun = "ground truth" if kind == "specs" else "agent outputs"
     raise InputError(
         path, f"not a recognised {noun} format (tried: native, {', '.join(tried)})", field="format"
