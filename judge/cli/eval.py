@@ -1,43 +1,17 @@
-"""The `judge` command. Thin: parse arguments, call the library, print, pick the exit code.
-
-Exit codes: 0 done; 1 `--fail-under` not met; 2 bad input or usage; 3 the judge's provider
-failed (every call failed, or it refused our credentials); 130 interrupted.
-"""
+"""`judge eval`: score every submission against its spec."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ground_truth.errors import InputError
-
-EXIT_OK, EXIT_FAIL_UNDER, EXIT_BAD_INPUT, EXIT_PROVIDER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from .common import EXIT_FAIL_UNDER, EXIT_OK, EXIT_PROVIDER, console
 
 
-def _version() -> str:
-    from .engine import tool_version
-
-    return tool_version()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="judge",
-        description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _add_eval(commands)
-    _add_rubric(commands)
-    _add_schema(commands)
-    return parser
-
-
-def _add_eval(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "eval",
         help="score diagnoses against ground truth",
@@ -83,38 +57,10 @@ def _add_eval(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_eval)
 
 
-def _add_rubric(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("rubric", help="validate, show or list rubrics")
-    sub = p.add_subparsers(dest="rubric_command", metavar="ACTION", required=True)
-    v = sub.add_parser("validate", help="check a rubric file")
-    v.add_argument("file")
-    v.set_defaults(handler=cmd_rubric_validate)
-    s = sub.add_parser("show", help="print a rubric")
-    s.add_argument("name", nargs="?", default="sregym-v3")
-    s.set_defaults(handler=cmd_rubric_show)
-    ls = sub.add_parser("list", help="list shipped rubrics")
-    ls.set_defaults(handler=cmd_rubric_list)
-
-
-def _add_schema(commands: argparse._SubParsersAction) -> None:
-    p = commands.add_parser("schema", help="print the JSON Schema of a file format")
-    p.add_argument("kind", choices=["spec", "submission", "result", "rubric"])
-    p.set_defaults(handler=cmd_schema)
-
-
-# ----------------------------------------------------------------- commands
-
-
-def _console():
-    from rich.console import Console
-
-    return Console()
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     from ground_truth import load_specs, load_submissions
 
-    from .rubric import load_rubric
+    from ..rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
@@ -122,7 +68,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         rubric = rubric.select(dimensions)
     specs = load_specs(args.ground_truth, args.format)
     submissions = load_submissions(args.outputs, args.format)
-    from .prompts import PromptRenderer
+    from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)
     if args.dry_run:
@@ -131,8 +77,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _dry_run(args, specs, submissions, rubric, renderer) -> int:
-    from .engine import render_prompts
-    from .results import write_json_atomic
+    from ..engine import render_prompts
+    from ..results import write_json_atomic
 
     prompts = render_prompts(specs, submissions, rubric, renderer)
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
@@ -154,7 +100,7 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 
 
 def _make_judge(args):
-    from .judges import make_judge
+    from ..judges import make_judge
 
     if not args.judge_model or args.judge_model == "rules":
         return make_judge()
@@ -167,22 +113,20 @@ def _make_judge(args):
 
 
 def _run_eval(args, specs, submissions, rubric, renderer) -> int:
-    from .display import print_result
-    from .engine import EvalOptions, evaluate_async
-    from .results import write_result
+    from ..display import print_result
+    from ..engine import EvalOptions, evaluate_async
+    from ..results import write_result
 
     judge = _make_judge(args)
-    console = _console()
+    out = console()
     if judge.name == "rules":
-        console.print(
+        out.print(
             "Judge: rules (offline and deterministic; no model configured. "
             "Set JUDGE_MODEL or --judge-model to use an LLM judge.)"
         )
     else:
-        console.print(f"Judge: {judge.name}" + (f" at {args.api_base}" if args.api_base else ""))
+        out.print(f"Judge: {judge.name}" + (f" at {args.api_base}" if args.api_base else ""))
     options = EvalOptions(max_concurrent=args.max_concurrent, k=args.k)
-    import asyncio
-
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     result = asyncio.run(
         evaluate_async(specs, submissions, rubric, judge, renderer, options, config)
@@ -191,9 +135,9 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     if args.json:
         print(result.overall.model_dump_json(indent=2))
     else:
-        print_result(result, console)
-        console.print(f"Wrote {args.result_file}")
-    return _exit_code(result, args.fail_under, console)
+        print_result(result, out)
+        out.print(f"Wrote {args.result_file}")
+    return _exit_code(result, args.fail_under, out)
 
 
 def _exit_code(result, fail_under: float | None, console) -> int:
@@ -212,77 +156,3 @@ def _exit_code(result, fail_under: float | None, console) -> int:
         )
         return EXIT_FAIL_UNDER
     return EXIT_OK
-
-
-def cmd_rubric_validate(args: argparse.Namespace) -> int:
-    from .rubric import load_rubric
-
-    rubric = load_rubric(args.file)
-    print(
-        f"{args.file}: valid rubric v{rubric.version}, {len(rubric.dimensions)} dimensions, "
-        f"{rubric.question_count} questions, threshold {rubric.scoring.threshold}, hash {rubric.hash}"
-    )
-    return EXIT_OK
-
-
-def cmd_rubric_show(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from .rubric import load_rubric
-
-    rubric = load_rubric(args.name)
-    table = Table(
-        title=f"{rubric.name} v{rubric.version} (threshold {rubric.scoring.threshold}, hash {rubric.hash})"
-    )
-    for col in ("dimension", "weight", "question", "text"):
-        table.add_column(col, overflow="fold")
-    for dim in rubric.dimensions:
-        for i, q in enumerate(dim.questions):
-            head = (
-                (f"{dim.id} {dim.name}", f"{rubric.scoring.weights[dim.id]:.2f}")
-                if i == 0
-                else ("", "")
-            )
-            table.add_row(*head, q.id, q.text)
-    _console().print(table)
-    return EXIT_OK
-
-
-def cmd_rubric_list(args: argparse.Namespace) -> int:
-    from .rubric import available_rubrics
-
-    print("\n".join(available_rubrics()))
-    return EXIT_OK
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    from ground_truth.models import IncidentSpec, Submission
-
-    from .results import EvalResult
-    from .rubric import Rubric
-
-    model = {
-        "spec": IncidentSpec,
-        "submission": Submission,
-        "result": EvalResult,
-        "rubric": Rubric,
-    }[args.kind]
-    print(json.dumps(model.model_json_schema(), indent=2))
-    return EXIT_OK
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return EXIT_BAD_INPUT
-    try:
-        return handler(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED

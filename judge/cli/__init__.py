@@ -1,0 +1,61 @@
+"""The `judge` command. Thin: parse arguments, call the library, print, pick the exit code.
+
+Each command group lives in its own module exposing `register(subparsers)`; handlers import
+what they need when they run, so `judge --help` stays fast (it never imports litellm).
+
+Exit codes: 0 done; 1 `--fail-under` not met; 2 bad input or usage; 3 the judge's provider
+failed (every call failed, or it refused our credentials); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ground_truth.errors import InputError
+
+from . import eval as eval_command
+from . import rubric as rubric_command
+from . import schema as schema_command
+from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, input_errors
+
+COMMANDS = [eval_command, rubric_command, schema_command]
+
+
+def _version() -> str:
+    from ..engine import tool_version
+
+    return tool_version()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return handler(args)
+    except input_errors() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+__all__ = ["InputError", "build_parser", "main"]

@@ -1,0 +1,60 @@
+"""`judge rubric validate|show|list`."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_OK, console
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("rubric", help="validate, show or list rubrics")
+    sub = p.add_subparsers(dest="rubric_command", metavar="ACTION", required=True)
+    v = sub.add_parser("validate", help="check a rubric file")
+    v.add_argument("file")
+    v.set_defaults(handler=cmd_rubric_validate)
+    s = sub.add_parser("show", help="print a rubric")
+    s.add_argument("name", nargs="?", default="sregym-v3")
+    s.set_defaults(handler=cmd_rubric_show)
+    ls = sub.add_parser("list", help="list shipped rubrics")
+    ls.set_defaults(handler=cmd_rubric_list)
+
+
+def cmd_rubric_validate(args: argparse.Namespace) -> int:
+    from ..rubric import load_rubric
+
+    rubric = load_rubric(args.file)
+    print(
+        f"{args.file}: valid rubric v{rubric.version}, {len(rubric.dimensions)} dimensions, "
+        f"{rubric.question_count} questions, threshold {rubric.scoring.threshold}, hash {rubric.hash}"
+    )
+    return EXIT_OK
+
+
+def cmd_rubric_show(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..rubric import load_rubric
+
+    rubric = load_rubric(args.name)
+    title = f"{rubric.name} v{rubric.version} (threshold {rubric.scoring.threshold}, hash {rubric.hash})"
+    table = Table(title=title)
+    for col in ("dimension", "weight", "question", "text"):
+        table.add_column(col, overflow="fold")
+    for dim in rubric.dimensions:
+        for i, q in enumerate(dim.questions):
+            head = (
+                (f"{dim.id} {dim.name}", f"{rubric.scoring.weights[dim.id]:.2f}")
+                if i == 0
+                else ("", "")
+            )
+            table.add_row(*head, q.id, q.text)
+    console().print(table)
+    return EXIT_OK
+
+
+def cmd_rubric_list(args: argparse.Namespace) -> int:
+    from ..rubric import available_rubrics
+
+    print("\n".join(available_rubrics()))
+    return EXIT_OK

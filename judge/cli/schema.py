@@ -1,0 +1,30 @@
+"""`judge schema KIND`: the JSON Schema of each file format."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .common import EXIT_OK
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("schema", help="print the JSON Schema of a file format")
+    p.add_argument("kind", choices=["spec", "submission", "result", "rubric"])
+    p.set_defaults(handler=cmd_schema)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from ground_truth.models import IncidentSpec, Submission
+
+    from ..results import EvalResult
+    from ..rubric import Rubric
+
+    model = {
+        "spec": IncidentSpec,
+        "submission": Submission,
+        "result": EvalResult,
+        "rubric": Rubric,
+    }[args.kind]
+    print(json.dumps(model.model_json_schema(), indent=2))
+    return EXIT_OK
