@@ -149,6 +149,7 @@ async def evaluate_async(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
     return EvalResult(
+        resolution=_resolution(matching.pairs, cases),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
         config=_config(rubric, judge, renderer, options, config),
@@ -164,6 +165,17 @@ async def evaluate_async(
             for o in matching.orphans
         ],
     )
+
+
+def _resolution(
+    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+) -> dict[str, Any] | None:
+    if not any(sub.trajectory for _, sub in pairs):
+        return None
+    from .resolution.section import resolution_section
+
+    section = resolution_section(pairs, {(c.incident_id, c.trial): c.passed for c in cases})
+    return section.model_dump(mode="json") if section else None
 
 
 def _score_cases(

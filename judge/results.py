@@ -55,6 +55,9 @@ class EvalResult(BaseModel):
     missing: list[str] = Field(default_factory=list)
     orphans: list[Orphan] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    resolution: dict[str, Any] | None = Field(
+        None, description="Programmatic resolution checks, when submissions carry trajectories."
+    )
 
 
 def write_json_atomic(path: str | Path, data: str) -> None:

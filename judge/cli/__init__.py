@@ -16,11 +16,12 @@ from collections.abc import Callable, Sequence
 from ground_truth.errors import InputError
 
 from . import eval as eval_command
+from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
 from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, input_errors
 
-COMMANDS = [eval_command, rubric_command, schema_command]
+COMMANDS = [eval_command, resolve_command, rubric_command, schema_command]
 
 
 def _version() -> str:

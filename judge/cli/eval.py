@@ -136,6 +136,10 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
         print(result.overall.model_dump_json(indent=2))
     else:
         print_result(result, out)
+        if result.resolution:
+            from .resolve import resolution_table
+
+            out.print(resolution_table(result.resolution))
         out.print(f"Wrote {args.result_file}")
     return _exit_code(result, args.fail_under, out)
 

@@ -1,0 +1,98 @@
+"""`judge resolve`, and resolution checks next to the diagnosis score in `judge eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judge.cli import main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "srezero"
+TASKS = FIXTURES / "task_configs_all_40.json"
+RUN = FIXTURES / "example_results_scripted_v0.5.json"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+
+
+def test_resolve_writes_every_case_with_its_checks(tmp_path: Path) -> None:
+    out = tmp_path / "resolution.json"
+    assert (
+        main(
+            [
+                "resolve",
+                "--ground-truth",
+                str(TASKS),
+                "--outputs",
+                str(RUN),
+                "--result-file",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    section = json.loads(out.read_text())
+    assert len(section["cases"]) == 15
+    recorded = json.loads(RUN.read_text())
+    assert section["summary"]["success_rate"] == recorded["overall"]["success_rate"]
+    assert section["summary"]["n_success"] == sum(
+        bool(r["metrics"]["success"]) for r in recorded["records"]
+    )
+    assert all("evidence_coverage" in case["checks"] for case in section["cases"])
+    assert section["side_by_side"] is None
+
+
+def test_eval_puts_resolution_beside_the_diagnosis_score(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    assert (
+        main(
+            ["eval", "--ground-truth", str(TASKS), "--outputs", str(RUN), "--result-file", str(out)]
+        )
+        == 0
+    )
+    result = json.loads(out.read_text())
+    resolution = result["resolution"]
+    sbs = resolution["side_by_side"]
+    passed = {(c["incident_id"], c["trial"]): c["passed"] for c in result["cases"]}
+    success = {(c["incident_id"], c["trial"]): c["success"] for c in resolution["cases"]}
+    table = sbs["table"]
+    assert table["passed_resolved"] == sum(
+        passed[k] is True and success[k] is True for k in success
+    )
+    assert table["failed_unresolved"] == sum(
+        passed[k] is False and success[k] is False for k in success
+    )
+    n_passed = sum(v is True for k, v in passed.items() if success.get(k) is not None)
+    assert sbs["p_resolved_given_passed"]["denominator"] == n_passed
+    assert len(result["missing"]) == 40 - 15
+
+
+def test_resolve_without_trajectories_is_bad_input(tmp_path: Path, capsys) -> None:
+    code = main(
+        [
+            "resolve",
+            "--ground-truth",
+            str(EXAMPLE / "ground_truth"),
+            "--outputs",
+            str(EXAMPLE / "outputs"),
+            "--result-file",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    assert code == 2
+    assert "no submission carries a trajectory" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_eval_without_trajectories_has_no_resolution_section(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    main(
+        [
+            "eval",
+            "--ground-truth",
+            str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
+            "--outputs",
+            str(EXAMPLE / "outputs"),
+            "--result-file",
+            str(out),
+        ]
+    )
+    assert json.loads(out.read_text())["resolution"] is None
