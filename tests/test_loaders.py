@@ -118,12 +118,71 @@ def test_explicit_fault_origin_wins_over_the_string(tmp_path: Path) -> None:
             "[fault_spec] component=ingress/web; namespace=x || Ingress broke.",
             ([("web", "ingress", "x")], "x", "Ingress broke."),
         ),
+        (
+            "[fault_spec] component=ingresses/web, networkpolicies/deny-all; namespace=x || N.",
+            ([("web", "ingress", "x"), ("deny-all", "networkpolicy", "x")], "x", "N."),
+        ),
+        # The next three are real SREGym strings (from ../shared/corpus/sregym*).
+        (
+            "[fault_spec] component=ClusterRole/configmap-cleanup-controller and "
+            "configmap/reservation-cleanup-token; namespace=hotel-reservation || RBAC.",
+            (
+                [
+                    ("configmap-cleanup-controller", "ClusterRole", "hotel-reservation"),
+                    ("reservation-cleanup-token", "configmap", "hotel-reservation"),
+                ],
+                "hotel-reservation",
+                "RBAC.",
+            ),
+        ),
+        (
+            "[fault_spec] component=daemonset/kube-proxy + deployment/frontend; "
+            "namespace=astronomy-shop || Two faults.",
+            (
+                [
+                    ("kube-proxy", "daemonset", "astronomy-shop"),
+                    ("frontend", "deployment", "astronomy-shop"),
+                ],
+                "astronomy-shop",
+                "Two faults.",
+            ),
+        ),
+        (
+            "[fault_spec] component=customresource/tidbcluster/basic; namespace=tidb-cluster || T.",
+            ([("basic", "tidbcluster", "tidb-cluster")], "tidb-cluster", "T."),
+        ),
+        (
+            "[fault_spec] component=dns/coredns; namespace=kube-system || DNS.",
+            ([("coredns", "dns", "kube-system")], "kube-system", "DNS."),
+        ),
     ],
 )
 def test_parse_fault_spec(text: str, expected) -> None:
     components, namespace, description = parse_fault_spec(text)
     assert [(c.name, c.kind, c.namespace) for c in components] == expected[0]
     assert (namespace, description) == expected[1:]
+
+
+def test_every_sregym_registry_fault_spec_parses(corpus_dir: Path) -> None:
+    """All 123 SREGym root-cause strings: the namespace field is never displaced by a kind."""
+    path = corpus_dir / "sregym-registry" / "root_causes_all_123.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    problems = yaml.safe_load(path.read_text(encoding="utf-8"))["problems"]
+    parsed = 0
+    for problem in problems:
+        result = parse_fault_spec(problem["root_cause_text"])
+        if result is None:
+            continue
+        parsed += 1
+        components, namespace, description = result
+        assert namespace == problem["namespace"], problem["problem_id"]
+        assert components and description, problem["problem_id"]
+        for c in components:
+            assert c.namespace == namespace, (problem["problem_id"], c)
+            assert "/" not in c.name and " and " not in c.name and "+" not in c.name, c
+            assert not (c.kind or "").lower().endswith("ments"), c
+    assert parsed >= 100
 
 
 def test_plain_ground_truth_is_not_a_fault_spec(tmp_path: Path) -> None:
