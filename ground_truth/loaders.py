@@ -175,7 +175,9 @@ def _looks_native_submissions(path: Path) -> bool:
     if path.is_file():
         return path.suffix.lower() in {".jsonl", ".json"} and _first_has(path, "diagnosis")
     outputs = list(_agent_output_files(path))
-    return not outputs or _first_has(outputs[0], "diagnosis")
+    if outputs:
+        return _first_has(outputs[0], "diagnosis")
+    return _detect("submission", path) == "native"
 
 
 def _first_has(path: Path, key: str) -> bool:

@@ -150,6 +150,7 @@ async def evaluate_async(
     )
     return EvalResult(
         resolution=_resolution(matching.pairs, cases),
+        entities=_entities(matching.pairs),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
         config=_config(rubric, judge, renderer, options, config),
@@ -176,6 +177,28 @@ def _resolution(
 
     section = resolution_section(pairs, {(c.incident_id, c.trial): c.passed for c in cases})
     return section.model_dump(mode="json") if section else None
+
+
+def _entities(pairs: list[tuple[IncidentSpec, Submission]]) -> dict[str, Any] | None:
+    """Programmatic root-cause entity scores, for submissions that name structured entities."""
+    if not any(sub.entities for _, sub in pairs):
+        return None
+    from ground_truth.entities import score_entities
+
+    scores = [(sub, score) for spec, sub in pairs if (score := score_entities(spec, sub))]
+    if not scores:
+        return None
+    cases = [
+        {"incident_id": s.incident_id, "trial": s.trial, **e.model_dump(mode="json")}
+        for s, e in scores
+    ]
+    means = {
+        m: sum(getattr(e, m) for _, e in scores) / len(scores)
+        for m in ("precision", "recall", "f1")
+    }
+    top = [e.top_is_origin for _, e in scores if e.top_is_origin is not None]
+    means["top_is_origin"] = sum(top) / len(top) if top else None
+    return {"n": len(scores), "mean": means, "cases": cases}
 
 
 def _score_cases(

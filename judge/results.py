@@ -55,6 +55,9 @@ class EvalResult(BaseModel):
     missing: list[str] = Field(default_factory=list)
     orphans: list[Orphan] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    entities: dict[str, Any] | None = Field(
+        None, description="Root-cause entity precision/recall/F1, when submissions name entities."
+    )
     resolution: dict[str, Any] | None = Field(
         None, description="Programmatic resolution checks, when submissions carry trajectories."
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from judge.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "srezero"
@@ -96,3 +98,30 @@ def test_eval_without_trajectories_has_no_resolution_section(tmp_path: Path) -> 
         ]
     )
     assert json.loads(out.read_text())["resolution"] is None
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "itbench"
+
+
+def test_eval_scores_structured_entities_beside_the_checklist(tmp_path: Path) -> None:
+    """Real ITBench agent outputs (no license: read from the corpus, never copied)."""
+    gt = CORPUS / "ground_truth" / "itbench-evaluations_data" / "ground_truths.json"
+    outputs = CORPUS / "agent_outputs" / "itbench-evaluations_data"
+    if not gt.exists():
+        pytest.skip("../shared/corpus is not present")
+    out = tmp_path / "results.json"
+    code = main(
+        ["eval", "--ground-truth", str(gt), "--outputs", str(outputs), "--result-file", str(out)]
+    )
+    assert code == 0
+    result = json.loads(out.read_text())
+    entities = result["entities"]
+    assert entities["n"] == 4
+    assert {(c["incident_id"], c["trial"]) for c in entities["cases"]} == {
+        ("1", "1"),
+        ("1", "2"),
+        ("2", "1"),
+        ("2", "2"),
+    }
+    assert all(0 <= c["f1"] <= 1 for c in entities["cases"])
+    assert any("not a defined group" in w for w in result["warnings"])

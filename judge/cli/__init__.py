@@ -15,13 +15,14 @@ from collections.abc import Callable, Sequence
 
 from ground_truth.errors import InputError
 
+from . import agreement as agreement_command
 from . import eval as eval_command
 from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
-from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, input_errors
+from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, input_errors
 
-COMMANDS = [eval_command, resolve_command, rubric_command, schema_command]
+COMMANDS = [eval_command, agreement_command, resolve_command, rubric_command, schema_command]
 
 
 def _version() -> str:
@@ -54,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except input_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

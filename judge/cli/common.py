@@ -21,7 +21,15 @@ def input_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+PIPED_WIDTH = 140
+
+
 def console() -> Any:
+    """Rich console; when output is piped, wide enough for the tables (unless COLUMNS says)."""
+    import os
+    import sys
+
     from rich.console import Console
 
-    return Console()
+    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    return Console(width=PIPED_WIDTH if piped else None)

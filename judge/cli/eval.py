@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import json
 import os
+import sys
+import warnings
 from pathlib import Path
 
 from .common import EXIT_FAIL_UNDER, EXIT_OK, EXIT_PROVIDER, console
@@ -66,8 +68,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
     if dimensions:
         rubric = rubric.select(dimensions)
-    specs = load_specs(args.ground_truth, args.format)
-    submissions = load_submissions(args.outputs, args.format)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        specs = load_specs(args.ground_truth, args.format)
+        submissions = load_submissions(args.outputs, args.format)
+    args.input_warnings = [str(w.message) for w in caught]
+    for message in args.input_warnings:
+        print(f"warning: {message}", file=sys.stderr)
     from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)
@@ -131,6 +138,7 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     result = asyncio.run(
         evaluate_async(specs, submissions, rubric, judge, renderer, options, config)
     )
+    result.warnings.extend(getattr(args, "input_warnings", []))
     write_result(result, args.result_file)
     if args.json:
         print(result.overall.model_dump_json(indent=2))

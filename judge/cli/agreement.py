@@ -1,0 +1,155 @@
+"""`judge agreement`, `judge calibrate`, `judge labels ...`: how far a judge can be trusted."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import EXIT_OK, console
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    _register_agreement(commands)
+    _register_calibrate(commands)
+    _register_labels(commands)
+
+
+def _bootstrap_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bootstrap", type=int, default=1000, help="bootstrap samples for the CIs (default 1000)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("-o", "--output", type=Path, help="also write the report as JSON here")
+
+
+def _register_agreement(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "agreement",
+        help="agreement among judges and people (Cohen's kappa and more)",
+        description="Inter-rater agreement of any mix of judge result files (JSON) and human label "
+        "files (CSV), per question, per dimension and per final verdict, with bootstrap CIs "
+        "resampled by incident.",
+    )
+    p.add_argument("sources", nargs="+", type=Path, help="result JSON files and label CSV files")
+    p.add_argument(
+        "--breakdown", action="store_true", help="also print per-question and per-dimension tables"
+    )
+    p.add_argument(
+        "--table2",
+        action="store_true",
+        help="print SREGym's Table 2 (markdown) for the verdict level",
+    )
+    _bootstrap_arguments(p)
+    p.set_defaults(handler=cmd_agreement)
+
+
+def _register_calibrate(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "calibrate",
+        help="how well judges match people, with a threshold sweep",
+        description="Compare each judge result file with human labels, and sweep the pass "
+        "threshold: the kappa of the judge's pass/fail verdict against people at each threshold.",
+    )
+    p.add_argument("results", nargs="+", type=Path, help="judge result JSON files")
+    p.add_argument(
+        "--human", action="append", required=True, type=Path, help="human label CSV (repeatable)"
+    )
+    p.add_argument("--thresholds", help="comma-separated thresholds (default 0.05 steps)")
+    _bootstrap_arguments(p)
+    p.set_defaults(handler=cmd_calibrate)
+
+
+def _register_labels(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("labels", help="label sheets for people")
+    sub = p.add_subparsers(dest="labels_command", metavar="ACTION", required=True)
+    t = sub.add_parser(
+        "template",
+        help="write a label sheet (CSV) for a result file",
+        description="One row per (case, question) and one `verdict` row per case, with an empty "
+        "answer column; the judge's answers are not shown, so people label blind.",
+    )
+    t.add_argument("result", type=Path)
+    t.add_argument("-o", "--output", type=Path, required=True)
+    t.add_argument("--ground-truth", type=Path, help="spec files, to fill the ground-truth column")
+    t.add_argument("--outputs", type=Path, help="submissions, to fill the diagnosis column")
+    t.add_argument(
+        "--rubric", default=None, help="rubric for the question texts (default: the result's)"
+    )
+    t.add_argument("--annotator", default="", help="prefill the annotator column")
+    t.set_defaults(handler=cmd_labels_template)
+    s = sub.add_parser(
+        "import-sregym-bench",
+        help="convert SREGym's judge benchmark into specs, submissions and labels",
+        description="Convert SREGym's judge_bench data.yaml (description / answer / oracle) into "
+        "specs.json, submissions.jsonl and a verdict-level labels.csv. FalseNegative maps to No.",
+    )
+    s.add_argument("bench", type=Path)
+    s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    s.set_defaults(handler=cmd_labels_import_bench)
+
+
+def _write_json(path: Path | None, text: str) -> None:
+    if path is not None:
+        from ..results import write_json_atomic
+
+        write_json_atomic(path, text)
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from agreement import agreement_report, render_report, table2_markdown
+
+    report = agreement_report(args.sources, B=args.bootstrap, seed=args.seed)
+    out = console()
+    out.print(render_report(report, breakdown=args.breakdown))
+    if args.table2:
+        print(table2_markdown(report))
+    _write_json(args.output, report.model_dump_json(indent=2))
+    return EXIT_OK
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from agreement import calibrate, render_calibration
+
+    thresholds = [float(t) for t in args.thresholds.split(",")] if args.thresholds else None
+    report = calibrate(args.results, args.human, thresholds, B=args.bootstrap, seed=args.seed)
+    console().print(render_calibration(report))
+    _write_json(args.output, report.model_dump_json(indent=2))
+    return EXIT_OK
+
+
+def cmd_labels_template(args: argparse.Namespace) -> int:
+    from agreement import write_label_template
+    from ground_truth import load_specs, load_submissions
+
+    from ..results import load_result
+    from ..rubric import load_rubric
+
+    result = load_result(args.result)
+    rubric = load_rubric(args.rubric or result.config["rubric"]["name"])
+    questions = {q.id: q.text for d in rubric.dimensions for q in d.questions}
+    specs = (
+        {s.id: s.ground_truth for s in load_specs(args.ground_truth)} if args.ground_truth else None
+    )
+    diagnoses = (
+        {s.key: s.diagnosis for s in load_submissions(args.outputs)} if args.outputs else None
+    )
+    rows = write_label_template(
+        result.model_dump(mode="json"),
+        args.output,
+        specs,
+        question_texts=questions,
+        diagnoses=diagnoses,
+        annotator=args.annotator,
+    )
+    print(f"wrote {rows} rows to {args.output}")
+    return EXIT_OK
+
+
+def cmd_labels_import_bench(args: argparse.Namespace) -> int:
+    from agreement.sregym_bench import export_native, load_bench
+
+    items = load_bench(args.bench)
+    written = export_native(items, args.output)
+    for kind, path in written.items():
+        print(f"{kind}: {path}")
+    return EXIT_OK

@@ -1,0 +1,139 @@
+"""`judge agreement`, `judge calibrate`, `judge labels`, end to end on real SREGym labels."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from judge.cli import main
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BENCH = FIXTURES / "agreement" / "judge_bench_data.96a9057e.yaml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Path:
+    """SREGym's 29 labelled diagnoses, converted and scored by the rules judge."""
+    out = tmp_path_factory.mktemp("bench")
+    assert main(["labels", "import-sregym-bench", str(BENCH), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--ground-truth",
+                str(out / "specs.json"),
+                "--outputs",
+                str(out / "submissions.jsonl"),
+                "--result-file",
+                str(out / "rules.json"),
+            ]
+        )
+        == 0
+    )
+    return out
+
+
+def test_calibrate_reports_verdict_kappa_and_threshold_sweep(bench: Path) -> None:
+    report_file = bench / "calibration.json"
+    code = main(
+        [
+            "calibrate",
+            str(bench / "rules.json"),
+            "--human",
+            str(bench / "labels.csv"),
+            "--bootstrap",
+            "200",
+            "-o",
+            str(report_file),
+        ]
+    )
+    assert code == 0
+    report = json.loads(report_file.read_text())
+    text = json.dumps(report)
+    assert "0.7" in text and "kappa" in text.lower()
+
+
+def test_agreement_between_two_judges_and_people(bench: Path, tmp_path: Path, capsys) -> None:
+    second = tmp_path / "rules-again.json"
+    main(
+        [
+            "eval",
+            "--ground-truth",
+            str(bench / "specs.json"),
+            "--outputs",
+            str(bench / "submissions.jsonl"),
+            "--result-file",
+            str(second),
+        ]
+    )
+    out = tmp_path / "agreement.json"
+    code = main(
+        [
+            "agreement",
+            str(bench / "rules.json"),
+            str(second),
+            str(bench / "labels.csv"),
+            "--bootstrap",
+            "100",
+            "--table2",
+            "-o",
+            str(out),
+        ]
+    )
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["kind"] == "agreement" and len(report["raters"]) == 3
+    assert "|" in capsys.readouterr().out
+
+
+def test_labels_template_lists_every_question_and_verdict(tmp_path: Path) -> None:
+    result = tmp_path / "r.json"
+    main(
+        [
+            "eval",
+            "--ground-truth",
+            str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
+            "--outputs",
+            str(EXAMPLE / "outputs"),
+            "--result-file",
+            str(result),
+        ]
+    )
+    sheet = tmp_path / "labels.csv"
+    code = main(
+        [
+            "labels",
+            "template",
+            str(result),
+            "-o",
+            str(sheet),
+            "--ground-truth",
+            str(EXAMPLE / "ground_truth"),
+            "--outputs",
+            str(EXAMPLE / "outputs"),
+        ]
+    )
+    assert code == 0
+    rows = list(csv.DictReader(sheet.read_text(encoding="utf-8-sig").splitlines()))
+    assert len(rows) == 3 * (9 + 1)
+    assert {r["answer"] for r in rows} == {""}
+    assert all(r["diagnosis"] and r["ground_truth"] for r in rows)
+    assert any(r["question_id"] == "verdict" for r in rows)
+
+
+def test_bad_label_file_exits_2_naming_file_and_row(bench: Path, tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.csv"
+    lines = (bench / "labels.csv").read_text(encoding="utf-8-sig").splitlines()
+    header = next(csv.reader([lines[0]]))
+    row = next(csv.reader([lines[1]]))
+    row[header.index("answer")] = "perhaps"
+    with bad.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([header, row])
+    code = main(["agreement", str(bench / "rules.json"), str(bad)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "bad.csv" in err and "perhaps" in err
