@@ -225,6 +225,20 @@ def test_dry_run_writes_prompts_and_no_result(tmp_path, example_ground_truth, ex
     assert "no judge was called" in out
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="judge/cli/eval.py _run_eval prints 'Judge: rules ...' (and the --fail-under note) "
+    "to stdout before the JSON, so `judge eval --json` stdout is not JSON",
+)
+def test_json_flag_prints_only_json(tmp_path, example_ground_truth, example_outputs) -> None:
+    code, out, err = run(
+        eval_args(example_ground_truth, example_outputs, tmp_path / "r.json", "--json")
+    )
+    assert code == 0, err
+    overall = json.loads(out)
+    assert overall["n_cases"] == len(list(example_outputs.glob("*/*/agent_output.json")))
+
+
 def test_fail_under(tmp_path, example_ground_truth, example_outputs) -> None:
     args = eval_args(example_ground_truth, example_outputs, tmp_path / "r.json")
     assert run([*args, "--fail-under", "0.99"])[0] == 1
@@ -327,11 +341,28 @@ def bad_cases(bad: Path, example_gt: Path, example_out: Path, tmp: Path) -> dict
                 ": diagnosis: ",
             ],
         ),
+        "broken prompt template": (
+            [
+                "--ground-truth",
+                example_gt,
+                "--outputs",
+                example_out,
+                "--prompt-template",
+                _broken_template(tmp / "templates"),
+            ],
+            [str(tmp / "templates"), "template error", "line 1"],
+        ),
         "unknown dimension": (
             ["--ground-truth", example_gt, "--outputs", example_out, "--dimensions", "D1,D8"],
             ["--dimensions", "D8"],
         ),
     }
+
+
+def _broken_template(directory: Path) -> Path:
+    directory.mkdir()
+    (directory / "dimension.j2").write_text("{% for %}\n", encoding="utf-8")
+    return directory
 
 
 BAD_CASES = [
@@ -342,6 +373,7 @@ BAD_CASES = [
     "non-utf8 spec",
     "no submissions",
     "submission missing diagnosis",
+    "broken prompt template",
     "unknown dimension",
 ]
 
