@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ground_truth.errors import InputError
+from ground_truth.loaders import validate
 
 from .judgment import Judgment, Usage
 from .scoring import CaseResult, IncidentSummary, OverallSummary
@@ -96,4 +97,4 @@ def load_result(path: str | Path) -> EvalResult:
             f"expected schema_version {SCHEMA_VERSION!r}, got {version!r}",
             field="schema_version",
         )
-    return EvalResult.model_validate(data)
+    return validate(EvalResult, data, path)
