@@ -19,7 +19,9 @@ import jsonschema
 import pytest
 import yaml
 
+from ground_truth.errors import InputError
 from judge.cli import main
+from judge.results import load_result
 from judge.rubric import load_rubric
 
 SENTINEL = b'{"schema_version": "1", "note": "an earlier result that must survive"}\n'
@@ -149,6 +151,22 @@ def test_result_file_matches_its_schema(example_run) -> None:
     schema = json.loads(out)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     jsonschema.validate(example_run["result"], schema)
+
+
+def test_result_file_round_trips(example_run, tmp_path) -> None:
+    result = load_result(example_run["path"])
+    assert result.config["rubric"]["hash"] == load_rubric("sregym-v3").hash
+    assert len(result.judgments) == 9 * len(result.cases)
+    broken = dict(example_run["result"])
+    del broken["overall"]
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_result(path)
+    assert (caught.value.path, caught.value.field) == (str(path), "overall")
+    path.write_text(json.dumps({**broken, "schema_version": "0"}), encoding="utf-8")
+    with pytest.raises(InputError, match="schema_version"):
+        load_result(path)
 
 
 def test_missing_and_orphans_reported(tmp_path, example_ground_truth, example_outputs) -> None:
