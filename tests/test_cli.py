@@ -24,6 +24,7 @@ from judge.cli import main
 from judge.results import load_result
 from judge.rubric import load_rubric
 
+JUDGE_ENV = ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY")
 SENTINEL = b'{"schema_version": "1", "note": "an earlier result that must survive"}\n'
 
 
@@ -67,7 +68,7 @@ def python_judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedPro
 
 @pytest.fixture(autouse=True)
 def no_model_configured(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
+    for name in JUDGE_ENV:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -75,10 +76,11 @@ def no_model_configured(monkeypatch: pytest.MonkeyPatch) -> None:
 def example_run(
     tmp_path_factory: pytest.TempPathFactory, example_ground_truth: Path, example_outputs: Path
 ) -> dict[str, Any]:
-    for name in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        os.environ.pop(name, None)
     result = tmp_path_factory.mktemp("example") / "results.json"
-    code, out, err = run(eval_args(example_ground_truth, example_outputs, result))
+    with pytest.MonkeyPatch.context() as patch:
+        for name in JUDGE_ENV:
+            patch.delenv(name, raising=False)
+        code, out, err = run(eval_args(example_ground_truth, example_outputs, result))
     data = json.loads(result.read_text(encoding="utf-8")) if result.exists() else None
     return {"code": code, "out": out, "err": err, "result": data, "path": result}
 
