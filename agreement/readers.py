@@ -68,6 +68,7 @@ def read_result(
 
     `by_judge=True` splits `judgments[]` by their `judge` field (a panel's members), each
     member becoming a rater with question-level answers; the cases stay with the main rater.
+    Otherwise only the judgments of the result's own judge (`config.judge.label`) are read.
     """
     data, path = _load_json(source)
     name = rater or _default_rater(data, path)
@@ -75,12 +76,15 @@ def read_result(
     members: dict[str, RaterLabels] = {}
     seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]] = {}
     judgments = _list_field(data, "judgments", path)
+    own_label = (data.get("config") or {}).get("judge", {}).get("label")
     for i, row in enumerate(judgments):
         field = f"judgments[{i}]"
         if not isinstance(row, Mapping):
             raise LabelFileError(path, "expected an object", field=field)
         judge = str(row.get("judge") or name)
         target = main
+        if not by_judge and own_label and judge != own_label:
+            continue  # a panel member's answer; the panel's own is the result's
         if by_judge:
             target = members.setdefault(judge, RaterLabels(name=judge, kind="judge", source=path))
         key = ItemKey(

@@ -86,21 +86,32 @@ async def _ask(judge: Judge, unit: _Unit) -> DimensionVerdict:
 
 
 def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
+    return [_judgment(unit, a, judge_name) for a in verdict.answers]
+
+
+def _member_judgments(done: list[tuple[_Unit, DimensionVerdict]]) -> list[Judgment]:
+    """A panel's members' own answers, under their names (they do not enter the scores)."""
     return [
-        Judgment(
-            incident_id=unit.submission.incident_id,
-            trial=unit.submission.trial,
-            dimension_id=unit.dimension.id,
-            question_id=a.question_id,
-            answer=a.answer,
-            evidence=a.evidence,
-            confidence=a.confidence,
-            unscored_reason=a.unscored_reason,
-            judge=judge_name,
-            prompt_hash=unit.prompt.hash,
-        )
-        for a in verdict.answers
+        _judgment(unit, a, name)
+        for unit, verdict in done
+        for name, member in (verdict.members or {}).items()
+        for a in member.answers
     ]
+
+
+def _judgment(unit: _Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
+    return Judgment(
+        incident_id=unit.submission.incident_id,
+        trial=unit.submission.trial,
+        dimension_id=unit.dimension.id,
+        question_id=answer.question_id,
+        answer=answer.answer,
+        evidence=answer.evidence,
+        confidence=answer.confidence,
+        unscored_reason=answer.unscored_reason,
+        judge=judge_name,
+        prompt_hash=unit.prompt.hash,
+    )
 
 
 def _call_record(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> CallRecord:
@@ -157,7 +168,7 @@ async def evaluate_async(
         overall=overall,
         incidents=incidents,
         cases=cases,
-        judgments=[j for c in cases for j in c.judgments],
+        judgments=[j for c in cases for j in c.judgments] + _member_judgments(done),
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         missing=matching.missing,
@@ -228,7 +239,7 @@ def _config(
             "threshold": rubric.scoring.threshold,
             "weights": rubric.scoring.weights,
         },
-        "judge": judge.describe(),
+        "judge": {**judge.describe(), "label": judge.name},
         "prompt_template": {
             "dir": str(renderer.template_dir) if renderer.template_dir else None,
             "hash": renderer.fingerprint,
@@ -269,6 +280,4 @@ def evaluate_submission(
     """Score one submission; the result holds every question's answer (`case.judgments`)."""
     if submission.incident_id != spec.id:
         submission = submission.model_copy(update={"incident_id": spec.id})
-    result = evaluate([spec], [submission], rubric, judge, renderer)
-    case = result.cases[0]
-    return case.model_copy(update={"judgments": [j for j in result.judgments]})
+    return evaluate([spec], [submission], rubric, judge, renderer).cases[0]

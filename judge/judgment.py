@@ -44,6 +44,9 @@ class DimensionVerdict(BaseModel):
         None, description="For a panel: each member's own verdict, keyed by member name."
     )
 
+    def answer_for(self, question_id: str) -> QuestionAnswer | None:
+        return next((a for a in self.answers if a.question_id == question_id), None)
+
 
 def unscored(
     question_ids: list[str], reason: str, kind: str, attempts: int = 1

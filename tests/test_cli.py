@@ -245,11 +245,6 @@ def test_dry_run_writes_prompts_and_no_result(tmp_path, example_ground_truth, ex
     assert "no judge was called" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judge/cli/eval.py _run_eval prints 'Judge: rules ...' (and the --fail-under note) "
-    "to stdout before the JSON, so `judge eval --json` stdout is not JSON",
-)
 def test_json_flag_prints_only_json(tmp_path, example_ground_truth, example_outputs) -> None:
     code, out, err = run(
         eval_args(example_ground_truth, example_outputs, tmp_path / "r.json", "--json")

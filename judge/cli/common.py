@@ -24,12 +24,15 @@ def input_errors() -> tuple[type[Exception], ...]:
 PIPED_WIDTH = 140
 
 
-def console() -> Any:
-    """Rich console; when output is piped, wide enough for the tables (unless COLUMNS says)."""
+def console(stderr: bool = False) -> Any:
+    """Rich console; when output is piped, wide enough for the tables (unless COLUMNS says).
+
+    `stderr=True` for commands whose stdout is machine-readable (`--json`)."""
     import os
     import sys
 
     from rich.console import Console
 
-    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-    return Console(width=PIPED_WIDTH if piped else None)
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=PIPED_WIDTH if piped else None)

@@ -28,8 +28,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     p.add_argument(
         "--judge-model",
-        default=os.environ.get("JUDGE_MODEL"),
-        help="litellm model string (env JUDGE_MODEL); 'rules' or unset: the offline rules judge",
+        action="append",
+        help="litellm model string (env JUDGE_MODEL); repeat for a majority-vote panel; "
+        "'rules' or unset: the offline rules judge",
+    )
+    p.add_argument(
+        "--tie",
+        choices=["unscored", "yes", "no"],
+        default="unscored",
+        help="a panel's answer on a tie (default: unscored)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="ask each judge K times (seeds differ); a panel of the repeats, for self-consistency",
     )
     p.add_argument(
         "--api-base",
@@ -107,16 +120,44 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 
 
 def _make_judge(args):
-    from ..judges import make_judge
+    from ..judges import build_judge
 
-    if not args.judge_model or args.judge_model == "rules":
-        return make_judge()
-    return make_judge(
-        args.judge_model,
-        api_base=args.api_base,
-        api_key=os.environ.get("JUDGE_API_KEY"),
-        timeout=args.timeout,
+    models = args.judge_model or (
+        [os.environ["JUDGE_MODEL"]] if os.environ.get("JUDGE_MODEL") else None
     )
+    options = {}
+    if models and any(m != "rules" for m in models):
+        options = {
+            "api_base": args.api_base,
+            "api_key": os.environ.get("JUDGE_API_KEY"),
+            "timeout": args.timeout,
+        }
+    return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
+
+
+def _announce(judge, args, out) -> None:
+    if judge.name == "rules":
+        out.print(
+            "Judge: rules (offline and deterministic; no model configured. "
+            "Set JUDGE_MODEL or --judge-model to use an LLM judge.)"
+        )
+        return
+    members = getattr(judge, "members", None)
+    what = (
+        f"panel of {', '.join(m.name for m in members)} (tie: {args.tie})"
+        if members
+        else judge.name
+    )
+    out.print(f"Judge: {what}" + (f" at {args.api_base}" if args.api_base else ""))
+
+
+def _panel_agreement(result, out) -> None:
+    """How often the panel's members agree with each other and with the panel, per question."""
+    from agreement import agreement_report, read_result, render_table
+
+    table = read_result(result.model_dump(mode="json"), by_judge=True)
+    report = agreement_report([table], levels=["question"], B=200, breakdown=False)
+    out.print(render_table(report, "question"))
 
 
 def _run_eval(args, specs, submissions, rubric, renderer) -> int:
@@ -125,14 +166,8 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     from ..results import write_result
 
     judge = _make_judge(args)
-    out = console()
-    if judge.name == "rules":
-        out.print(
-            "Judge: rules (offline and deterministic; no model configured. "
-            "Set JUDGE_MODEL or --judge-model to use an LLM judge.)"
-        )
-    else:
-        out.print(f"Judge: {judge.name}" + (f" at {args.api_base}" if args.api_base else ""))
+    out = console(stderr=args.json)
+    _announce(judge, args, out)
     options = EvalOptions(max_concurrent=args.max_concurrent, k=args.k)
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     result = asyncio.run(
@@ -144,6 +179,8 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
         print(result.overall.model_dump_json(indent=2))
     else:
         print_result(result, out)
+        if getattr(judge, "members", None):
+            _panel_agreement(result, out)
         if result.resolution:
             from .resolve import resolution_table
 

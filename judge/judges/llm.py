@@ -133,6 +133,7 @@ class LLMJudge:
         max_retries: int = 3,
         retry_wait: float = 1.0,
         extra_params: dict[str, Any] | None = None,
+        name: str | None = None,
     ):
         self.model = model
         self.api_base = api_base
@@ -144,7 +145,7 @@ class LLMJudge:
         self.max_retries = max_retries
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
-        self.name = f"llm:{model}"
+        self.name = name or f"llm:{model}"
         import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
 
     def describe(self) -> dict[str, Any]:

@@ -297,7 +297,8 @@ RULES: dict[str, Callable[[str, Case], QuestionAnswer]] = {
 class RulesJudge:
     """Deterministic, offline; the default when no model is configured."""
 
-    name = "rules"
+    def __init__(self, name: str = "rules"):
+        self.name = name
 
     def describe(self) -> dict[str, Any]:
         return {"name": "rules", "model": None, "params": {"rules": sorted(RULES)}}
