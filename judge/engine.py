@@ -173,7 +173,11 @@ async def evaluate_async(
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         missing=matching.missing,
         orphans=[
-            Orphan(incident_id=o.incident_id, trial=o.trial, file=o.source.get("file"))
+            Orphan(
+                incident_id=o.incident_id,
+                trial=o.trial,
+                file=o.source.get("loaded_from") or o.source.get("file"),
+            )
             for o in matching.orphans
         ],
     )

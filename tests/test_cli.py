@@ -434,7 +434,7 @@ def test_example_in_a_real_process(tmp_path, example_ground_truth, example_outpu
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "Judge: rules" in proc.stdout
+    assert "Judge: rules" in proc.stderr  # --json: messages on stderr
     data = json.loads(result.read_text(encoding="utf-8"))
     assert data["config"]["judge"]["name"] == "rules"
     assert data["overall"]["n_cases"] == len(list(example_outputs.glob("*/*/agent_output.json")))
