@@ -5,6 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def located(path: str | Path | None, message: str, field: str | None = None) -> str:
+    """`file: field: message`, the shape of every message about an input file."""
+    where = str(path) if path is not None else "<input>"
+    if field:
+        where += f": {field}"
+    return f"{where}: {message}"
+
+
 class InputError(ValueError):
     """A bad input file. `str()` names the file, the field (or line) and what was expected."""
 
@@ -12,7 +20,4 @@ class InputError(ValueError):
         self.path = str(path) if path is not None else None
         self.field = field
         self.message = message
-        where = self.path or "<input>"
-        if field:
-            where += f": {field}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(located(path, message, field))

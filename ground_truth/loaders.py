@@ -21,6 +21,7 @@ from .errors import InputError
 from .models import IncidentSpec, Submission
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
 AGENT_OUTPUT = "agent_output.json"
 
 
@@ -45,7 +46,7 @@ def read_data(path: Path) -> Any:
         except json.JSONDecodeError as exc:
             raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {exc.lineno}") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else None

@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import csv
 import importlib
-import json
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..errors import InputError
+from ..errors import InputError, located
+from ..loaders import read_data as read_structured
+from ..loaders import read_text
 
 FORMATS = ("itbench", "sregym", "srezero", "aiopslab", "openrca", "forge")
 STRUCTURED_SUFFIXES = (".json", ".yaml", ".yml")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # How many files of a directory a `looks_like_*` check opens before giving up.
 SNIFF_LIMIT = 20
 
@@ -41,10 +39,7 @@ class FormatWarning(UserWarning):
         self.path = str(path) if path is not None else None
         self.field = field
         self.message = message
-        where = self.path or "<input>"
-        if field:
-            where += f": {field}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(located(path, message, field))
 
 
 def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
@@ -148,33 +143,6 @@ def cross_check(fmt: str, specs: list[Any], submissions: list[Any]) -> None:
 
 
 # ---------------------------------------------------------------- file helpers for adapters
-
-
-def read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (offset {exc.start})") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-
-
-def read_structured(path: Path) -> Any:
-    """Parse a JSON or YAML file, naming the line of a syntax error."""
-    text = read_text(path)
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {exc.lineno}") from None
-    try:
-        return yaml.load(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        raise InputError(
-            path, f"invalid YAML: {getattr(exc, 'problem', exc)}", field=where
-        ) from None
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
