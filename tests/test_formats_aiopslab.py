@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
+from helpers import corpus, quiet
 
 from ground_truth.entities import score_entities
 from ground_truth.formats.aiopslab import (
@@ -19,9 +19,6 @@ from ground_truth.formats.aiopslab import (
     parse_submission,
     task_type_of,
 )
-from ground_truth.formats.detect import FormatWarning
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 PROBLEMS = """
 problems:
@@ -49,20 +46,6 @@ problems:
   description: No fault is injected.
   expected_detection: 'No'
 """
-
-
-def corpus(*parts: str) -> Path:
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    return path
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
 @pytest.fixture()

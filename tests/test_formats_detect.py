@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import CORPUS
 
 from ground_truth.errors import InputError
 from ground_truth.formats import detect
@@ -20,7 +21,6 @@ from ground_truth.formats.detect import (
 )
 from ground_truth.models import IncidentSpec, Submission
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 
 NOT_SPECS = "not-specs"

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
-import pytest
+from helpers import corpus, quiet
 
-from ground_truth.formats.detect import FormatWarning
 from ground_truth.formats.forge import (
     load_forge_specs,
     load_forge_submissions,
@@ -16,7 +14,6 @@ from ground_truth.formats.forge import (
     looks_like_forge_submissions,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 LABELS = (
     Path(__file__).parent
     / "fixtures"
@@ -24,20 +21,6 @@ LABELS = (
     / "forge"
     / "label_Online-Boutique-cloudbed-1.csv"
 )
-
-
-def corpus(*parts: str) -> Path:
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    return path
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
 def test_label_csv_specs():

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import warnings
 from pathlib import Path
 
 import pytest
+from helpers import corpus, quiet
 
 from ground_truth.errors import InputError
-from ground_truth.formats.detect import FormatWarning
 from ground_truth.formats.itbench import (
     canonical_incident_id,
     load_itbench_judge_results,
@@ -20,22 +19,7 @@ from ground_truth.formats.itbench import (
     looks_like_itbench_submissions,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 SCENARIOS = Path(__file__).parent / "fixtures" / "formats" / "itbench" / "scenarios"
-
-
-def corpus(*parts: str) -> Path:
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    return path
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
 def by_id(specs):

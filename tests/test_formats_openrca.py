@@ -5,13 +5,12 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import warnings
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from helpers import corpus, quiet
 
-from ground_truth.formats.detect import FormatWarning
 from ground_truth.formats.openrca import (
     load_openrca_specs,
     load_openrca_submissions,
@@ -20,22 +19,7 @@ from ground_truth.formats.openrca import (
     looks_like_openrca_submissions,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 TELECOM = Path(__file__).parent / "fixtures" / "formats" / "openrca" / "agent-Telecom.csv"
-
-
-def corpus(*parts: str) -> Path:
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    return path
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
 def test_single_failure_queries_from_the_telecom_csv():

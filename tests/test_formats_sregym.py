@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
+from helpers import corpus, quiet
 
 from ground_truth.errors import InputError
-from ground_truth.formats.detect import FormatWarning
 from ground_truth.formats.sregym import (
     load_sregym_checklist,
     load_sregym_specs,
@@ -20,23 +19,8 @@ from ground_truth.formats.sregym import (
     parse_fault_spec,
 )
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 FIXTURES = Path(__file__).parent / "fixtures" / "formats" / "sregym"
 SUBMISSIONS = FIXTURES / "service_port_conflict_hotel_reservation_submissions.json"
-
-
-def corpus(*parts: str) -> Path:
-    path = CORPUS.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    return path
-
-
-def quiet(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
 def test_parse_fault_spec_multi_component_list():
