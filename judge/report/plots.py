@@ -1,0 +1,174 @@
+"""Plots for the HTML report: matplotlib figures serialised as inline SVG strings.
+
+Text stays text (`svg.fonttype: none`), there is no metadata, no XML prolog and no DOCTYPE,
+and every id is prefixed per plot so several SVGs can live in one page. Nothing refers
+outside the SVG, so the page needs no network.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+from markupsafe import Markup
+
+PASS, FAIL, NEUTRAL, MUTED, UNSCORED = "#2e7d32", "#c62828", "#1f5fa8", "#9aa5b1", "#b26a00"
+_STYLE = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "diagnosis-judge",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#5f6b7a",
+    "axes.labelcolor": "#243040",
+    "xtick.color": "#243040",
+    "ytick.color": "#243040",
+}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def to_svg(fig, prefix: str) -> Markup:
+    """Serialise and close `fig`; ids become `prefix-<id>` so they cannot clash across plots."""
+    plt = _pyplot()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    for old in sorted(ids, key=len, reverse=True):
+        svg = re.sub(rf'(id="|#){re.escape(old)}(?=["\)])', rf"\g<1>{prefix}-{old}", svg)
+    svg = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", svg)
+    svg = re.sub(r'width="([\d.]+)pt" height="[\d.]+pt"', _size, svg, count=1)
+    return Markup(svg)
+
+
+def _size(match: re.Match[str]) -> str:
+    """Responsive: as wide as drawn (pt to px), never wider than its container."""
+    return f'class="plot" style="max-width: {float(match.group(1)) * 4 / 3:.0f}px"'
+
+
+def score_distribution(
+    composites: Sequence[float], passed: Sequence[bool], threshold: float
+) -> Markup:
+    """Histogram of case composites, stacked pass/fail, with the threshold as a dashed line."""
+    plt = _pyplot()
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 2.8))
+        bins = [i / 10 for i in range(11)]
+        wins = [c for c, p in zip(composites, passed, strict=True) if p]
+        losses = [c for c, p in zip(composites, passed, strict=True) if not p]
+        ax.hist(
+            [losses, wins],
+            bins=bins,
+            stacked=True,
+            color=[FAIL, PASS],
+            label=[f"fail ({len(losses)})", f"pass ({len(wins)})"],
+            edgecolor="white",
+        )
+        ax.axvline(threshold, color="#243040", linestyle="--", linewidth=1)
+        ax.text(threshold, ax.get_ylim()[1], f" threshold {threshold:.2f}", va="top", fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("composite score per case")
+        ax.set_ylabel("cases")
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.legend(frameon=False, loc="upper left", fontsize=9)
+        return to_svg(fig, "dist")
+
+
+def dimension_breakdown(
+    labels: Sequence[str],
+    means: Sequence[float | None],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+    threshold: float | None = None,
+) -> Markup:
+    """Horizontal bars: mean score per dimension with its bootstrap CI."""
+    plt = _pyplot()
+    with plt.rc_context(_STYLE):
+        height = 0.9 + 0.45 * len(labels)
+        fig, ax = plt.subplots(figsize=(5.2, height))
+        y = list(range(len(labels)))[::-1]
+        values = [m or 0.0 for m in means]
+        ax.barh(y, values, color=NEUTRAL, height=0.6)
+        for yi, m, lo, hi in zip(y, means, lows, highs, strict=True):
+            if m is not None and lo is not None and hi is not None:
+                ax.errorbar(m, yi, xerr=[[m - lo], [hi - m]], color="#243040", capsize=3, lw=1)
+            ax.text(
+                (hi if hi is not None else (m or 0)) + 0.02,
+                yi,
+                "—" if m is None else f"{m:.2f}",
+                va="center",
+                fontsize=9,
+            )
+        if threshold is not None:
+            ax.axvline(threshold, color=MUTED, linestyle=":", linewidth=1)
+        ax.set_yticks(y, labels)
+        ax.set_xlim(0, 1.12)
+        ax.set_xlabel("mean score over incidents (95% CI)")
+        return to_svg(fig, "dims")
+
+
+def incident_scores(
+    names: Sequence[str], means: Sequence[float | None], threshold: float
+) -> Markup:
+    """One bar per incident, worst first, coloured by whether its mean reaches the threshold."""
+    plt = _pyplot()
+    rows = sorted(zip(names, means, strict=True), key=lambda r: (r[1] is None, r[1] or 0.0))
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 0.8 + 0.22 * len(rows)))
+        y = list(range(len(rows)))[::-1]
+        colors = [MUTED if m is None else PASS if m >= threshold - 1e-9 else FAIL for _, m in rows]
+        ax.barh(y, [m or 0.0 for _, m in rows], color=colors, height=0.7)
+        ax.axvline(threshold, color="#243040", linestyle="--", linewidth=1)
+        ax.set_yticks(y, [_short(n) for n, _ in rows], fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("mean composite over trials")
+        return to_svg(fig, "incidents")
+
+
+def coverage_vs_success(
+    coverage: Sequence[float], success: Sequence[bool], diagnosis_passed: Sequence[bool | None]
+) -> Markup:
+    """Evidence coverage of each resolved / unresolved case, marked by the diagnosis verdict."""
+    plt = _pyplot()
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 2.4))
+        for k, (cov, ok, dx) in enumerate(zip(coverage, success, diagnosis_passed, strict=True)):
+            jitter = ((k * 37) % 11 - 5) / 40
+            ax.scatter(
+                cov,
+                (1 if ok else 0) + jitter,
+                s=28,
+                zorder=3,
+                color=MUTED if dx is None else PASS if dx else FAIL,
+                marker="o" if dx is not False else "x",
+            )
+        ax.set_yticks([0, 1], ["unresolved", "resolved"])
+        ax.set_ylim(-0.5, 1.5)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_xlabel("evidence coverage")
+        for label, color, marker in (
+            ("diagnosis passed", PASS, "o"),
+            ("diagnosis failed", FAIL, "x"),
+            ("unscored", MUTED, "o"),
+        ):
+            ax.scatter([], [], color=color, marker=marker, label=label)
+        ax.legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1, 0.5))
+        return to_svg(fig, "coverage")
+
+
+def _short(name: str, most: int = 36) -> str:
+    return name if len(name) <= most else name[: most // 2 - 1] + "…" + name[-(most // 2 - 1) :]

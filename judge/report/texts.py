@@ -1,0 +1,76 @@
+"""The texts a result file does not carry: spec ground truth, diagnoses, question wording.
+
+All optional. The report shows what it has and says what it lacks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ground_truth.errors import InputError
+from ground_truth.models import IncidentSpec, Submission
+
+
+class ReportTexts(BaseModel):
+    ground_truth: dict[str, str] = Field(default_factory=dict, description="By incident id.")
+    diagnoses: dict[str, str] = Field(
+        default_factory=dict, description="By 'incident_id/trial' (see `case_key`)."
+    )
+    questions: dict[str, str] = Field(default_factory=dict, description="By question id.")
+    dimensions: dict[str, str] = Field(default_factory=dict, description="Names by dimension id.")
+
+    def diagnosis(self, incident_id: str, trial: str) -> str | None:
+        return self.diagnoses.get(case_key(incident_id, trial))
+
+
+def case_key(incident_id: str, trial: str) -> str:
+    return f"{incident_id}/{trial}"
+
+
+def texts_from(
+    specs: list[IncidentSpec] | None = None,
+    submissions: list[Submission] | None = None,
+    rubric_config: dict[str, Any] | None = None,
+) -> ReportTexts:
+    texts = ReportTexts(
+        ground_truth={s.id: s.ground_truth for s in specs or []},
+        diagnoses={case_key(s.incident_id, s.trial): s.diagnosis for s in submissions or []},
+    )
+    _add_rubric_texts(texts, rubric_config or {})
+    return texts
+
+
+def load_texts(
+    ground_truth: Path | None,
+    outputs: Path | None,
+    rubric_config: dict[str, Any] | None = None,
+    format: str = "auto",
+) -> ReportTexts:
+    """Read specs and submissions the way `judge eval` does; either may be None."""
+    from ground_truth import load_specs, load_submissions
+
+    specs = load_specs(ground_truth, format) if ground_truth else None
+    submissions = load_submissions(outputs, format) if outputs else None
+    return texts_from(specs, submissions, rubric_config)
+
+
+def _add_rubric_texts(texts: ReportTexts, config: dict[str, Any]) -> None:
+    """Question wording from the rubric the run used, when it is found with the same hash."""
+    from ..rubric import load_rubric
+
+    name = config.get("name")
+    if not name:
+        return
+    try:
+        rubric = load_rubric(name)
+    except (InputError, OSError):
+        return
+    if rubric.hash != config.get("hash"):
+        return
+    for dim in rubric.dimensions:
+        texts.dimensions[dim.id] = dim.name
+        for q in dim.questions:
+            texts.questions[q.id] = q.text

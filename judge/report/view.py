@@ -1,0 +1,566 @@
+"""What the HTML report shows, computed from a result: the template only lays it out.
+
+Sections that depend on other parts of the tool (`resolution`, `agreement`, `entities`) are
+read as optional plain dicts from the result, so the report works with result files written
+before or without them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from ..judgment import Judgment
+from ..results import CallRecord, EvalResult
+from ..scoring import CaseResult, Estimate, IncidentSummary
+from . import plots
+from .highlight import highlight
+from .texts import ReportTexts, case_key
+
+OPTIONAL_SECTIONS = ("resolution", "agreement", "entities")
+
+
+@dataclass
+class QuestionRow:
+    dimension_id: str
+    question_id: str
+    text: str | None
+    answer: str | None
+    confidence: str | None
+    evidence: str | None
+    evidence_found: bool | None
+    unscored_reason: str | None
+    judge: str
+
+
+@dataclass
+class CaseView:
+    anchor: str
+    incident_id: str
+    trial: str
+    agent: str | None
+    composite: float | None
+    status: str
+    dimensions: dict[str, float | None]
+    questions: list[QuestionRow]
+    failing: list[str]
+    diagnosis: Markup | None
+    n_marks: int
+    call_errors: list[CallRecord]
+    resolution: dict[str, Any] | None
+    n_unscored: int
+
+
+@dataclass
+class IncidentView:
+    anchor: str
+    summary: IncidentSummary
+    ground_truth: str | None
+    cases: list[CaseView]
+    status: str
+
+
+@dataclass
+class Stat:
+    label: str
+    value: str
+    detail: str = ""
+    tone: str = ""
+
+
+@dataclass
+class DimensionRow:
+    id: str
+    name: str | None
+    weight: float | None
+    estimate: Estimate
+    n_scored: int
+    n_unscored: int
+
+
+@dataclass
+class Usage:
+    n_calls: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    n_with_usage: int = 0
+    n_priced: int = 0
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportView:
+    title: str
+    result: EvalResult
+    config_rows: list[tuple[str, str]]
+    usage: Usage
+    headline: list[Stat]
+    threshold: float | None
+    dimensions: list[DimensionRow]
+    show_k: bool
+    incidents: list[IncidentView]
+    unscored: list[Judgment]
+    call_errors: list[CallRecord]
+    plots: dict[str, Markup]
+    texts_note: str | None
+    resolution: dict[str, Any] | None = None
+    resolution_cases: list[dict[str, Any]] = field(default_factory=list)
+    agreement: list[Table] | None = None
+    agreement_raw: str | None = None
+    entities: dict[str, Any] | None = None
+
+    @property
+    def dimension_ids(self) -> list[str]:
+        return [d.id for d in self.dimensions]
+
+
+def optional_sections(result: EvalResult, raw: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The optional sections, from the model when it has them, else from the raw JSON."""
+    found: dict[str, Any] = {}
+    dumped = result.model_dump(mode="json", include=set(OPTIONAL_SECTIONS))
+    for name in OPTIONAL_SECTIONS:
+        value = dumped.get(name)
+        if value is None and raw is not None:
+            value = raw.get(name)
+        if value:
+            found[name] = value
+    return found
+
+
+def build_view(
+    result: EvalResult,
+    texts: ReportTexts | None = None,
+    raw: dict[str, Any] | None = None,
+    title: str | None = None,
+) -> ReportView:
+    texts = texts or ReportTexts()
+    extra = optional_sections(result, raw)
+    resolution = extra.get("resolution")
+    res_by_case = {
+        case_key(c["incident_id"], str(c["trial"])): c
+        for c in (resolution or {}).get("cases", [])
+        if isinstance(c, dict) and "incident_id" in c
+    }
+    incidents = _incidents(result, texts, res_by_case)
+    threshold = _rubric(result).get("threshold")
+    view = ReportView(
+        title=title or f"Diagnosis scores — {_rubric(result).get('name') or 'rubric'}",
+        result=result,
+        config_rows=_config_rows(result),
+        usage=usage_totals(result.calls),
+        headline=_headline(result),
+        threshold=threshold,
+        dimensions=_dimensions(result, texts),
+        show_k=result.overall.k > 1,
+        incidents=incidents,
+        unscored=[j for j in result.judgments if j.answer is None],
+        call_errors=[c for c in result.calls if c.error],
+        plots={},
+        texts_note=_texts_note(result, texts),
+        resolution=resolution,
+        resolution_cases=_resolution_rows(resolution, result.cases),
+        entities=extra.get("entities"),
+    )
+    if "agreement" in extra:
+        view.agreement, view.agreement_raw = _agreement(extra["agreement"])
+    view.plots = _plots(view)
+    return view
+
+
+def _rubric(result: EvalResult) -> dict[str, Any]:
+    rubric = result.config.get("rubric")
+    return rubric if isinstance(rubric, dict) else {}
+
+
+def _config_rows(result: EvalResult) -> list[tuple[str, str]]:
+    config = result.config
+    rubric = _rubric(result)
+    judge = config.get("judge") if isinstance(config.get("judge"), dict) else {}
+    rows = [
+        ("rubric", f"{rubric.get('name', '?')} v{rubric.get('version', '?')}"),
+        ("rubric hash", str(rubric.get("hash", "—"))),
+        ("threshold", _num(rubric.get("threshold"))),
+        (
+            "weights",
+            ", ".join(f"{k} {v:.2f}" for k, v in (rubric.get("weights") or {}).items()) or "—",
+        ),
+        ("judge", str(judge.get("name", "?"))),
+        ("model", str(judge.get("model") or "— (no model)")),
+    ]
+    if judge.get("api_base"):
+        rows.append(("API base", str(judge["api_base"])))
+    params = judge.get("params") or {}
+    if params:
+        rows.append(("judge parameters", ", ".join(f"{k}={_plain(v)}" for k, v in params.items())))
+    template = config.get("prompt_template") or {}
+    if isinstance(template, dict) and template.get("hash"):
+        rows.append(("prompt template", f"{template.get('dir') or 'shipped'} ({template['hash']})"))
+    for key in ("ground_truth", "outputs"):
+        if config.get(key):
+            rows.append((key.replace("_", " "), str(config[key])))
+    rows += [
+        ("date", result.created_at),
+        ("tool version", result.tool_version),
+        ("schema version", result.schema_version),
+    ]
+    return rows
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list | dict):
+        text = json.dumps(value)
+        return text if len(text) <= 80 else text[:77] + "…"
+    return str(value)
+
+
+def usage_totals(calls: list[CallRecord]) -> Usage:
+    usage = Usage(n_calls=len(calls), attempts=sum(c.attempts for c in calls))
+    for call in calls:
+        if call.usage is None:
+            continue
+        usage.n_with_usage += 1
+        usage.prompt_tokens += call.usage.prompt_tokens or 0
+        usage.completion_tokens += call.usage.completion_tokens or 0
+        if call.usage.cost_usd is not None:
+            usage.n_priced += 1
+            usage.cost_usd += call.usage.cost_usd
+    return usage
+
+
+def _headline(result: EvalResult) -> list[Stat]:
+    o = result.overall
+    stats = [
+        Stat("pass rate", _num(o.pass_rate.value), _ci(o.pass_rate), "rate"),
+        Stat("mean composite", _num(o.mean_composite.value), _ci(o.mean_composite)),
+    ]
+    if o.k > 1:
+        stats.append(Stat(f"pass@{o.k}", _num(o.pass_at_k.value), _ci(o.pass_at_k)))
+        stats.append(Stat(f"pass^{o.k}", _num(o.pass_hat_k.value), _ci(o.pass_hat_k)))
+    stats += [
+        Stat("incidents scored", f"{o.n_incidents_scored}/{o.n_incidents}"),
+        Stat(
+            "cases",
+            str(o.n_cases),
+            f"{o.n_incomplete_cases} incomplete",
+            "warn" if o.n_incomplete_cases else "",
+        ),
+        Stat(
+            "unscored questions",
+            str(o.n_unscored_questions),
+            f"of {o.n_scored_questions + o.n_unscored_questions}",
+            "warn" if o.n_unscored_questions else "",
+        ),
+        Stat(
+            "provider errors",
+            str(sum(result.errors.values())),
+            ", ".join(f"{k} {v}" for k, v in sorted(result.errors.items())),
+            "bad" if result.errors else "",
+        ),
+    ]
+    if o.n_missing or o.n_orphans:
+        stats.append(Stat("missing / orphans", f"{o.n_missing} / {o.n_orphans}", "", "warn"))
+    return stats
+
+
+def _ci(est: Estimate) -> str:
+    if est.ci is None:
+        return f"n={est.n}, no CI" if est.value is not None and est.n < 2 else f"n={est.n}"
+    return f"95% CI [{est.ci.low:.2f}, {est.ci.high:.2f}], n={est.n}"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _dimensions(result: EvalResult, texts: ReportTexts) -> list[DimensionRow]:
+    weights = _rubric(result).get("weights") or {}
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for case in result.cases:
+        for dim in case.dimensions:
+            counts[dim.dimension_id][0] += dim.n_scored
+            counts[dim.dimension_id][1] += dim.n_unscored
+    return [
+        DimensionRow(
+            id=dim_id,
+            name=texts.dimensions.get(dim_id),
+            weight=weights.get(dim_id),
+            estimate=est,
+            n_scored=counts[dim_id][0],
+            n_unscored=counts[dim_id][1],
+        )
+        for dim_id, est in result.overall.dimension_means.items()
+    ]
+
+
+def case_status(case: CaseResult) -> str:
+    if not case.complete or case.passed is None:
+        return "incomplete"
+    return "pass" if case.passed else "fail"
+
+
+def incident_status(case_statuses: set[str]) -> str:
+    """pass / fail when every trial agrees, incomplete when none has a verdict, else mixed."""
+    if len(case_statuses) == 1:
+        return next(iter(case_statuses))
+    return "incomplete" if not case_statuses else "mixed"
+
+
+def _incidents(
+    result: EvalResult, texts: ReportTexts, res_by_case: dict[str, dict[str, Any]]
+) -> list[IncidentView]:
+    judgments: dict[str, list[Judgment]] = defaultdict(list)
+    for j in result.judgments:
+        judgments[case_key(j.incident_id, j.trial)].append(j)
+    errors: dict[str, list[CallRecord]] = defaultdict(list)
+    for call in result.calls:
+        if call.error:
+            errors[case_key(call.incident_id, call.trial)].append(call)
+    cases: dict[str, list[CaseView]] = defaultdict(list)
+    for n, case in enumerate(result.cases):
+        key = case_key(case.incident_id, case.trial)
+        cases[case.incident_id].append(
+            _case(f"case-{n}", case, judgments[key], texts, errors[key], res_by_case.get(key))
+        )
+    views = []
+    for n, summary in enumerate(result.incidents):
+        mine = cases.get(summary.incident_id, [])
+        views.append(
+            IncidentView(
+                anchor=f"incident-{n}",
+                summary=summary,
+                ground_truth=texts.ground_truth.get(summary.incident_id),
+                cases=mine,
+                status=incident_status({c.status for c in mine}),
+            )
+        )
+    return views
+
+
+def _case(
+    anchor: str,
+    case: CaseResult,
+    judgments: list[Judgment],
+    texts: ReportTexts,
+    call_errors: list[CallRecord],
+    resolution: dict[str, Any] | None,
+) -> CaseView:
+    diagnosis = texts.diagnosis(case.incident_id, case.trial)
+    marked = None
+    if diagnosis is not None:
+        marked = highlight(
+            diagnosis,
+            [(j.question_id, j.evidence) for j in judgments if j.answer],
+            {j.question_id: (j.answer or "").lower() for j in judgments},
+        )
+    rows = [
+        QuestionRow(
+            dimension_id=j.dimension_id,
+            question_id=j.question_id,
+            text=texts.questions.get(j.question_id),
+            answer=j.answer,
+            confidence=j.confidence,
+            evidence=j.evidence,
+            evidence_found=(
+                marked.found.get(j.question_id) if marked is not None and j.answer else None
+            ),
+            unscored_reason=j.unscored_reason,
+            judge=j.judge,
+        )
+        for j in judgments
+    ]
+    return CaseView(
+        anchor=anchor,
+        incident_id=case.incident_id,
+        trial=case.trial,
+        agent=case.agent,
+        composite=case.composite,
+        status=case_status(case),
+        dimensions={d.dimension_id: d.score for d in case.dimensions},
+        questions=rows,
+        failing=[j.question_id for j in judgments if j.answer == "No"],
+        diagnosis=marked.html if marked is not None else None,
+        n_marks=marked.n_marks if marked is not None else 0,
+        call_errors=call_errors,
+        resolution=resolution,
+        n_unscored=sum(j.answer is None for j in judgments),
+    )
+
+
+def _texts_note(result: EvalResult, texts: ReportTexts) -> str | None:
+    lacking = []
+    if not texts.ground_truth:
+        lacking.append("ground-truth texts")
+    if not texts.diagnoses:
+        lacking.append("diagnoses")
+    if not lacking:
+        return None
+    return (
+        f"The result file does not carry the {' or the '.join(lacking)}; "
+        "run `judge report RESULT.json --ground-truth DIR --outputs DIR` to show them "
+        "with the evidence highlighted."
+    )
+
+
+def _resolution_rows(
+    resolution: dict[str, Any] | None, cases: list[CaseResult]
+) -> list[dict[str, Any]]:
+    if not resolution:
+        return []
+    verdicts = {case_key(c.incident_id, c.trial): case_status(c) for c in cases}
+    rows = []
+    for case in resolution.get("cases", []):
+        if not isinstance(case, dict):
+            continue
+        checks = case.get("checks") or {}
+        failed = [
+            name
+            for name, check in checks.items()
+            if isinstance(check, dict) and check.get("passed") is False and name != "success"
+        ]
+        rows.append(
+            {
+                "incident_id": case.get("incident_id"),
+                "trial": case.get("trial"),
+                "format": case.get("format"),
+                "success": case.get("success"),
+                "evidence_coverage": case.get("evidence_coverage"),
+                "diagnosis": verdicts.get(
+                    case_key(str(case.get("incident_id")), str(case.get("trial")))
+                ),
+                "failed_checks": failed,
+                "discrepancies": len(case.get("discrepancies") or []),
+            }
+        )
+    return rows
+
+
+def _agreement(section: dict[str, Any]) -> tuple[list[Table] | None, str | None]:
+    """Pairwise and multi-rater tables when the section is an agreement report, else raw JSON."""
+    report = section
+    if "levels" not in report:
+        nested = [v for v in section.values() if isinstance(v, dict) and "levels" in v]
+        report = nested[0] if nested else report
+    levels = report.get("levels")
+    if not isinstance(levels, list):
+        return None, json.dumps(section, indent=2, sort_keys=True)
+    tables = []
+    for level in levels:
+        tables.append(_pair_table(f"Level: {level.get('level', '?')}", level.get("pairwise") or []))
+        multi = level.get("multi_rater")
+        if isinstance(multi, dict):
+            tables[-1].notes.append(
+                f"all raters ({', '.join(multi.get('raters') or [])}): Fleiss κ "
+                f"{_est_text(multi.get('fleiss_kappa'))}, Krippendorff α "
+                f"{_est_text(multi.get('krippendorff_alpha'))}"
+            )
+    for key, title in (("human_ceiling", "Among people"), ("self_consistency", "Self-consistency")):
+        groups = report.get(key) or []
+        if groups:
+            tables.append(
+                Table(
+                    title=title,
+                    columns=["group", "level", "raters", "mean κ", "Fleiss κ"],
+                    rows=[
+                        [
+                            str(g.get("name")),
+                            str(g.get("level")),
+                            ", ".join(g.get("raters") or []),
+                            _num(g.get("mean_kappa")),
+                            _est_text((g.get("multi_rater") or {}).get("fleiss_kappa")),
+                        ]
+                        for g in groups
+                    ],
+                )
+            )
+    return tables, None
+
+
+def _pair_table(title: str, pairs: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title=title,
+        columns=["rater A", "rater B", "n", "agreement", "κ [95% CI]", "PABAK", "AC1"],
+        rows=[],
+    )
+    for p in pairs:
+        table.rows.append(
+            [
+                str(p.get("rater_a")),
+                str(p.get("rater_b")),
+                str(p.get("n")),
+                _est_text(p.get("agreement")),
+                _est_text(p.get("kappa")),
+                _est_text(p.get("pabak"), ci=False),
+                _est_text(p.get("ac1"), ci=False),
+            ]
+        )
+        for name in ("kappa", "agreement"):
+            reason = (p.get(name) or {}).get("undefined")
+            if reason and reason not in table.notes:
+                table.notes.append(reason)
+    return table
+
+
+def _est_text(est: Any, ci: bool = True) -> str:
+    if not isinstance(est, dict):
+        return "—"
+    if est.get("value") is None:
+        return "undefined"
+    out = f"{est['value']:.2f}"
+    if ci and est.get("ci_low") is not None and est.get("ci_high") is not None:
+        out += f" [{est['ci_low']:.2f}, {est['ci_high']:.2f}]"
+    return out
+
+
+MAX_INCIDENT_BARS = 60
+
+
+def _plots(view: ReportView) -> dict[str, Markup]:
+    result = view.result
+    threshold = view.threshold if view.threshold is not None else 0.7
+    out: dict[str, Markup] = {}
+    complete = [c for c in result.cases if c.composite is not None]
+    if complete:
+        out["distribution"] = plots.score_distribution(
+            [c.composite or 0.0 for c in complete], [bool(c.passed) for c in complete], threshold
+        )
+    if view.dimensions:
+        out["dimensions"] = plots.dimension_breakdown(
+            [f"{d.id} {d.name}" if d.name else d.id for d in view.dimensions],
+            [d.estimate.value for d in view.dimensions],
+            [d.estimate.ci.low if d.estimate.ci else None for d in view.dimensions],
+            [d.estimate.ci.high if d.estimate.ci else None for d in view.dimensions],
+        )
+    if 1 < len(result.incidents) <= MAX_INCIDENT_BARS:
+        out["incidents"] = plots.incident_scores(
+            [i.incident_id for i in result.incidents],
+            [i.mean_composite for i in result.incidents],
+            threshold,
+        )
+    points = [
+        r
+        for r in view.resolution_cases
+        if r["evidence_coverage"] is not None and r["success"] is not None
+    ]
+    if points:
+        out["coverage"] = plots.coverage_vs_success(
+            [float(r["evidence_coverage"]) for r in points],
+            [bool(r["success"]) for r in points],
+            [
+                None if r["diagnosis"] in (None, "incomplete") else r["diagnosis"] == "pass"
+                for r in points
+            ],
+        )
+    return out
