@@ -1,0 +1,217 @@
+"""Flat exports of a result: CSV (one row per case), JSONL (one judgment per line), JUnit XML.
+
+JUnit: one `<testsuite>` holding one `<testcase classname=INCIDENT name=TRIAL>` per case.
+- verdict pass: an empty testcase;
+- verdict fail: `<failure type="verdict">`, the message naming the composite, the threshold and
+  the questions answered No; the body lists each with its evidence;
+- incomplete (a dimension with no scored question, so no verdict): `<skipped>`, with the
+  unscored questions and their reasons. The judge could not decide, and an unscored question is
+  never a No, so this is not a failure; provider failures beyond tolerance are what exit code 3
+  is for;
+- an incident with no submission: one testcase named `(no submission)`, `<skipped>`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..judgment import Judgment
+from ..results import EvalResult, write_json_atomic
+from ..scoring import CaseResult
+from .texts import case_key
+from .view import case_status, optional_sections
+
+BASE_COLUMNS = ["incident_id", "trial", "agent", "status", "passed", "composite"]
+NO_SUBMISSION = "(no submission)"
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """`text` without the characters XML 1.0 cannot carry at all (control characters)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def csv_columns(result: EvalResult) -> list[str]:
+    dims = _dimension_ids(result)
+    columns = [*BASE_COLUMNS, *dims, "n_unscored", "failing_questions"]
+    if "resolution" in optional_sections(result):
+        columns += ["resolution_success", "evidence_coverage"]
+    return columns
+
+
+def _dimension_ids(result: EvalResult) -> list[str]:
+    dims = list(result.config.get("dimensions") or [])
+    for case in result.cases:
+        dims += [d.dimension_id for d in case.dimensions if d.dimension_id not in dims]
+    return dims
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def csv_text(result: EvalResult) -> str:
+    """One row per case; dimension columns hold the score (empty when it has none)."""
+    columns = csv_columns(result)
+    judgments = _judgments_by_case(result)
+    resolution = _resolution_by_case(result)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for case in result.cases:
+        key = case_key(case.incident_id, case.trial)
+        mine = judgments.get(key, [])
+        row: dict[str, Any] = {
+            "incident_id": case.incident_id,
+            "trial": case.trial,
+            "agent": case.agent,
+            "status": case_status(case),
+            "passed": case.passed,
+            "composite": case.composite,
+            **{d.dimension_id: d.score for d in case.dimensions},
+            "n_unscored": sum(j.answer is None for j in mine),
+            "failing_questions": " ".join(j.question_id for j in mine if j.answer == "No"),
+        }
+        if "resolution_success" in columns:
+            res = resolution.get(key) or {}
+            row["resolution_success"] = res.get("success")
+            row["evidence_coverage"] = res.get("evidence_coverage")
+        writer.writerow({k: _cell(row.get(k)) for k in columns})
+    return out.getvalue()
+
+
+def jsonl_text(result: EvalResult) -> str:
+    """One judgment per line, exactly the result file's `judgments` entries."""
+    return "".join(j.model_dump_json() + "\n" for j in result.judgments)
+
+
+def _judgments_by_case(result: EvalResult) -> dict[str, list[Judgment]]:
+    out: dict[str, list[Judgment]] = defaultdict(list)
+    for j in result.judgments:
+        out[case_key(j.incident_id, j.trial)].append(j)
+    return out
+
+
+def _resolution_by_case(result: EvalResult) -> dict[str, dict[str, Any]]:
+    section = optional_sections(result).get("resolution") or {}
+    return {
+        case_key(str(c.get("incident_id")), str(c.get("trial"))): c
+        for c in section.get("cases", [])
+        if isinstance(c, dict)
+    }
+
+
+def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
+    judgments = _judgments_by_case(result)
+    threshold = (result.config.get("rubric") or {}).get("threshold")
+    suite = ET.Element("testsuite", name=suite_name, timestamp=result.created_at, time="0")
+    properties = ET.SubElement(suite, "properties")
+    for name, value in _properties(result).items():
+        ET.SubElement(properties, "property", name=name, value=value)
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for case in result.cases:
+        counts["tests"] += 1
+        outcome = _testcase(
+            suite, case, judgments.get(case_key(case.incident_id, case.trial), []), threshold
+        )
+        if outcome:
+            counts[outcome] += 1
+    for incident_id in result.missing:
+        counts["tests"] += 1
+        counts["skipped"] += 1
+        testcase = ET.SubElement(
+            suite, "testcase", classname=incident_id, name=NO_SUBMISSION, time="0"
+        )
+        ET.SubElement(testcase, "skipped", message="no submission for this incident")
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    ET.indent(suite)
+    _sanitise(suite)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    )
+
+
+def _sanitise(element: ET.Element) -> None:
+    for node in element.iter():
+        node.text = xml_safe(node.text) if node.text else node.text
+        for name, value in node.attrib.items():
+            node.set(name, xml_safe(value))
+
+
+def _properties(result: EvalResult) -> dict[str, str]:
+    rubric = result.config.get("rubric") or {}
+    judge = result.config.get("judge") or {}
+    o = result.overall
+    props = {
+        "rubric": f"{rubric.get('name')} v{rubric.get('version')}",
+        "rubric_hash": str(rubric.get("hash")),
+        "threshold": _cell(rubric.get("threshold")),
+        "judge": str(judge.get("name")),
+        "model": str(judge.get("model") or ""),
+        "pass_rate": _cell(o.pass_rate.value),
+        "mean_composite": _cell(o.mean_composite.value),
+        "tool_version": result.tool_version,
+    }
+    return props
+
+
+def _testcase(
+    suite: ET.Element, case: CaseResult, judgments: list[Judgment], threshold: float | None
+) -> str | None:
+    testcase = ET.SubElement(
+        suite, "testcase", classname=case.incident_id, name=case.trial, time="0"
+    )
+    status = case_status(case)
+    if status == "pass":
+        return None
+    if status == "incomplete":
+        unscored = [j for j in judgments if j.answer is None]
+        skipped = ET.SubElement(
+            testcase,
+            "skipped",
+            message=f"incomplete: {len(unscored)} question(s) unscored "
+            f"({', '.join(j.question_id for j in unscored)}); no verdict",
+        )
+        skipped.text = "\n".join(f"{j.question_id}: {j.unscored_reason}" for j in unscored)
+        return "skipped"
+    failing = [j for j in judgments if j.answer == "No"]
+    limit = f" < threshold {threshold:.2f}" if threshold is not None else ""
+    failure = ET.SubElement(
+        testcase,
+        "failure",
+        type="verdict",
+        message=f"composite {case.composite:.2f}{limit}; answered No: "
+        + (", ".join(j.question_id for j in failing) or "none"),
+    )
+    failure.text = "\n".join(
+        f"{j.dimension_id} {j.question_id}: No ({j.confidence or 'no confidence'})"
+        + (f" — evidence: {j.evidence}" if j.evidence else "")
+        for j in failing
+    )
+    return "failures"
+
+
+def write_csv(path: str | Path, result: EvalResult) -> Path:
+    write_json_atomic(path, csv_text(result))
+    return Path(path)
+
+
+def write_jsonl(path: str | Path, result: EvalResult) -> Path:
+    write_json_atomic(path, jsonl_text(result))
+    return Path(path)
+
+
+def write_junit(path: str | Path, result: EvalResult) -> Path:
+    write_json_atomic(path, junit_xml(result))
+    return Path(path)
