@@ -17,12 +17,20 @@ from ground_truth.errors import InputError
 
 from . import agreement as agreement_command
 from . import eval as eval_command
+from . import report as report_command
 from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
 from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, input_errors
 
-COMMANDS = [eval_command, agreement_command, resolve_command, rubric_command, schema_command]
+COMMANDS = [
+    eval_command,
+    report_command,
+    agreement_command,
+    resolve_command,
+    rubric_command,
+    schema_command,
+]
 
 
 def _version() -> str:

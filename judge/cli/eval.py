@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 from .common import EXIT_FAIL_UNDER, EXIT_OK, EXIT_PROVIDER, console
+from .report import add_export_arguments, write_exports
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -69,6 +70,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
     p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
+    add_export_arguments(p)
     p.set_defaults(handler=cmd_eval)
 
 
@@ -175,6 +177,7 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     )
     result.warnings.extend(getattr(args, "input_warnings", []))
     write_result(result, args.result_file)
+    write_exports(result, args, specs, submissions)
     if args.json:
         print(result.overall.model_dump_json(indent=2))
     else:

@@ -1,0 +1,107 @@
+"""`judge report`: the HTML report and the CSV/JSONL/JUnit exports of a result file.
+
+`add_export_arguments` and `write_exports` are shared with `judge eval`, which takes the same
+export flags (`--html` there, `-o/--output` here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_OK
+
+EXPORTS = ("html", "csv", "jsonl", "junit")
+
+
+def add_export_arguments(
+    parser: argparse.ArgumentParser, html_flags: tuple[str, ...] = ("--html",)
+) -> None:
+    group = parser.add_argument_group("reports and exports")
+    group.add_argument(
+        *html_flags,
+        dest="html",
+        type=Path,
+        metavar="FILE",
+        help="write the self-contained HTML report here",
+    )
+    group.add_argument("--csv", type=Path, metavar="FILE", help="one row per case with its scores")
+    group.add_argument("--jsonl", type=Path, metavar="FILE", help="one judgment per line")
+    group.add_argument(
+        "--junit",
+        type=Path,
+        metavar="FILE",
+        help="JUnit XML: a testcase per incident and trial; failed verdict = failure, "
+        "incomplete case = skipped",
+    )
+
+
+def write_exports(
+    result: Any,
+    args: argparse.Namespace,
+    specs: list[Any] | None = None,
+    submissions: list[Any] | None = None,
+    *,
+    texts: Any = None,
+    raw: dict[str, Any] | None = None,
+) -> list[Path]:
+    """Write every export asked for in `args`; announce each on stderr (stdout may be JSON).
+
+    The HTML report shows spec texts and diagnoses from `specs`/`submissions` (as `judge eval`
+    has them) or from ready `texts`; `raw` is the result file's JSON, for optional sections.
+    """
+    from ..report.exports import write_csv, write_jsonl, write_junit
+    from ..report.html import write_html
+    from ..report.texts import ReportTexts, texts_from
+
+    written = []
+    if getattr(args, "html", None):
+        if not isinstance(texts, ReportTexts):
+            texts = texts_from(specs, submissions, result.config.get("rubric"))
+        title = getattr(args, "title", None)
+        written.append(write_html(args.html, result, texts=texts, raw=raw, title=title))
+    for name, writer in (("csv", write_csv), ("jsonl", write_jsonl), ("junit", write_junit)):
+        path = getattr(args, name, None)
+        if path:
+            written.append(writer(path, result))
+    for path in written:
+        print(f"Wrote {path}", file=sys.stderr)
+    return written
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "report",
+        help="HTML report and CSV/JSONL/JUnit exports of a result file",
+        description="Make a self-contained HTML report (no network, inline plots) and flat "
+        "exports from a result file written by `judge eval`. The result file holds no spec "
+        "texts or diagnoses: pass --ground-truth and --outputs to show them, with each "
+        "evidence quote highlighted in its diagnosis.",
+    )
+    p.add_argument("result", type=Path, help="result JSON written by judge eval")
+    add_export_arguments(p, ("-o", "--output", "--html"))
+    p.add_argument(
+        "--ground-truth", type=Path, help="spec file or directory, for ground-truth texts"
+    )
+    p.add_argument(
+        "--outputs", type=Path, help="outputs directory or submissions JSONL, for diagnoses"
+    )
+    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    p.add_argument("--title", help="report title")
+    p.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..report.texts import load_texts
+    from ..results import load_result
+
+    result = load_result(args.result)
+    if not any(getattr(args, name) for name in EXPORTS):
+        args.html = args.result.with_suffix(".html")
+    raw = json.loads(args.result.read_text(encoding="utf-8"))
+    texts = load_texts(args.ground_truth, args.outputs, result.config.get("rubric"), args.format)
+    write_exports(result, args, texts=texts, raw=raw)
+    return EXIT_OK
