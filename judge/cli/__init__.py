@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from ground_truth.errors import InputError
 
 from . import agreement as agreement_command
+from . import check as check_command
 from . import eval as eval_command
 from . import report as report_command
 from . import resolve as resolve_command
@@ -25,6 +26,7 @@ from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, input_errors
 
 COMMANDS = [
     eval_command,
+    check_command,
     report_command,
     agreement_command,
     resolve_command,

@@ -1,0 +1,159 @@
+"""`judge check`: lint a benchmark's files without calling any judge.
+
+Loads the ground truth (and the outputs, if given) exactly as `judge eval` would, and reports:
+the format each was read as, every data problem the adapters warned about (file and field),
+which rubric questions the offline rules judge cannot answer for each spec (the spec lacks the
+field it needs), and, with outputs, missing incidents, orphan submissions and empty diagnoses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_FAIL_UNDER, EXIT_OK, console
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "check",
+        help="lint ground truth and outputs without calling any judge",
+        description="Load a benchmark's ground truth (and outputs) as judge eval would and report "
+        "every problem found. Exit 2 when something cannot be used at all; with --strict, exit 1 "
+        "when there is any warning.",
+    )
+    p.add_argument("--ground-truth", required=True, type=Path)
+    p.add_argument("--outputs", type=Path)
+    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    p.add_argument("--rubric", default="sregym-v3", help="rubric whose questions are checked")
+    p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(handler=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    findings = check_inputs(args.ground_truth, args.outputs, args.format, args.rubric)
+    if args.json:
+        print(json.dumps(findings, indent=2))
+    else:
+        _print(findings)
+    problems = (
+        findings["warnings"]
+        or findings.get("missing")
+        or findings.get("orphans")
+        or findings.get("empty_diagnoses")
+    )
+    return EXIT_FAIL_UNDER if args.strict and problems else EXIT_OK
+
+
+def check_inputs(
+    ground_truth: Path, outputs: Path | None, fmt: str, rubric_name: str
+) -> dict[str, Any]:
+    from ground_truth import load_specs, load_submissions, match_submissions
+
+    from ..rubric import load_rubric
+
+    rubric = load_rubric(rubric_name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        specs = load_specs(ground_truth, fmt)
+        submissions = load_submissions(outputs, fmt) if outputs else None
+        if submissions is not None:
+            _cross_check(specs, submissions)
+    findings: dict[str, Any] = {
+        "ground_truth": {
+            "path": str(ground_truth),
+            "format": _formats(specs),
+            "n_specs": len(specs),
+        },
+        "warnings": [str(w.message) for w in caught],
+        "rules_unanswerable": _unanswerable(specs, rubric),
+    }
+    if submissions is not None:
+        matching = match_submissions(specs, submissions)
+        findings["outputs"] = {
+            "path": str(outputs),
+            "format": _formats(submissions),
+            "n_submissions": len(submissions),
+        }
+        findings["missing"] = matching.missing
+        findings["orphans"] = [f"{o.incident_id}/{o.trial}" for o in matching.orphans]
+        findings["empty_diagnoses"] = [
+            f"{s.incident_id}/{s.trial}" for s in submissions if not s.diagnosis.strip()
+        ]
+    return findings
+
+
+def _formats(items: list[Any]) -> list[str]:
+    return sorted({str(i.source.get("format", "native")) for i in items})
+
+
+def _cross_check(specs: list[Any], submissions: list[Any]) -> None:
+    try:
+        from ground_truth.formats.detect import cross_check
+    except ImportError:
+        return
+    for fmt in _formats(specs):
+        cross_check(fmt, specs, submissions)
+
+
+def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
+    """Per spec, the questions the rules judge must leave unscored (and why)."""
+    from ground_truth import Submission
+
+    from ..judges import JudgeTask, RulesJudge
+    from ..prompts import Prompt
+
+    judge, out = RulesJudge(), {}
+    for spec in specs:
+        probe = Submission(incident_id=spec.id, diagnosis="-")
+        reasons = [
+            f"{a.question_id}: {a.unscored_reason}"
+            for dim in rubric.dimensions
+            for a in judge.answer(JudgeTask(spec, probe, dim, Prompt(messages=[], hash=""))).answers
+            if a.answer is None
+        ]
+        if reasons:
+            out[spec.id] = reasons
+    return out
+
+
+def _print(findings: dict[str, Any]) -> None:
+    out = console()
+    gt = findings["ground_truth"]
+    out.print(
+        f"ground truth: {gt['n_specs']} specs read as {', '.join(gt['format'])} from {gt['path']}"
+    )
+    if "outputs" in findings:
+        o = findings["outputs"]
+        out.print(
+            f"outputs: {o['n_submissions']} submissions read as {', '.join(o['format'])} from {o['path']}"
+        )
+        for key, label in (
+            ("missing", "incidents with no submission"),
+            ("orphans", "submissions with no spec"),
+            ("empty_diagnoses", "empty diagnoses"),
+        ):
+            if findings[key]:
+                out.print(
+                    f"{label} ({len(findings[key])}): {', '.join(findings[key][:10])}"
+                    + (" …" if len(findings[key]) > 10 else "")
+                )
+    for message in findings["warnings"]:
+        out.print(f"warning: {message}", markup=False)
+    unanswerable = findings["rules_unanswerable"]
+    if unanswerable:
+        out.print(
+            f"the rules judge leaves questions unscored for {len(unanswerable)} of {gt['n_specs']} specs:"
+        )
+        for spec_id, reasons in list(unanswerable.items())[:20]:
+            out.print(f"  {spec_id}: " + "; ".join(reasons), markup=False)
+    if (
+        not findings["warnings"]
+        and not unanswerable
+        and not any(findings.get(k) for k in ("missing", "orphans", "empty_diagnoses"))
+    ):
+        out.print("no problems found")
