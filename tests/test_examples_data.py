@@ -8,6 +8,9 @@ text, since the offline `rules` judge reads them.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +228,15 @@ def test_judge_benchmark_answers_are_quoted_verbatim() -> None:
                 continue
             checked += 1
     assert checked == 5
+
+
+def test_harness_example_runs_through_the_python_api() -> None:
+    script = Path(__file__).resolve().parents[1] / "examples" / "harness.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 32
+    assert any(" pass" in line for line in lines) and any(" fail" in line for line in lines)
