@@ -1,12 +1,21 @@
-"""Terminal output: the per-incident table and the overall summary (rich; plain when piped)."""
+"""Terminal output: the per-incident table and the overall summary (rich; plain when piped).
+
+Both fit 80 columns: no vertical rules, long incident names shortened in the middle (their
+distinguishing tail kept; the full names are in the result file and the HTML report), and the
+pass@k / pass^k columns only when k > 1 (with one trial they equal pass@1).
+"""
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from .results import EvalResult
 from .scoring import Estimate
+
+MIN_NAME_WIDTH = 10
+ELLIPSIS = "…"
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -21,47 +30,81 @@ def fmt_estimate(est: Estimate) -> str:
     return f"{est.value:.2f} [{est.ci.low:.2f}, {est.ci.high:.2f}]"
 
 
-def incident_table(result: EvalResult) -> Table:
-    dims = result.config.get("dimensions", [])
-    k = result.overall.k
-    table = Table(title="Per incident", show_lines=False)
-    table.add_column("incident", overflow="fold")
-    table.add_column("trials", justify="right")
-    table.add_column("mean", justify="right")
-    table.add_column("pass@1", justify="right")
-    table.add_column(f"pass@{k}", justify="right")
-    table.add_column(f"pass^{k}", justify="right")
-    for dim in dims:
-        table.add_column(dim, justify="right")
+def shorten(name: str, width: int) -> str:
+    """`name` cut in the middle to `width` characters, keeping its start and its end."""
+    if len(name) <= width:
+        return name
+    if width <= 1:
+        return ELLIPSIS[:width]
+    head = (width - 1) // 2
+    tail = width - 1 - head
+    return name[:head] + ELLIPSIS + (name[-tail:] if tail else "")
+
+
+def _incident_rows(result: EvalResult, dims: list[str], show_k: bool) -> list[list[str]]:
+    rows = []
     for inc in result.incidents:
         trials = (
             str(inc.n_trials)
             if inc.n_complete == inc.n_trials
             else f"{inc.n_complete}/{inc.n_trials}"
         )
-        table.add_row(
-            inc.incident_id,
-            trials,
-            fmt(inc.mean_composite),
-            fmt(inc.pass_at_1),
-            fmt(inc.pass_at_k),
-            fmt(inc.pass_hat_k),
-            *(fmt(inc.dimension_means.get(d)) for d in dims),
+        cells = [inc.incident_id, trials, fmt(inc.mean_composite), fmt(inc.pass_at_1)]
+        if show_k:
+            cells += [fmt(inc.pass_at_k), fmt(inc.pass_hat_k)]
+        rows.append(cells + [fmt(inc.dimension_means.get(d)) for d in dims])
+    return rows
+
+
+def incident_table(result: EvalResult, width: int = 80) -> Table:
+    dims = result.config.get("dimensions") or list(result.overall.dimension_means)
+    k = result.overall.k
+    show_k = k > 1
+    headers = ["incident", "trials", "mean", "pass@1"]
+    if show_k:
+        headers += [f"pass@{k}", f"pass^{k}"]
+    headers += list(dims)
+    rows = _incident_rows(result, dims, show_k)
+    longest = max([len(headers[0]), *(len(r[0]) for r in rows)])
+    spare = width - _measure(_build(headers, rows, result, longest), width)
+    return _build(headers, rows, result, max(MIN_NAME_WIDTH, longest + min(spare, 0)))
+
+
+def _measure(table: Table, width: int) -> int:
+    """The width the table needs when nothing in it is shortened."""
+    return Console(width=max(width, 1000)).measure(table).maximum
+
+
+def _build(headers: list[str], rows: list[list[str]], result: EvalResult, name_width: int) -> Table:
+    table = Table(title="Per incident", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("incident", no_wrap=True, overflow="ellipsis", max_width=name_width)
+    for i, header in enumerate(headers[1:], 1):
+        size = max(len(header), *(len(r[i]) for r in rows)) if rows else len(header)
+        table.add_column(header, justify="right", no_wrap=True, min_width=size)
+    threshold = (result.config.get("rubric") or {}).get("threshold")
+    for inc, row in zip(result.incidents, rows, strict=True):
+        low = (
+            threshold is not None
+            and inc.mean_composite is not None
+            and inc.mean_composite < threshold - 1e-9
         )
+        table.add_row(shorten(row[0], name_width), *row[1:], style="red" if low else None)
     return table
 
 
 def summary_table(result: EvalResult) -> Table:
     o = result.overall
-    table = Table(title="Overall (95% bootstrap CI over incidents)", show_header=False)
-    table.add_column("what")
-    table.add_column("value")
+    table = Table(
+        title="Overall (95% bootstrap CI over incidents)", show_header=False, box=box.SIMPLE
+    )
+    table.add_column("what", no_wrap=True)
+    table.add_column("value", overflow="fold")
     table.add_row("incidents scored", f"{o.n_incidents_scored} of {o.n_incidents}")
     table.add_row("mean composite", fmt_estimate(o.mean_composite))
     table.add_row("pass rate (pass@1)", fmt_estimate(o.pass_rate))
-    table.add_row(
-        f"pass@{o.k} / pass^{o.k}", f"{fmt_estimate(o.pass_at_k)} / {fmt_estimate(o.pass_hat_k)}"
-    )
+    if o.k > 1:
+        table.add_row(f"pass@{o.k}", fmt_estimate(o.pass_at_k))
+        table.add_row(f"pass^{o.k}", fmt_estimate(o.pass_hat_k))
     for dim, est in o.dimension_means.items():
         table.add_row(f"{dim} mean", fmt_estimate(est))
     table.add_row("cases (incomplete)", f"{o.n_cases} ({o.n_incomplete_cases})")
@@ -87,5 +130,5 @@ def _listing(items: list[str], most: int = 5) -> str:
 
 
 def print_result(result: EvalResult, console: Console) -> None:
-    console.print(incident_table(result))
+    console.print(incident_table(result, width=min(console.width, 120)))
     console.print(summary_table(result))
