@@ -242,6 +242,8 @@ def usage_totals(calls: list[CallRecord]) -> Usage:
 
 def _headline(result: EvalResult) -> list[Stat]:
     o = result.overall
+    n_pass = sum(c.passed is True for c in result.cases)
+    n_fail = sum(c.passed is False for c in result.cases)
     stats = [
         Stat("pass rate", _num(o.pass_rate.value), _ci(o.pass_rate), "rate"),
         Stat("mean composite", _num(o.mean_composite.value), _ci(o.mean_composite)),
@@ -254,7 +256,7 @@ def _headline(result: EvalResult) -> list[Stat]:
         Stat(
             "cases",
             str(o.n_cases),
-            f"{o.n_incomplete_cases} incomplete",
+            f"{n_pass} pass · {n_fail} fail · {o.n_incomplete_cases} incomplete",
             "warn" if o.n_incomplete_cases else "",
         ),
         Stat(
