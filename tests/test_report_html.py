@@ -278,3 +278,39 @@ def test_agreement_section_from_the_raw_result(example):
     verdict = report.level("verdict").pairwise[0]
     assert verdict.kappa.text() in text
     assert 'id="agreement"' not in render_html(result, texts)
+
+
+def test_tokens_and_cost_add_up_from_the_calls(example):
+    from judge.judgment import Usage
+
+    result, texts = example
+    calls = [
+        c.model_copy(
+            update={
+                "usage": Usage(
+                    prompt_tokens=100, completion_tokens=10, cost_usd=0.001 if i % 2 else None
+                )
+            }
+        )
+        for i, c in enumerate(result.calls)
+    ]
+    text = Page(render_html(result.model_copy(update={"calls": calls}), texts)).all_text
+    n, priced = len(calls), len(calls) // 2
+    assert f"{100 * n} prompt + {10 * n} completion ({n} calls reported usage)" in text
+    assert f"${0.001 * priced:.4f} ({n - priced} calls without a known price not included)" in text
+    assert "not reported" in Page(render_html(result, texts)).all_text
+
+
+def test_entities_and_an_unknown_agreement_shape_are_shown(example):
+    result, texts = example
+    raw = {
+        "entities": {
+            "n": 3,
+            "mean": {"precision": 0.5, "recall": 0.25, "f1": 0.3, "top_is_origin": None},
+        },
+        "agreement": {"note": "<not a report>"},
+    }
+    page = Page(render_html(result, texts, raw=raw))
+    text = page.all_text
+    assert "3 cases name structured entities" in text and "recall 0.25" in text
+    assert '"note": "<not a report>"' in text

@@ -79,7 +79,15 @@ def score_distribution(
             edgecolor="white",
         )
         ax.axvline(threshold, color="#243040", linestyle="--", linewidth=1)
-        ax.text(threshold, ax.get_ylim()[1], f" threshold {threshold:.2f}", va="top", fontsize=9)
+        ax.annotate(
+            f"threshold {threshold:.2f}",
+            (threshold, 1),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, 4),
+            textcoords="offset points",
+            ha="center",
+            fontsize=9,
+        )
         ax.set_xlim(0, 1)
         ax.set_xlabel("composite score per case")
         ax.set_ylabel("cases")
