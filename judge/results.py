@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +31,43 @@ class CallRecord(BaseModel):
     error: str | None = None
     error_kind: str | None = None
     usage: Usage | None = None
+    requests: int = Field(0, description="Provider requests sent, retries and re-asks included.")
+    attempt_errors: dict[str, int] = Field(
+        default_factory=dict, description="Failed requests or replies by kind, retried ones too."
+    )
+    cached: bool = Field(False, description="Answered from the store, not by the provider.")
+    cache_miss: str | None = Field(
+        None, description="Why the store's earlier answer for this case and dimension was not used."
+    )
+
+
+class IncompleteCase(BaseModel):
+    """A case with dimensions nobody judged because the run stopped early."""
+
+    incident_id: str
+    trial: str
+    dimensions: list[str]
+
+
+class RunStop(BaseModel):
+    """Why a run stopped starting calls before every call was made."""
+
+    kind: Literal["interrupted", "provider", "max_errors", "max_cost"]
+    message: str
+
+
+class RunUsage(BaseModel):
+    """What the run asked and spent. Tokens and cost count this run's requests only."""
+
+    calls_planned: int = Field(0, description="Judge calls the store could not answer.")
+    calls_made: int = 0
+    cache_hits: int = 0
+    requests: int = Field(0, description="Provider requests, retries and re-asks included.")
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = Field(None, description="None when any request's price is unknown.")
+    cost_unknown_requests: int = 0
 
 
 class Orphan(BaseModel):
@@ -53,6 +90,13 @@ class EvalResult(BaseModel):
     judgments: list[Judgment]
     calls: list[CallRecord]
     errors: dict[str, int] = Field(default_factory=dict, description="Provider errors by kind.")
+    attempt_errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="Every failed request or unusable reply by kind, including retried ones.",
+    )
+    stopped: RunStop | None = Field(None, description="Why the run stopped before it was done.")
+    incomplete: list[IncompleteCase] = Field(default_factory=list)
+    usage: RunUsage | None = None
     missing: list[str] = Field(default_factory=list)
     orphans: list[Orphan] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -70,6 +114,7 @@ def write_json_atomic(path: str | Path, data: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a result file is an ordinary file
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(data)
             handle.flush()
@@ -78,6 +123,12 @@ def write_json_atomic(path: str | Path, data: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_result(result: EvalResult, path: str | Path) -> None:
