@@ -18,7 +18,11 @@ from pydantic import BaseModel, Field
 from .srezero import SREZeroEpisode, float_sum
 
 MARK_WEIGHTS = {
-    "success": 40.0, "reward": 25.0, "evidence": 20.0, "efficiency": 10.0, "validity": 5.0
+    "success": 40.0,
+    "reward": 25.0,
+    "evidence": 20.0,
+    "efficiency": 10.0,
+    "validity": 5.0,
 }
 DEFAULT_TARGET_STEPS = 8.0
 
@@ -77,9 +81,7 @@ def aggregate_srezero(episodes: Iterable[SREZeroEpisode]) -> dict[str, float]:
     }
 
 
-def score_marks(
-    overall: Mapping[str, object], target_steps: float = DEFAULT_TARGET_STEPS
-) -> Marks:
+def score_marks(overall: Mapping[str, object], target_steps: float = DEFAULT_TARGET_STEPS) -> Marks:
     """SRE-Zero's 100-point marks from aggregate metrics (missing metrics count as 0)."""
 
     def metric(key: str) -> float:

@@ -26,16 +26,24 @@ def srezero_discrepancies(episode: SREZeroEpisode, trajectory: Trajectory) -> li
     found: list[Discrepancy] = []
     for step in episode.steps:
         if step.recorded_accepted is not None and step.recorded_accepted != step.accepted:
-            found.append(Discrepancy(
-                what="accepted", index=step.index, ours=step.accepted,
-                recorded=step.recorded_accepted,
-            ))
+            found.append(
+                Discrepancy(
+                    what="accepted",
+                    index=step.index,
+                    ours=step.accepted,
+                    recorded=step.recorded_accepted,
+                )
+            )
         rewarded = step.recorded_reward is not None and step.status != "after_done"
         if rewarded and not same(step.reward, step.recorded_reward):
-            found.append(Discrepancy(
-                what="step_reward", index=step.index, ours=step.reward,
-                recorded=step.recorded_reward,
-            ))
+            found.append(
+                Discrepancy(
+                    what="step_reward",
+                    index=step.index,
+                    ours=step.reward,
+                    recorded=step.recorded_reward,
+                )
+            )
     ours = {**episode.metrics.model_dump(), "evidence_coverage": episode.evidence_coverage}
     found.extend(compare_metrics(ours, trajectory.metrics))
     return found

@@ -81,8 +81,10 @@ def side_by_side(
         )
         setattr(table, field, getattr(table, field) + 1)
     return SideBySide(
-        n_pairs=table.passed_resolved + table.passed_unresolved
-        + table.failed_resolved + table.failed_unresolved,
+        n_pairs=table.passed_resolved
+        + table.passed_unresolved
+        + table.failed_resolved
+        + table.failed_unresolved,
         table=table,
         p_resolved_given_passed=_rate(
             table.passed_resolved, table.passed_resolved + table.passed_unresolved, "passed"
@@ -122,7 +124,9 @@ def _exclusion(
 def _rate(numerator: int, denominator: int, group: str) -> ConditionalRate:
     if denominator == 0:
         return ConditionalRate(
-            value=None, numerator=0, denominator=0,
+            value=None,
+            numerator=0,
+            denominator=0,
             undefined_reason=f"no case whose diagnosis {group} has a known resolution outcome",
         )
     return ConditionalRate(
@@ -156,7 +160,11 @@ def _bucket(low: float, high: float, pairs: list[tuple[float, bool]]) -> Coverag
         label = f"{low:.0%}-<{high:.0%}"
     n_success = sum(inside)
     return CoverageBucket(
-        label=label, low=low, high=high, n=len(inside), n_success=n_success,
+        label=label,
+        low=low,
+        high=high,
+        n=len(inside),
+        n_success=n_success,
         success_rate=n_success / len(inside) if inside else None,
     )
 

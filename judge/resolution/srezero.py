@@ -272,10 +272,16 @@ class _Replay:
         recorded = _recorded_reward(action)
         if self.done:
             self.after_done += 1
-            self.steps.append(StepTrace(
-                index=index, raw=action.raw, status="after_done", accepted=False,
-                recorded_reward=recorded, recorded_accepted=action.accepted,
-            ))
+            self.steps.append(
+                StepTrace(
+                    index=index,
+                    raw=action.raw,
+                    status="after_done",
+                    accepted=False,
+                    recorded_reward=recorded,
+                    recorded_accepted=action.accepted,
+                )
+            )
             return
         before = self.rewards.raw()
         self.step_count += 1
@@ -304,8 +310,12 @@ class _Replay:
         if tool in SERVICE_TOOLS and args["service"] not in self.services:
             self._invalid(canonical)
             return StepTrace(
-                index=index, raw=action.raw, canonical=canonical, status="invalid_service",
-                error=f"unknown service {args['service']!r}", accepted=False,
+                index=index,
+                raw=action.raw,
+                canonical=canonical,
+                status="invalid_service",
+                error=f"unknown service {args['service']!r}",
+                accepted=False,
             )
         repeated = self.seen[canonical] > 0
         self.seen[canonical] += 1
@@ -316,8 +326,13 @@ class _Replay:
             self.metrics.repeated_actions += 1
             self.rewards.penalty("repeated_useless_action")
         return StepTrace(
-            index=index, raw=action.raw, canonical=canonical, status="ok", accepted=accepted,
-            new_evidence=new_evidence, repeated=useless,
+            index=index,
+            raw=action.raw,
+            canonical=canonical,
+            status="ok",
+            accepted=accepted,
+            new_evidence=new_evidence,
+            repeated=useless,
         )
 
     def _invalid(self, text: str) -> None:
@@ -349,8 +364,15 @@ class _Replay:
         if correct and action.accepted is False:
             correct, reason = False, "matches the fix but the simulator did not accept it"
         event = RemediationEvent(
-            index=index, step=self.step_count, raw=action.raw, tool=tool, service=service,
-            key=args.get("key"), value=args.get("value"), correct=correct, reason=reason,
+            index=index,
+            step=self.step_count,
+            raw=action.raw,
+            tool=tool,
+            service=service,
+            key=args.get("key"),
+            value=args.get("value"),
+            correct=correct,
+            reason=reason,
             correct_service=service == fix.service,
             distractor=not correct and service in self.task.distractor_services,
         )
@@ -378,10 +400,16 @@ class _Replay:
         if fix.matched:
             self.metrics.fix_identified = True
         accepted = root.matched and fix.matched and applied
-        self.attempts.append(ResolveAttempt(
-            index=index, step=self.step_count, root_cause=root, fix=fix,
-            remediation_applied=applied, accepted=accepted,
-        ))
+        self.attempts.append(
+            ResolveAttempt(
+                index=index,
+                step=self.step_count,
+                root_cause=root,
+                fix=fix,
+                remediation_applied=applied,
+                accepted=accepted,
+            )
+        )
         if accepted:
             self.rewards.mark("resolution")
             self.rewards.efficiency(self.step_count, self.task.max_steps)

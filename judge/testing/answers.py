@@ -36,9 +36,7 @@ def message_text(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            part.get("text", "") for part in content if isinstance(part, dict)
-        )
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
     return ""
 
 
@@ -61,7 +59,7 @@ def question_ids(text: str) -> list[str]:
     """The ids of the last `Question ids: A, B, C` line outside the diagnosis; [] when none."""
     match = _diagnosis_match(text)
     if match:
-        text = text[: match.start()] + text[match.end():]
+        text = text[: match.start()] + text[match.end() :]
     lines = _IDS_LINE.findall(text)
     if not lines:
         return []
@@ -113,12 +111,14 @@ def build_answers(
         verdict = policy(qid, messages)
         if verdict not in ("Yes", "No"):
             raise ValueError(f"answer policy returned {verdict!r} for {qid}; expected Yes or No")
-        answers.append({
-            "id": qid,
-            "answer": verdict,
-            "evidence": evidence_quote(qid, diagnosis),
-            "confidence": _CONFIDENCES[_digest(qid, text, "confidence")[0] % 3],
-        })
+        answers.append(
+            {
+                "id": qid,
+                "answer": verdict,
+                "evidence": evidence_quote(qid, diagnosis),
+                "confidence": _CONFIDENCES[_digest(qid, text, "confidence")[0] % 3],
+            }
+        )
     return answers
 
 

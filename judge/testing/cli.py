@@ -42,24 +42,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument("--model", action="append", dest="models",
-                        help="model name listed by /v1/models (repeatable)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        dest="models",
+        help="model name listed by /v1/models (repeatable)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--latency", type=_latency, default=0.0,
-                        help="seconds per reply, or LOW:HIGH for a seeded uniform range")
+    parser.add_argument(
+        "--latency",
+        type=_latency,
+        default=0.0,
+        help="seconds per reply, or LOW:HIGH for a seeded uniform range",
+    )
     parser.add_argument("--rpm", type=int, help="the server's own requests-per-minute limit")
-    parser.add_argument("--rate-window", type=float, default=60.0,
-                        help="length in seconds of the sliding rate-limit window")
-    parser.add_argument("--fault-rate", type=_fault_rate, action="append", default=[],
-                        metavar="KIND=P",
-                        help="KIND is 429, 500, 503, hang, malformed, truncated, refusal, 401, 400")
-    parser.add_argument("--fault-schedule", default="",
-                        help="comma-separated fault per call index, 'ok' for none")
+    parser.add_argument(
+        "--rate-window",
+        type=float,
+        default=60.0,
+        help="length in seconds of the sliding rate-limit window",
+    )
+    parser.add_argument(
+        "--fault-rate",
+        type=_fault_rate,
+        action="append",
+        default=[],
+        metavar="KIND=P",
+        help="KIND is 429, 500, 503, hang, malformed, truncated, refusal, 401, 400",
+    )
+    parser.add_argument(
+        "--fault-schedule", default="", help="comma-separated fault per call index, 'ok' for none"
+    )
     parser.add_argument("--hang-seconds", type=float, default=5.0)
-    parser.add_argument("--retry-after", type=float, default=1.0,
-                        help="seconds an injected 429 announces")
-    parser.add_argument("--api-key-env", metavar="VAR",
-                        help="require the key held in env VAR (never on the command line)")
+    parser.add_argument(
+        "--retry-after", type=float, default=1.0, help="seconds an injected 429 announces"
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="require the key held in env VAR (never on the command line)",
+    )
     parser.add_argument("--answer", choices=["hash", "yes", "no"], default="hash")
     parser.add_argument("--log", type=Path, help="append each call record to this JSONL file")
     parser.add_argument("--url-file", type=Path, help="also write the URL to this file")
@@ -72,11 +94,20 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         raise ValueError(f"--api-key-env: environment variable {args.api_key_env} is not set")
     policy = None if args.answer == "hash" else constant_policy(args.answer.capitalize())
     return FakeProviderConfig(
-        host=args.host, port=args.port, models=args.models or ["fake-judge"], seed=args.seed,
-        latency=args.latency, rpm=args.rpm, rate_window=args.rate_window,
-        fault_rates=dict(args.fault_rate), fault_schedule=args.fault_schedule or [],
-        hang_seconds=args.hang_seconds, retry_after=args.retry_after, api_key=api_key,
-        answer_policy=policy, log_path=args.log,
+        host=args.host,
+        port=args.port,
+        models=args.models or ["fake-judge"],
+        seed=args.seed,
+        latency=args.latency,
+        rpm=args.rpm,
+        rate_window=args.rate_window,
+        fault_rates=dict(args.fault_rate),
+        fault_schedule=args.fault_schedule or [],
+        hang_seconds=args.hang_seconds,
+        retry_after=args.retry_after,
+        api_key=api_key,
+        answer_policy=policy,
+        log_path=args.log,
     )
 
 

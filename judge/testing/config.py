@@ -67,7 +67,8 @@ class FakeProviderConfig(BaseModel):
             value = value.split(",")
         if isinstance(value, list | tuple):
             return [
-                None if item is None or str(item).strip().lower() in NO_FAULT_NAMES
+                None
+                if item is None or str(item).strip().lower() in NO_FAULT_NAMES
                 else parse_fault_kind(str(item))
                 for item in value
             ]

@@ -52,10 +52,15 @@ from judge.testing.replies import Reply
 _FAULT_VALUES = frozenset(kind.value for kind in FaultKind)
 COMPLETION_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
-_HTTP_FAULTS = frozenset({
-    FaultKind.RATE_LIMIT, FaultKind.SERVER_ERROR, FaultKind.UNAVAILABLE,
-    FaultKind.UNAUTHORIZED, FaultKind.BAD_REQUEST,
-})
+_HTTP_FAULTS = frozenset(
+    {
+        FaultKind.RATE_LIMIT,
+        FaultKind.SERVER_ERROR,
+        FaultKind.UNAVAILABLE,
+        FaultKind.UNAUTHORIZED,
+        FaultKind.BAD_REQUEST,
+    }
+)
 
 
 class _Request:
@@ -84,8 +89,10 @@ def _parse(raw: bytes) -> _Request | str:
     if not isinstance(body, dict):
         return "The request body must be a JSON object."
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages or not all(
-        isinstance(m, dict) for m in messages
+    if (
+        not isinstance(messages, list)
+        or not messages
+        or not all(isinstance(m, dict) for m in messages)
     ):
         return "'messages' must be a non-empty array of message objects."
     return _Request(body)
@@ -98,12 +105,15 @@ class FakeProvider:
     def __init__(self, config: FakeProviderConfig | None = None) -> None:
         self.config = config or FakeProviderConfig()
         self._plan = FaultPlan(
-            self.config.seed, dict(self.config.fault_rates), list(self.config.fault_schedule),
+            self.config.seed,
+            dict(self.config.fault_rates),
+            list(self.config.fault_schedule),
             self.config.latency_range(),
         )
         self._limiter = (
             SlidingWindowLimiter(self.config.rpm, self.config.rate_window)
-            if self.config.rpm else None
+            if self.config.rpm
+            else None
         )
         self._policy = self.config.answer_policy or hash_policy
         self._log = CallLog(self.config.log_path)
@@ -120,8 +130,10 @@ class FakeProvider:
             raise RuntimeError("FakeProvider already started")
         self._httpd = _Server((self.config.host, self.config.port), _Handler, self)
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name="fake-provider", daemon=True,
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-provider",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -176,22 +188,35 @@ class FakeProvider:
         arrived = time.time()
         request = _parse(raw)
         record = {
-            "index": index, "timestamp": arrived, "path": path, "model": None,
-            "messages_hash": None, "question_ids": [], "auth_present": bool(auth_header),
+            "index": index,
+            "timestamp": arrived,
+            "path": path,
+            "model": None,
+            "messages_hash": None,
+            "question_ids": [],
+            "auth_present": bool(auth_header),
             "response_format": None,
         }
         if isinstance(request, str):
             reply, outcome, extra = replies.bad_request(request), INVALID_REQUEST, {}
         else:
-            record.update(model=request.model, messages_hash=request.messages_hash,
-                          question_ids=request.question_ids,
-                          response_format=request.response_format)
+            record.update(
+                model=request.model,
+                messages_hash=request.messages_hash,
+                question_ids=request.question_ids,
+                response_format=request.response_format,
+            )
             reply, outcome, extra = self._decide(index, request, auth_header)
-        self._log.append(CallRecord(
-            **record, outcome=outcome, injected=outcome in _FAULT_VALUES,
-            status=reply.status if reply.payload is not None else None,
-            latency=reply.delay, **extra,
-        ))
+        self._log.append(
+            CallRecord(
+                **record,
+                outcome=outcome,
+                injected=outcome in _FAULT_VALUES,
+                status=reply.status if reply.payload is not None else None,
+                latency=reply.delay,
+                **extra,
+            )
+        )
         return reply
 
     def _decide(
@@ -213,7 +238,8 @@ class FakeProvider:
         if fault in _HTTP_FAULTS:
             return (
                 replies.injected_error(fault, request.model, self.config.retry_after, delay),
-                fault.value, {},
+                fault.value,
+                {},
             )
         return self._completion(index, request, fault, delay)
 
@@ -249,10 +275,13 @@ class FakeProvider:
         return Reply(200, payload, delay=delay), fault.value if fault else OK, extra
 
     def models_payload(self) -> dict[str, Any]:
-        return {"object": "list", "data": [
-            {"id": name, "object": "model", "created": 0, "owned_by": "fake-provider"}
-            for name in self.config.models
-        ]}
+        return {
+            "object": "list",
+            "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "fake-provider"}
+                for name in self.config.models
+            ],
+        }
 
     def wait(self, seconds: float) -> None:
         """Sleep, but wake at once when the server stops."""

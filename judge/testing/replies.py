@@ -21,7 +21,11 @@ class Reply:
 
 
 def completion(
-    index: int, model: str, content: str, finish_reason: str, prompt_tokens: int,
+    index: int,
+    model: str,
+    content: str,
+    finish_reason: str,
+    prompt_tokens: int,
     completion_tokens: int,
 ) -> dict[str, Any]:
     return {
@@ -30,12 +34,14 @@ def completion(
         "created": int(time.time()),
         "model": model,
         "system_fingerprint": "fp_fake",
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": None},
-            "logprobs": None,
-            "finish_reason": finish_reason,
-        }],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -61,18 +67,23 @@ def rate_limited(model: str, retry_after: float, limit: int | None = None) -> Re
     body = error(
         f"Rate limit reached for {model} on requests per min (RPM): {what}. "
         f"Please try again in {retry_after:.3f}s.",
-        "requests", "rate_limit_exceeded",
+        "requests",
+        "rate_limit_exceeded",
     )
     return Reply(429, body, retry_after_headers(retry_after))
 
 
 def unauthorized() -> Reply:
     """Never echoes the key it was given, not even a masked part of it."""
-    return Reply(401, error(
-        "Incorrect API key provided. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.",
-        "invalid_request_error", "invalid_api_key",
-    ))
+    return Reply(
+        401,
+        error(
+            "Incorrect API key provided. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            "invalid_api_key",
+        ),
+    )
 
 
 def bad_request(message: str) -> Reply:
@@ -84,15 +95,25 @@ def injected_error(kind: FaultKind, model: str, retry_after: float, delay: float
     if kind is FaultKind.RATE_LIMIT:
         return replace(rate_limited(model, retry_after), delay=delay)
     bodies = {
-        FaultKind.SERVER_ERROR: (500, error(
-            "The server had an error while processing your request. Sorry about that!",
-            "server_error")),
-        FaultKind.UNAVAILABLE: (503, error(
-            "The engine is currently overloaded, please try again later.", "server_error")),
+        FaultKind.SERVER_ERROR: (
+            500,
+            error(
+                "The server had an error while processing your request. Sorry about that!",
+                "server_error",
+            ),
+        ),
+        FaultKind.UNAVAILABLE: (
+            503,
+            error("The engine is currently overloaded, please try again later.", "server_error"),
+        ),
         FaultKind.UNAUTHORIZED: (401, unauthorized().payload),
-        FaultKind.BAD_REQUEST: (400, error(
-            "Invalid request (injected fault): 'messages' could not be processed.",
-            "invalid_request_error")),
+        FaultKind.BAD_REQUEST: (
+            400,
+            error(
+                "Invalid request (injected fault): 'messages' could not be processed.",
+                "invalid_request_error",
+            ),
+        ),
     }
     status, body = bodies[kind]
     return Reply(status, body, delay=delay)
