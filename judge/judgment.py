@@ -40,6 +40,12 @@ class DimensionVerdict(BaseModel):
         None, description="rate_limit, timeout, server, auth, bad_request, unparseable, ..."
     )
     usage: Usage | None = None
+    requests: int = Field(0, description="Provider requests sent, retries and re-asks included.")
+    attempt_errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="Failed requests or unusable replies by kind, including those retried.",
+    )
+    cached: bool = Field(False, description="Served from the store; no provider was asked.")
     members: dict[str, DimensionVerdict] | None = Field(
         None, description="For a panel: each member's own verdict, keyed by member name."
     )

@@ -1,0 +1,241 @@
+"""Run control: the gate every provider request passes, the pause file, graceful stop.
+
+The `Gate` is shared by all leaf judges of a run. Before each request (first try, retry or
+re-ask) it waits while the pause file exists, while a cooldown or a provider's Retry-After
+holds, and for the rate limiter; then it takes one of `max_concurrent` slots. Once the run is
+stopped (signal, fatal provider error, error or cost budget) no request starts: `slot()`
+raises `RunStopped`, and requests already sent are left to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+from .limits import Cooldown, ErrorBudget, RateLimiter
+from .progress import RunStats
+from .results import RunStop
+
+FATAL_KINDS = frozenset({"auth", "bad_request"})
+"""Provider errors no retry can fix (401/403, 400/404/422): the run stops at the first one."""
+
+
+class RunStopped(Exception):
+    """Raised instead of starting a request once the run has stopped."""
+
+
+class PauseFile:
+    def __init__(self, path: str | Path, poll: float = 0.2):
+        self.path = Path(path)
+        self.poll = poll
+
+    def active(self) -> bool:
+        return self.path.exists()
+
+
+class NullGate:
+    """No limits, no stop: what a judge uses outside a run (e.g. `judge.judge(task)` directly)."""
+
+    stopped: RunStop | None = None
+
+    @asynccontextmanager
+    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
+        yield
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    def succeeded(self, estimated: int, prompt: int | None, completion: int | None, cost) -> None:
+        pass
+
+    def failed(self, kind: str, message: str, retry_after: float | None) -> None:
+        pass
+
+    def retrying(self) -> None:
+        pass
+
+
+class Gate:
+    def __init__(
+        self,
+        max_concurrent: int = 5,
+        limiter: RateLimiter | None = None,
+        cooldown: Cooldown | None = None,
+        pause: PauseFile | None = None,
+        stats: RunStats | None = None,
+        error_budget: ErrorBudget | None = None,
+        max_cost: float | None = None,
+        note: Callable[[str], None] | None = None,
+    ):
+        self.limiter = limiter
+        self.cooldown = cooldown
+        self.pause = pause
+        self.stats = stats or RunStats()
+        self.error_budget = error_budget
+        self.max_cost = max_cost
+        self.note = note or (lambda message: None)
+        self.stopped: RunStop | None = None
+        self._slots = asyncio.Semaphore(max(1, max_concurrent))
+        self._stop_event = asyncio.Event()
+
+    # ------------------------------------------------------------------ stopping
+
+    def stop(self, kind: str, message: str) -> None:
+        if self.stopped is None:
+            self.stopped = RunStop(kind=kind, message=message)
+            self._stop_event.set()
+            self.note(f"stopping: {message}; no new call starts, calls in flight may finish")
+
+    def _check(self) -> None:
+        if self.stopped is not None:
+            raise RunStopped(self.stopped.message)
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, waking early when the run stops."""
+        if seconds <= 0 or self.stopped is not None:
+            await asyncio.sleep(0)
+            return
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self._stop_event.wait(), timeout=seconds)
+
+    # ------------------------------------------------------------------ before a request
+
+    @asynccontextmanager
+    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
+        self._check()
+        async with self._slots:
+            await self._wait_paused()
+            await self._wait_cooldown()
+            if self.limiter is not None:
+                await self.sleep(self.limiter.reserve(tokens))
+            self._check()
+            self.stats.requests += 1
+            yield
+
+    async def _wait_paused(self) -> None:
+        if self.pause is None or not self.pause.active():
+            return
+        if not self.stats.paused:
+            self.stats.paused = True
+            self.note(f"paused: {self.pause.path} exists; calls in flight finish, none starts")
+        while self.pause.active() and self.stopped is None:
+            await self.sleep(self.pause.poll)
+        if self.stats.paused:
+            self.stats.paused = False
+            self.note(f"resumed: {self.pause.path} is gone")
+        self._check()
+
+    async def _wait_cooldown(self) -> None:
+        if self.cooldown is None:
+            return
+        while (left := self.cooldown.remaining()) > 0 and self.stopped is None:
+            self.stats.cooling = True
+            await self.sleep(left)
+        self.stats.cooling = False
+        self._check()
+
+    # ------------------------------------------------------------------ after a request
+
+    def succeeded(
+        self, estimated: int, prompt: int | None, completion: int | None, cost: float | None
+    ) -> None:
+        if self.cooldown is not None:
+            self.cooldown.success()
+        if self.limiter is not None:
+            actual = None if prompt is None else prompt + (completion or 0)
+            self.limiter.settle(estimated, actual)
+        self.stats.add_usage(prompt, completion, cost)
+        self._check_cost()
+
+    def failed(self, kind: str, message: str, retry_after: float | None) -> None:
+        self.stats.failed_requests[kind] += 1
+        if kind in FATAL_KINDS:
+            self.stop("provider", message)
+            return
+        if self.cooldown is None:
+            return
+        if retry_after:
+            self.cooldown.hold(retry_after)
+        if self.cooldown.failure():
+            self.note(
+                f"cooling down for {self.cooldown.seconds:g} s after "
+                f"{self.cooldown.after} consecutive provider failures (last: {message})"
+            )
+
+    def retrying(self) -> None:
+        self.stats.retries += 1
+
+    def call_finished(self, error_kind: str | None) -> None:
+        """A leaf call ended (answered or unscored); checks the error budget."""
+        self.stats.done += 1
+        if error_kind is None:
+            return
+        self.stats.errors += 1
+        budget = self.error_budget
+        if budget is not None and budget.exceeded(self.stats.errors, self.stats.planned):
+            self.stop(
+                "max_errors",
+                f"{self.stats.errors} failed calls of {self.stats.planned} planned, "
+                f"past --max-errors ({budget.describe()})",
+            )
+
+    def _check_cost(self) -> None:
+        if self.max_cost is None:
+            return
+        if self.stats.cost_unknown:
+            self.stop(
+                "max_cost",
+                "the provider's price for this model is unknown, so --max-cost cannot be kept",
+            )
+        elif self.stats.cost_usd >= self.max_cost:
+            self.stop(
+                "max_cost",
+                f"spent ${self.stats.cost_usd:.4f}, reached --max-cost {self.max_cost:g}",
+            )
+
+
+class SignalStop:
+    """SIGINT/SIGTERM: the first stops the run and gives calls in flight `grace` seconds; then,
+    or at a second signal, `cancel()` cuts them off. Main thread only; a no-op elsewhere."""
+
+    def __init__(self, gate: Gate, grace: float, cancel: Callable[[], None]):
+        self.gate = gate
+        self.grace = grace
+        self.cancel = cancel
+        self.received = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._installed: list[signal.Signals] = []
+
+    def install(self) -> SignalStop:
+        self._loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.add_signal_handler(sig, self._handle, sig)
+            except (RuntimeError, ValueError, NotImplementedError):
+                continue
+            self._installed.append(sig)
+        return self
+
+    def _handle(self, sig: signal.Signals) -> None:
+        self.received += 1
+        if self.received == 1:
+            self.gate.stop(
+                "interrupted",
+                f"interrupted by {sig.name}; calls in flight have {self.grace:g} s to finish",
+            )
+            assert self._loop is not None
+            self._timer = self._loop.call_later(self.grace, self.cancel)
+        else:
+            self.cancel()
+
+    def remove(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._loop is not None:
+            for sig in self._installed:
+                self._loop.remove_signal_handler(sig)
+        self._installed = []

@@ -1,0 +1,345 @@
+"""The judgment store: one SQLite file that is the cache, the checkpoint and the replay source.
+
+One row per (case, dimension) answer a judge gave, keyed by a content hash of what decides
+the answer (see `KeyParts`); the parts are stored beside it, so a miss can say what changed.
+Failed calls go to their own table: they are kept for the record, never served as answers.
+
+Plain JSON in TEXT columns (no pickle), readable with the `sqlite3` shell:
+
+    sqlite3 results.sqlite "select judge, dimension_id, json_extract(answers, '$[0].answer')
+                            from judgments limit 5"
+
+WAL journal with `synchronous=NORMAL`: every `put` is its own committed transaction, and a
+committed WAL transaction survives the process being killed (only an OS crash or power loss can
+lose the last ones). The API key is never handed to the store: params come from the judge's
+`cache_identity()`, which leaves secrets out, and `scrub_params` drops any that slip in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ground_truth.errors import InputError
+
+from .judgment import DimensionVerdict, QuestionAnswer, Usage
+
+STORE_VERSION = "1"
+COMPONENTS = ("judge", "model", "params", "prompt", "schema", "rubric")
+_SECRET = re.compile(r"key|token|secret|password|authorization|credential", re.I)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    model TEXT,
+    params_hash TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    schema_hash TEXT NOT NULL,
+    rubric_hash TEXT NOT NULL,
+    incident_id TEXT NOT NULL,
+    trial TEXT NOT NULL,
+    dimension_id TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judgments_case ON judgments (incident_id, trial, dimension_id);
+CREATE INDEX IF NOT EXISTS judgments_prompt ON judgments (prompt_hash, rubric_hash);
+CREATE TABLE IF NOT EXISTS errors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    model TEXT,
+    prompt_hash TEXT NOT NULL,
+    incident_id TEXT NOT NULL,
+    trial TEXT NOT NULL,
+    dimension_id TEXT NOT NULL,
+    error_kind TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    attempt_errors TEXT NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS params (
+    params_hash TEXT PRIMARY KEY,
+    params TEXT NOT NULL
+);
+"""
+
+
+def short_hash(data: Any) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def scrub_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Params without anything that looks like a credential (`api_key`, `token`, ...)."""
+    return {k: v for k, v in params.items() if not _SECRET.search(k)}
+
+
+@dataclass(frozen=True)
+class KeyParts:
+    """What decides a judge's answer: who (judge name, model, params that change answers),
+    what was asked (rendered prompt, response schema) and under which rubric dimension."""
+
+    judge: str
+    model: str | None
+    params: str
+    prompt: str
+    schema: str
+    rubric: str
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+
+    def differences(self, other: KeyParts) -> list[str]:
+        return [c for c in COMPONENTS if getattr(self, c) != getattr(other, c)]
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    incident_id: str
+    trial: str
+    dimension_id: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _dump(model: Any) -> str | None:
+    return None if model is None else model.model_dump_json()
+
+
+class Store:
+    """A judgment store on disk. Use from one thread (the event loop's); other processes may
+    read or write the same file at the same time (WAL, busy timeout)."""
+
+    def __init__(self, path: str | Path, readonly: bool = False):
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise InputError(self.path, "no such store file", field="--replay-store")
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+        try:
+            self._db = sqlite3.connect(uri, uri=readonly, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            if not readonly:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,)
+                )
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(self.path, f"not a judgment store: {exc}") from None
+        self._known_params: set[str] = set()
+
+    def _check_version(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'store_version'").fetchone()
+        if row is None or row[0] != STORE_VERSION:
+            found = row[0] if row else None
+            raise InputError(
+                self.path, f"store version {found!r}, expected {STORE_VERSION!r}", field="meta"
+            )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, parts: KeyParts) -> DimensionVerdict | None:
+        """The stored answer for exactly these parts, or None."""
+        row = self._db.execute(
+            "SELECT answers, attempts, requests, usage FROM judgments WHERE key = ?",
+            (parts.key,),
+        ).fetchone()
+        return None if row is None else _verdict(*row)
+
+    def keys_present(self, keys: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        batch = list(keys)
+        for i in range(0, len(batch), 500):
+            chunk = batch[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key FROM judgments WHERE key IN ({marks})"
+            found.update(r[0] for r in self._db.execute(sql, chunk))
+        return found
+
+    def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:
+        """Why an earlier answer for this case and dimension does not fit `parts`, if any."""
+        rows = self._db.execute(
+            "SELECT judge, model, params_hash, prompt_hash, schema_hash, rubric_hash"
+            " FROM judgments WHERE incident_id = ? AND trial = ? AND dimension_id = ?"
+            " ORDER BY (judge = ?) DESC, created_at DESC LIMIT 1",
+            (case.incident_id, case.trial, case.dimension_id, parts.judge),
+        ).fetchone()
+        if rows is None:
+            return None
+        changed = parts.differences(KeyParts(*rows))
+        if changed == ["params"] and (diff := self._params_diff(rows[2], parts.params)):
+            return f"params changed: {diff}"
+        return (", ".join(changed) + " changed") if changed else None
+
+    def _params_diff(self, old_hash: str, new_hash: str) -> str:
+        old, new = self.params(old_hash) or {}, self.params(new_hash) or {}
+        keys = sorted(set(old) | set(new))
+        diffs = [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+        return ", ".join(diffs)
+
+    def params(self, params_hash: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT params FROM params WHERE params_hash = ?", (params_hash,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def find(
+        self, prompt_hash: str, rubric_hash: str, judge: str | None = None
+    ) -> list[tuple[str, DimensionVerdict]]:
+        """Stored answers to this prompt under this rubric dimension: (judge name, verdict)."""
+        sql = (
+            "SELECT judge, answers, attempts, requests, usage FROM judgments"
+            " WHERE prompt_hash = ? AND rubric_hash = ?"
+        )
+        args: list[Any] = [prompt_hash, rubric_hash]
+        if judge is not None:
+            sql += " AND judge = ?"
+            args.append(judge)
+        return [(r[0], _verdict(*r[1:])) for r in self._db.execute(sql + " ORDER BY judge", args)]
+
+    def judges(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT DISTINCT judge FROM judgments ORDER BY 1")]
+
+    def stats(self) -> dict[str, Any]:
+        one = self._db.execute
+        by_judge = one("SELECT judge, model, count(*) FROM judgments GROUP BY 1, 2 ORDER BY 1")
+        errors = one("SELECT error_kind, count(*) FROM errors GROUP BY 1 ORDER BY 1")
+        usage = one(
+            "SELECT sum(json_extract(usage, '$.prompt_tokens')),"
+            " sum(json_extract(usage, '$.completion_tokens')),"
+            " sum(json_extract(usage, '$.cost_usd')),"
+            " sum(usage IS NOT NULL AND json_extract(usage, '$.cost_usd') IS NULL)"
+            " FROM judgments"
+        ).fetchone()
+        return {
+            "path": str(self.path),
+            "judgments": one("SELECT count(*) FROM judgments").fetchone()[0],
+            "cases": one(
+                "SELECT count(DISTINCT incident_id || '/' || trial) FROM judgments"
+            ).fetchone()[0],
+            "by_judge": [{"judge": j, "model": m, "judgments": n} for j, m, n in by_judge],
+            "errors": {k or "error": n for k, n in errors},
+            "prompt_tokens": usage[0] or 0,
+            "completion_tokens": usage[1] or 0,
+            "cost_usd": usage[2] if not usage[3] else None,
+        }
+
+    def rows(self, table: str = "judgments") -> Iterator[dict[str, Any]]:
+        if table not in {"judgments", "errors"}:
+            raise ValueError(f"unknown table {table!r}")
+        cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")
+        names = [d[0] for d in cursor.description]
+        json_columns = {"answers", "usage", "attempt_errors"}
+        for row in cursor:
+            record = dict(zip(names, row, strict=True))
+            for column in json_columns & set(record):
+                if record[column] is not None:
+                    record[column] = json.loads(record[column])
+            yield record
+
+    # ------------------------------------------------------------------ writing
+
+    def remember_params(self, params_hash: str, params: dict[str, Any]) -> None:
+        if params_hash in self._known_params:
+            return
+        text = json.dumps(scrub_params(params), sort_keys=True, default=str)
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO params VALUES (?, ?)", (params_hash, text))
+        self._known_params.add(params_hash)
+
+    def put(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        """Record a finished call: an answer (replacing an older one) or an error row."""
+        if verdict.error is None:
+            self._put_answer(parts, case, verdict)
+        else:
+            self._put_error(parts, case, verdict)
+
+    def _put_answer(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    parts.key,
+                    parts.judge,
+                    parts.model,
+                    parts.params,
+                    parts.prompt,
+                    parts.schema,
+                    parts.rubric,
+                    case.incident_id,
+                    case.trial,
+                    case.dimension_id,
+                    answers,
+                    verdict.attempts,
+                    verdict.requests,
+                    _dump(verdict.usage),
+                    _now(),
+                ),
+            )
+
+    def _put_error(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO errors (key, judge, model, prompt_hash, incident_id, trial,"
+                " dimension_id, error_kind, error, attempts, requests, attempt_errors, usage,"
+                " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    parts.key,
+                    parts.judge,
+                    parts.model,
+                    parts.prompt,
+                    case.incident_id,
+                    case.trial,
+                    case.dimension_id,
+                    verdict.error_kind,
+                    verdict.error,
+                    verdict.attempts,
+                    verdict.requests,
+                    json.dumps(verdict.attempt_errors, sort_keys=True),
+                    _dump(verdict.usage),
+                    _now(),
+                ),
+            )
+
+
+def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
+    return DimensionVerdict(
+        answers=[QuestionAnswer.model_validate(a) for a in json.loads(answers)],
+        attempts=attempts,
+        requests=requests,
+        usage=Usage.model_validate_json(usage) if usage else None,
+        cached=True,
+    )
