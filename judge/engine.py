@@ -2,6 +2,12 @@
 
 This is the Python API harnesses call (`evaluate`, `evaluate_submission`); the CLI is a thin
 layer over it.
+
+A run is reliable and resumable: each leaf judge's call goes through the store when one is
+given (answered from it when it can, recorded as soon as it finishes), every provider request
+passes the run's gate (pause file, cooldown, rate limit, concurrency, stop), and a run stopped
+early (signal, fatal provider error, error or cost budget) still returns a result, marked
+incomplete, in which the cases nobody judged are listed and their questions are unscored.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -18,12 +24,17 @@ from typing import Any
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
-from .judges import Judge, JudgeTask, make_judge
+from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
+from .control import Gate, NullGate, PauseFile, SignalStop
+from .judges import Judge, JudgeTask, PanelJudge, make_judge
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+from .limits import Cooldown, ErrorBudget, RateLimiter
+from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
-from .results import CallRecord, EvalResult, Orphan
+from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
 from .rubric import Dimension, Rubric, load_rubric
 from .scoring import CaseResult, score_case, summarize_incidents, summarize_overall
+from .store import Store
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
 
@@ -37,11 +48,41 @@ def tool_version() -> str:
 
 @dataclass
 class EvalOptions:
+    """How a run goes. The defaults ask every call with no store, limit or budget.
+
+    - `store`: a `Store` or a path; answers found there are not asked again (unless
+      `refresh`), and every finished call is written to it at once.
+    - `rpm` / `tpm`: client-side request and token rates; requests wait for them.
+    - `cooldown_after` / `cooldown`: after that many consecutive provider failures no request
+      starts for that many seconds (0 turns it off).
+    - `max_errors` (an `ErrorBudget`, or text like "10" or "0.2") / `max_cost` (USD): past
+      them no call starts and the result is marked incomplete.
+    - `pause_file`: while it exists no request starts.
+    - `handle_signals`: SIGINT/SIGTERM stop the run; calls in flight get `grace` seconds.
+    - `progress`: show progress on stderr (a bar on a terminal, a line every
+      `progress_every` seconds otherwise).
+    """
+
     max_concurrent: int = 5
     dimensions: list[str] | None = None
     k: int | None = None
     seed: int = 20261126
     on_call_done: Callable[[CallRecord], None] | None = None
+    store: Store | str | Path | None = None
+    refresh: bool = False
+    rpm: float | None = None
+    tpm: float | None = None
+    cooldown_after: int = 3
+    cooldown: float = 60.0
+    max_errors: ErrorBudget | str | None = None
+    max_cost: float | None = None
+    pause_file: str | Path | None = None
+    pause_poll: float = 0.2
+    handle_signals: bool = False
+    grace: float = 30.0
+    progress: bool = False
+    progress_every: float = 10.0
+    note: Callable[[str], None] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -50,6 +91,9 @@ class _Unit:
     submission: Submission
     dimension: Dimension
     prompt: Prompt
+
+    def task(self) -> JudgeTask:
+        return JudgeTask(self.spec, self.submission, self.dimension, self.prompt)
 
 
 def _units(
@@ -74,15 +118,12 @@ def render_prompts(
     return [(u.submission, u.dimension, u.prompt) for u in units]
 
 
-async def _ask(judge: Judge, unit: _Unit) -> DimensionVerdict:
-    if not unit.submission.diagnosis.strip():
-        answers = [
-            QuestionAnswer(question_id=q.id, answer="No", evidence="", confidence="High")
-            for q in unit.dimension.questions
-        ]
-        return DimensionVerdict(answers=answers, attempts=0, error=EMPTY_DIAGNOSIS)
-    task = JudgeTask(unit.spec, unit.submission, unit.dimension, unit.prompt)
-    return await judge.judge(task)
+def _empty_verdict(unit: _Unit) -> DimensionVerdict:
+    answers = [
+        QuestionAnswer(question_id=q.id, answer="No", evidence="", confidence="High")
+        for q in unit.dimension.questions
+    ]
+    return DimensionVerdict(answers=answers, attempts=0, error=EMPTY_DIAGNOSIS)
 
 
 def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
@@ -114,7 +155,9 @@ def _judgment(unit: _Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
     )
 
 
-def _call_record(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> CallRecord:
+def _call_record(
+    unit: _Unit, verdict: DimensionVerdict, judge_name: str, miss: str | None = None
+) -> CallRecord:
     return CallRecord(
         incident_id=unit.submission.incident_id,
         trial=unit.submission.trial,
@@ -125,7 +168,208 @@ def _call_record(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> Cal
         error=verdict.error,
         error_kind=verdict.error_kind,
         usage=verdict.usage,
+        requests=verdict.requests,
+        attempt_errors=verdict.attempt_errors,
+        cached=verdict.cached,
+        cache_miss=miss,
     )
+
+
+def _was_judged(verdict: DimensionVerdict) -> bool:
+    if verdict.error_kind == NOT_JUDGED:
+        return False
+    return all(m.error_kind != NOT_JUDGED for m in (verdict.members or {}).values())
+
+
+def _not_judged(unit: _Unit, reason: str) -> DimensionVerdict:
+    answers = [
+        QuestionAnswer(question_id=q.id, unscored_reason=f"not judged: {reason}")
+        for q in unit.dimension.questions
+    ]
+    return DimensionVerdict(answers=answers, attempts=0)
+
+
+class _Run:
+    """One run's moving parts: the wrapped judge, the gate, the store, the counters."""
+
+    def __init__(self, judge: Judge, units: list[_Unit], options: EvalOptions):
+        self.judge = judge
+        self.units = units
+        self.options = options
+        self.stats = RunStats()
+        self.reporter = Reporter(self.stats, every=options.progress_every, enabled=options.progress)
+        self.store, self._owns_store = _open_store(options.store)
+        self.gate = Gate(
+            max_concurrent=options.max_concurrent,
+            limiter=RateLimiter(options.rpm, options.tpm) if options.rpm or options.tpm else None,
+            cooldown=Cooldown(options.cooldown_after, options.cooldown),
+            pause=PauseFile(options.pause_file, options.pause_poll) if options.pause_file else None,
+            stats=self.stats,
+            error_budget=_error_budget(options.max_errors),
+            max_cost=options.max_cost,
+            note=self._note,
+        )
+        self.leaves = leaves(judge)
+        self.calls: dict[tuple[int, str], LeafCall] = {}
+        self._task_unit: dict[int, int] = {}
+        self.wrapped = self._wrap(judge)
+        self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
+
+    def _note(self, message: str) -> None:
+        self.reporter.note(message)
+        if self.options.note:
+            self.options.note(message)
+
+    def _wrap(self, judge: Judge) -> Judge:
+        members = getattr(judge, "members", None)
+        if members and isinstance(judge, PanelJudge):
+            return PanelJudge([self._wrap(m) for m in members], judge.tie, judge.name)
+        return RecordedJudge(judge, self._record, self.store, self.options.refresh)
+
+    def _record(self, call: LeafCall) -> None:
+        index = self._task_unit[id(call.task)]
+        self.calls[(index, call.judge)] = call
+        if call.cached:
+            self.stats.cached += 1
+        elif call.judged:
+            self.gate.call_finished(call.verdict.error_kind)
+            if self.options.on_call_done:
+                unit = self.units[index]
+                self.options.on_call_done(_call_record(unit, call.verdict, call.judge))
+        self.reporter.tick()
+
+    def _plan(self) -> None:
+        """Count the calls to make: every leaf's call the store cannot answer."""
+        asked = [u for u in self.units if u.submission.diagnosis.strip()]
+        self.stats.total = len(asked) * len(self.leaves)
+        cached = 0
+        if self.store is not None and not self.options.refresh:
+            wrapped = leaves(self.wrapped)
+            keys = [
+                parts.key
+                for leaf in wrapped
+                if isinstance(leaf, RecordedJudge) and leaf.store is not None
+                for u in asked
+                if (parts := leaf.parts(u.task())) is not None
+            ]
+            cached = len(self.store.keys_present(keys))
+        self.stats.planned = self.stats.total - cached
+
+    async def run(self) -> None:
+        self._plan()
+        for leaf in self.leaves:
+            if hasattr(leaf, "gate"):
+                leaf.gate = self.gate
+        self.reporter.start()
+        queue = iter(enumerate(self.units))
+        workers = [
+            asyncio.create_task(self._worker(queue))
+            for _ in range(max(1, self.options.max_concurrent) * max(1, len(self.leaves)))
+        ]
+        stopper = None
+        if self.options.handle_signals:
+            stopper = SignalStop(self.gate, self.options.grace, lambda: _cancel(workers))
+            stopper.install()
+        ticker = asyncio.create_task(self._tick())
+        try:
+            await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            ticker.cancel()
+            if stopper is not None:
+                stopper.remove()
+            for leaf in self.leaves:
+                if getattr(leaf, "gate", None) is self.gate:
+                    leaf.gate = NullGate()
+            self.reporter.stop()
+            if self._owns_store and self.store is not None:
+                self.store.close()
+        for failure in (w.exception() for w in workers if not w.cancelled()):
+            if failure is not None:
+                raise failure
+
+    async def _worker(self, queue) -> None:
+        for index, unit in queue:
+            if self.gate.stopped is not None:
+                continue
+            if not unit.submission.diagnosis.strip():
+                self.verdicts[index] = _empty_verdict(unit)
+                continue
+            task = unit.task()
+            self._task_unit[id(task)] = index
+            try:
+                verdict = await self.wrapped.judge(task)
+            except asyncio.CancelledError:
+                return
+            if _was_judged(verdict):
+                self.verdicts[index] = verdict
+            await asyncio.sleep(0)
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.options.progress_every))
+            self.reporter.tick()
+
+    # ------------------------------------------------------------------ the result's parts
+
+    def done(self) -> list[tuple[_Unit, DimensionVerdict]]:
+        reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
+        return [
+            (unit, verdict if verdict is not None else _not_judged(unit, reason))
+            for unit, verdict in zip(self.units, self.verdicts, strict=True)
+        ]
+
+    def incomplete(self) -> list[IncompleteCase]:
+        missing: dict[tuple[str, str], list[str]] = {}
+        for unit, verdict in zip(self.units, self.verdicts, strict=True):
+            if verdict is None:
+                missing.setdefault(unit.submission.key, []).append(unit.dimension.id)
+        return [
+            IncompleteCase(incident_id=i, trial=t, dimensions=d) for (i, t), d in missing.items()
+        ]
+
+    def call_records(self) -> list[CallRecord]:
+        records = []
+        names = [leaf.name for leaf in self.leaves]
+        for index, (unit, verdict) in enumerate(zip(self.units, self.verdicts, strict=True)):
+            if verdict is not None and verdict.error == EMPTY_DIAGNOSIS:
+                records.append(_call_record(unit, verdict, self.judge.name))
+                continue
+            for name in names:
+                call = self.calls.get((index, name))
+                if call is not None and call.judged:
+                    records.append(_call_record(unit, call.verdict, name, call.miss_reason))
+        return records
+
+    def usage(self) -> RunUsage:
+        stats = self.stats
+        return RunUsage(
+            calls_planned=stats.planned,
+            calls_made=stats.done,
+            cache_hits=stats.cached,
+            requests=stats.requests,
+            retries=stats.retries,
+            prompt_tokens=stats.prompt_tokens,
+            completion_tokens=stats.completion_tokens,
+            cost_usd=stats.cost,
+            cost_unknown_requests=stats.cost_unknown,
+        )
+
+
+def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+
+
+def _open_store(store: Store | str | Path | None) -> tuple[Store | None, bool]:
+    if store is None or isinstance(store, Store):
+        return store, False
+    return Store(store), True
+
+
+def _error_budget(value: ErrorBudget | str | None) -> ErrorBudget | None:
+    if value is None or isinstance(value, ErrorBudget):
+        return value
+    return ErrorBudget.parse(str(value))
 
 
 async def evaluate_async(
@@ -143,27 +387,22 @@ async def evaluate_async(
         rubric = rubric.select(options.dimensions)
     matching = match_submissions(specs, submissions)
     units = _units(matching.pairs, rubric, renderer)
-    semaphore = asyncio.Semaphore(max(1, options.max_concurrent))
-
-    async def run(unit: _Unit) -> tuple[_Unit, DimensionVerdict]:
-        async with semaphore:
-            verdict = await _ask(judge, unit)
-        if options.on_call_done:
-            options.on_call_done(_call_record(unit, verdict, judge.name))
-        return unit, verdict
-
-    done = await asyncio.gather(*(run(u) for u in units))
+    run = _Run(judge, units, options)
+    await run.run()
+    done = run.done()
     cases = _score_cases(done, rubric, judge.name)
     incidents, k = summarize_incidents(cases, rubric, options.k)
-    calls = [_call_record(u, v, judge.name) for u, v in done]
+    calls = run.call_records()
     overall = summarize_overall(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
+    incomplete = run.incomplete()
     return EvalResult(
         resolution=_resolution(matching.pairs, cases),
         entities=_entities(matching.pairs),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
+        complete=not incomplete,
         config=_config(rubric, judge, renderer, options, config),
         overall=overall,
         incidents=incidents,
@@ -171,6 +410,10 @@ async def evaluate_async(
         judgments=[j for c in cases for j in c.judgments] + _member_judgments(done),
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
+        attempt_errors=dict(sum((Counter(c.attempt_errors) for c in calls), Counter())),
+        stopped=run.gate.stopped if incomplete else None,
+        incomplete=incomplete,
+        usage=run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None,
         missing=matching.missing,
         orphans=[
             Orphan(

@@ -10,7 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .common import EXIT_FAIL_UNDER, EXIT_OK, EXIT_PROVIDER, console
+from .common import EXIT_FAIL_UNDER, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, console
 from .report import add_export_arguments, write_exports
 
 
@@ -71,7 +71,77 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
     p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
     add_export_arguments(p)
+    add_run_control_arguments(p)
     p.set_defaults(handler=cmd_eval)
+
+
+def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
+    """Retries, rate limits, the store, pause/stop and budgets (see README "Use a real model")."""
+    g = p.add_argument_group("run control (LLM judges)")
+    g.add_argument("--rpm", type=float, help="requests per minute, paced client-side (waits)")
+    g.add_argument("--tpm", type=float, help="tokens per minute, paced client-side (waits)")
+    g.add_argument(
+        "--max-retries", type=int, default=5, help="retries of a transient error (default 5)"
+    )
+    g.add_argument(
+        "--cooldown-after",
+        type=int,
+        default=3,
+        metavar="N",
+        help="consecutive provider failures that start a cooldown (default 3; 0: never)",
+    )
+    g.add_argument(
+        "--cooldown",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long no call starts during a cooldown (default 60)",
+    )
+    g.add_argument(
+        "--max-errors",
+        help="stop when more calls than this failed: a count (10) or a fraction (0.2); exit 3",
+    )
+    g.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent")
+    g.add_argument(
+        "--store",
+        type=Path,
+        help="SQLite judgment store: cache, checkpoint, replay source "
+        "(default: the result file with suffix .sqlite)",
+    )
+    g.add_argument("--no-store", action="store_true", help="neither read nor write a store")
+    g.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a stopped run from its store (which must exist); nothing is asked twice",
+    )
+    g.add_argument(
+        "--refresh", action="store_true", help="ask again even when the store has the answer"
+    )
+    g.add_argument("--pause-file", type=Path, help="while this file exists no new call starts")
+    g.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGINT/SIGTERM, how long calls in flight may finish (default 30)",
+    )
+    g.add_argument(
+        "--replay-store",
+        type=Path,
+        help="the store `--judge-model replay` answers from (or --judge-model replay:PATH)",
+    )
+    g.add_argument(
+        "--replay-judge",
+        action="append",
+        metavar="NAME",
+        help="which stored judge to replay (e.g. llm:openai/gpt-4o); repeat for a panel",
+    )
+    g.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="read the API key from this environment variable (default JUDGE_API_KEY)",
+    )
+    g.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -127,14 +197,29 @@ def _make_judge(args):
     models = args.judge_model or (
         [os.environ["JUDGE_MODEL"]] if os.environ.get("JUDGE_MODEL") else None
     )
+    if models and any(m == "replay" or m.startswith("replay:") for m in models):
+        from ..judges.replay import replay_judge_from_args
+
+        return replay_judge_from_args(models, args)
     options = {}
     if models and any(m != "rules" for m in models):
         options = {
             "api_base": args.api_base,
-            "api_key": os.environ.get("JUDGE_API_KEY"),
+            "api_key": _api_key(args),
             "timeout": args.timeout,
+            "max_retries": args.max_retries,
         }
     return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
+
+
+def _api_key(args) -> str | None:
+    from ground_truth.errors import InputError
+
+    var = args.api_key_env or "JUDGE_API_KEY"
+    key = os.environ.get(var)
+    if args.api_key_env and not key:
+        raise InputError(var, "the environment variable is not set", field="--api-key-env")
+    return key
 
 
 def _announce(judge, args, out) -> None:
@@ -170,7 +255,22 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     judge = _make_judge(args)
     out = console(stderr=args.json)
     _announce(judge, args, out)
-    options = EvalOptions(max_concurrent=args.max_concurrent, k=args.k)
+    options = EvalOptions(
+        max_concurrent=args.max_concurrent,
+        k=args.k,
+        store=_store_path(args, judge, out),
+        refresh=args.refresh,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        cooldown_after=args.cooldown_after,
+        cooldown=args.cooldown,
+        max_errors=_error_budget(args.max_errors),
+        max_cost=args.max_cost,
+        pause_file=args.pause_file,
+        handle_signals=True,
+        grace=args.grace,
+        progress=not args.no_progress,
+    )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     result = asyncio.run(
         evaluate_async(specs, submissions, rubric, judge, renderer, options, config)
@@ -192,7 +292,48 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     return _exit_code(result, args.fail_under, out)
 
 
+def _error_budget(text: str | None):
+    from ground_truth.errors import InputError
+
+    from ..limits import ErrorBudget
+
+    if text is None:
+        return None
+    try:
+        return ErrorBudget.parse(text)
+    except ValueError as exc:
+        raise InputError(text, str(exc), field="--max-errors") from None
+
+
+def _store_path(args, judge, out) -> Path | None:
+    """The store for judges worth caching (LLM judges); None for rules and replay runs."""
+    from ground_truth.errors import InputError
+
+    from ..cache import is_cacheable, leaves
+
+    if args.no_store and (args.resume or args.refresh or args.store):
+        raise InputError("--no-store", "cannot be combined with --store, --resume or --refresh")
+    if args.resume and args.refresh:
+        raise InputError("--resume", "--resume keeps stored answers, --refresh drops them")
+    if args.no_store or not any(is_cacheable(leaf) for leaf in leaves(judge)):
+        return None
+    path = args.store or args.result_file.with_suffix(".sqlite")
+    if args.resume:
+        if not path.is_file():
+            raise InputError(path, "nothing to resume: no store here", field="--resume")
+        out.print(f"Resuming from {path}")
+    return path
+
+
 def _exit_code(result, fail_under: float | None, console) -> int:
+    stopped = result.stopped
+    if stopped is not None:
+        console.print(f"[red]The run stopped before it was done: {stopped.message}[/red]")
+        console.print(
+            f"{len(result.incomplete)} case(s) incomplete; rerun the same command "
+            "(or add --resume) to continue where it stopped."
+        )
+        return EXIT_INTERRUPTED if stopped.kind == "interrupted" else EXIT_PROVIDER
     calls = result.calls
     failed = [c for c in calls if c.error_kind and c.error_kind != "unparseable"]
     if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in calls)):

@@ -2,14 +2,22 @@
 
 litellm is imported on first use (it takes seconds to import). It is called with
 `num_retries=0` and an explicit timeout: retries of transient provider errors are ours
-(tenacity, transient errors only). A reply that does not answer every question id exactly once
-is re-asked a bounded number of times, then the dimension is recorded as unscored with the
+(tenacity with exponential backoff and jitter, transient errors only, never shorter than the
+provider's Retry-After). A reply that does not answer every question id exactly once is
+re-asked a bounded number of times, then the dimension is recorded as unscored with the
 reason. Provider errors are never turned into "No" answers.
+
+Every request passes the run's gate (`judge.control.Gate`: pause, cooldown, rate limit,
+concurrency, stop); outside a run a `NullGate` lets everything through.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from collections import Counter
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +28,10 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from ..control import Gate, NullGate, RunStopped
 from ..judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
+from ..limits import MAX_RETRY_AFTER, retry_after_seconds
+from ..store import scrub_params
 from .base import JudgeTask
 
 
@@ -35,6 +46,14 @@ class DimensionReply(BaseModel):
     """The response format the model is asked for."""
 
     answers: list[AnswerItem]
+
+
+SCHEMA_HASH = hashlib.sha256(
+    json.dumps(DimensionReply.model_json_schema(), sort_keys=True).encode()
+).hexdigest()[:16]
+
+COMPLETION_ALLOWANCE = 300
+"""Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
 
 
 class UnparseableReply(ValueError):
@@ -130,7 +149,7 @@ class LLMJudge:
         seed: int | None = 0,
         timeout: float = 120.0,
         max_reasks: int = 2,
-        max_retries: int = 3,
+        max_retries: int = 5,
         retry_wait: float = 1.0,
         extra_params: dict[str, Any] | None = None,
         name: str | None = None,
@@ -146,6 +165,7 @@ class LLMJudge:
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
         self.name = name or f"llm:{model}"
+        self.gate: Gate | NullGate = NullGate()
         import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
 
     def describe(self) -> dict[str, Any]:
@@ -159,24 +179,42 @@ class LLMJudge:
         }
         return {"name": "llm", "model": self.model, "api_base": self.api_base, "params": params}
 
+    def cache_identity(self) -> dict[str, Any]:
+        """What changes this judge's answers. Not the endpoint (`api_base`), the timeout or the
+        retry settings: the same model asked the same prompt elsewhere is the same judgment."""
+        params = {"temperature": self.temperature, "seed": self.seed, **self.extra_params}
+        return {"model": self.model, "params": scrub_params(params), "schema": SCHEMA_HASH}
+
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
         messages = list(task.prompt.messages)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
+        tally = _Tally()
         for attempt in range(1, self.max_reasks + 2):
+            if attempt > 1:
+                self.gate.retrying()
+            token = _TALLY.set(tally)
             try:
                 response = await self._call(messages)
+            except RunStopped:
+                raise
             except Exception as exc:  # provider errors become unscored, never No
                 kind = error_kind(exc)
-                reason = f"{kind} from {self.model}: {_provider_words(exc)}"
-                verdict = unscored(task.question_ids, reason, kind, attempt)
-                return verdict.model_copy(update={"usage": usage})
-            _add_usage(usage, response)
+                verdict = unscored(task.question_ids, self._reason(kind, exc), kind, attempt)
+                return tally.finish(verdict, usage)
+            finally:
+                _TALLY.reset(token)
+            cost = _cost(response)
+            prompt, completion = _tokens(response)
+            self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost)
+            _add_usage(usage, response, cost)
             content = response.choices[0].message.content
             try:
                 answers = parse_reply(content, task.question_ids)
-                return DimensionVerdict(answers=answers, attempts=attempt, usage=usage)
+                verdict = DimensionVerdict(answers=answers, attempts=attempt)
+                return tally.finish(verdict, usage)
             except UnparseableReply as exc:
                 problem = str(exc)
+                tally.errors["unparseable"] += 1
             messages = [
                 *task.prompt.messages,
                 {"role": "assistant", "content": content or ""},
@@ -189,9 +227,16 @@ class LLMJudge:
             ]
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
-        return verdict.model_copy(update={"usage": usage})
+        return tally.finish(verdict, usage)
+
+    def _reason(self, kind: str, exc: BaseException) -> str:
+        words = _provider_words(exc)
+        if self._api_key:
+            words = words.replace(self._api_key, "***")
+        return f"{kind} from {self.model}: {words}"
 
     async def _call(self, messages: list[dict[str, str]]) -> Any:
+        """One answer from the provider, retrying transient errors; every request is gated."""
         litellm = import_litellm()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -211,29 +256,83 @@ class LLMJudge:
             kwargs["api_key"] = self._api_key
         elif self.api_base:
             kwargs["api_key"] = NO_KEY
+        estimated = _estimate_tokens(messages)
+        tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(lambda e: error_kind(e) in TRANSIENT),
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_random_exponential(multiplier=self.retry_wait, max=60 * self.retry_wait),
+            wait=_RetryAfterOrBackoff(self.retry_wait),
+            sleep=self.gate.sleep,
+            before_sleep=lambda _state: self.gate.retrying(),
             reraise=True,
         ):
             with attempt:
-                return await litellm.acompletion(**kwargs)
+                async with self.gate.slot(estimated):
+                    tally.requests += 1
+                    try:
+                        response = await litellm.acompletion(**kwargs)
+                    except Exception as exc:
+                        kind = error_kind(exc)
+                        tally.errors[kind] += 1
+                        self.gate.failed(kind, self._reason(kind, exc), retry_after_seconds(exc))
+                        raise
+                return response
         raise AssertionError("unreachable")
+
+
+class _Tally:
+    """Requests sent and failures seen while answering one dimension (one per task, so the
+    judge can answer many dimensions at once: see `_TALLY`)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.errors: Counter[str] = Counter()
+
+    def finish(self, verdict: DimensionVerdict, usage: Usage) -> DimensionVerdict:
+        return verdict.model_copy(
+            update={
+                "usage": usage,
+                "requests": self.requests,
+                "attempt_errors": dict(self.errors),
+            }
+        )
+
+
+_TALLY: ContextVar[_Tally] = ContextVar("judge_llm_tally")
+
+
+class _RetryAfterOrBackoff:
+    """Exponential backoff with jitter, but never shorter than the provider's Retry-After."""
+
+    def __init__(self, multiplier: float):
+        self.backoff = wait_random_exponential(multiplier=multiplier, max=60 * multiplier)
+
+    def __call__(self, state: Any) -> float:
+        wait = self.backoff(state)
+        exc = state.outcome.exception() if state.outcome else None
+        asked = retry_after_seconds(exc) if exc is not None else None
+        return max(wait, min(asked, MAX_RETRY_AFTER)) if asked else wait
+
+
+def _estimate_tokens(messages: list[dict[str, str]]) -> int:
+    return sum(len(m.get("content") or "") for m in messages) // 4 + COMPLETION_ALLOWANCE
 
 
 def _provider_words(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _add_usage(total: Usage, response: Any) -> None:
+def _tokens(response: Any) -> tuple[int | None, int | None]:
     usage = getattr(response, "usage", None)
-    if usage is not None:
-        total.prompt_tokens = (total.prompt_tokens or 0) + (getattr(usage, "prompt_tokens", 0) or 0)
-        total.completion_tokens = (total.completion_tokens or 0) + (
-            getattr(usage, "completion_tokens", 0) or 0
-        )
-    cost = _cost(response)
+    if usage is None:
+        return None, None
+    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+
+
+def _add_usage(total: Usage, response: Any, cost: float | None) -> None:
+    prompt, completion = _tokens(response)
+    total.prompt_tokens = (total.prompt_tokens or 0) + (prompt or 0)
+    total.completion_tokens = (total.completion_tokens or 0) + (completion or 0)
     total.cost_usd = None if cost is None or total.cost_usd is None else total.cost_usd + cost
 
 

@@ -1,0 +1,94 @@
+"""The `replay` judge: answers from a judgment store, never from a provider.
+
+It finds the stored answer to the same rendered prompt under the same rubric dimension
+(questions and hints) by the stored judge it replays. A prompt the store never saw is
+unscored (`not_in_store`), never guessed. Use it to re-score a run under another threshold
+or weights, to rebuild a result file, or to compare judges offline:
+
+    judge eval ... --judge-model replay:results.sqlite [--replay-judge llm:openai/gpt-4o]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ground_truth.errors import InputError
+
+from ..judgment import DimensionVerdict, unscored
+from ..rubric import Dimension, content_hash
+from ..store import Store
+from .base import Judge, JudgeTask
+
+NOT_IN_STORE = "not_in_store"
+
+
+class ReplayJudge:
+    def __init__(self, store: Store | str | Path, source: str | None = None):
+        self.store = store if isinstance(store, Store) else Store(store, readonly=True)
+        self.source = source or _only_judge(self.store)
+        if source is not None and source not in self.store.judges():
+            raise InputError(
+                self.store.path,
+                f"no answers by {source}; stored judges: {', '.join(self.store.judges())}",
+                field="--replay-judge",
+            )
+        self.name = f"replay:{self.source}"
+        self._dimension_hashes: dict[int, str] = {}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": "replay",
+            "model": None,
+            "params": {"store": str(self.store.path), "source": self.source},
+        }
+
+    def _dimension_hash(self, dimension: Dimension) -> str:
+        found = self._dimension_hashes.get(id(dimension))
+        if found is None:
+            found = self._dimension_hashes[id(dimension)] = content_hash(dimension.model_dump())
+        return found
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        found = self.store.find(task.prompt.hash, self._dimension_hash(task.dimension), self.source)
+        if not found:
+            reason = f"{self.store.path} holds no answer by {self.source} to this prompt"
+            return unscored(task.question_ids, reason, NOT_IN_STORE, attempts=0)
+        verdict = found[0][1]
+        return verdict.model_copy(update={"cached": False, "requests": 0})
+
+
+def _only_judge(store: Store) -> str:
+    judges = store.judges()
+    if len(judges) == 1:
+        return judges[0]
+    if not judges:
+        raise InputError(store.path, "the store holds no answers to replay", field="--replay-store")
+    raise InputError(
+        store.path,
+        f"the store holds answers by {len(judges)} judges ({', '.join(judges)}); "
+        "choose with --replay-judge NAME (repeat it for a panel)",
+        field="--replay-judge",
+    )
+
+
+def replay_judge_from_args(models: list[str], args: Any) -> Judge:
+    """`--judge-model replay[:PATH]` with `--replay-store` and `--replay-judge` (repeatable)."""
+    from .panel import PanelJudge
+
+    if any(not (m == "replay" or m.startswith("replay:")) for m in models) or len(models) > 1:
+        raise InputError(
+            "--judge-model",
+            "replay cannot be mixed with other judges; "
+            "repeat --replay-judge for a panel of stored judges",
+        )
+    model = models[0]
+    path = Path(model.split(":", 1)[1]) if ":" in model else getattr(args, "replay_store", None)
+    if path is None:
+        raise InputError("--judge-model", "replay needs a store: replay:PATH or --replay-store")
+    store = Store(path, readonly=True)
+    sources = getattr(args, "replay_judge", None) or [None]
+    judges: list[Judge] = [ReplayJudge(store, source) for source in sources]
+    if len(judges) == 1:
+        return judges[0]
+    return PanelJudge(judges, getattr(args, "tie", "unscored"))
