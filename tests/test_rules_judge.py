@@ -170,3 +170,21 @@ def test_rules_judge_is_deterministic() -> None:
     subs = load_submissions(EXAMPLE / "outputs")
     first, second = evaluate(specs, subs), evaluate(specs, subs)
     assert [j.model_dump() for j in first.judgments] == [j.model_dump() for j in second.judgments]
+
+
+BARE_SREGYM = IncidentSpec(
+    id="incorrect_port_assignment",
+    ground_truth=(
+        "[fault_spec] component=deployment/checkout; namespace=astronomy-shop || The "
+        "PRODUCT_CATALOG_ADDR environment variable points to the wrong backend port (8082 instead "
+        "of 8080), so checkout cannot reach product-catalog."
+    ),
+)
+
+
+def test_bare_sregym_string_still_gets_mechanism_and_details_from_its_text() -> None:
+    """No hand-written keywords or parameters: the rules fall back to the ground-truth text."""
+    right = answers(BARE_SREGYM, "checkout's PRODUCT_CATALOG_ADDR env var uses port 8082, not 8080.")
+    assert right["D2-Q1"] == "Yes" and right["D2-Q2"] == "Yes"
+    wrong = answers(BARE_SREGYM, "The checkout pods are OOMKilled because their memory limit is too low.")
+    assert wrong["D2-Q1"] == "No" and wrong["D2-Q2"] == "No" and wrong["D2-Q3"] == "No"

@@ -177,21 +177,71 @@ def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
 def mechanism_matched(qid: str, case: Case) -> QuestionAnswer:
     keywords = case.spec.mechanism_keywords
     if not keywords:
-        return _unscored(qid, "the spec lists no mechanism_keywords")
+        return _mechanism_by_fault_type(qid, case)
     hits = text.found_any(case.diagnosis, keywords)
     if len(hits) >= math.ceil(len(keywords) / 2):
         return _yes(qid, _quote_term(case.diagnosis, hits[0]))
     return _no(qid, _quote_term(case.diagnosis, hits[0]) if hits else "", "Medium")
 
 
+def _mechanism_by_fault_type(qid: str, case: Case) -> QuestionAnswer:
+    """Without mechanism_keywords: does the diagnosis claim the ground truth's fault type?"""
+    true_types = _fault_types(case.without_namespaces(_truth_text(case.spec)))
+    if not true_types:
+        return _unscored(
+            qid, "the spec lists no mechanism_keywords and its text names no known fault type"
+        )
+    claims = case.without_namespaces(case.accusing)
+    shared = sorted(_fault_types(claims) & true_types)
+    if shared:
+        terms = text.found_any(claims, FAULT_TYPES[shared[0]])
+        return _yes(qid, _quote_term(case.diagnosis, terms[0]), "Low")
+    return _no(qid, "", "Low")
+
+
 def parameters_named(qid: str, case: Case) -> QuestionAnswer:
-    values = _parameter_values(case)
+    values = _parameter_values(case) or _text_details(case)
     if not values:
-        return _unscored(qid, "the spec lists no injected parameter values")
+        return _unscored(qid, "the spec holds no injected parameter values or concrete details")
     hits = text.found_any(case.diagnosis, values)
     if hits:
         return _yes(qid, _quote_term(case.diagnosis, hits[0]))
     return _no(qid)
+
+
+_DETAIL = re.compile(
+    r"`([^`]{2,80})`|'([^'\s]{2,80})'|\"([^\"\s]{2,80})\""  # quoted or backticked values
+    r"|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"  # ENV_VAR_NAMES
+    r"|(?<![\w.-])([\w./-]+:[\w.-]+)(?![\w])"  # image:tag, host:port
+    r"|\b(\d{2,}(?:ms|s|m|Mi|Gi|Ki|MB|GB|%)?)\b"  # ports, limits, durations
+)
+
+
+def _text_details(case: Case) -> list[str]:
+    """Concrete values the ground-truth text itself names, when the spec has no parameters."""
+    description = case.spec.ground_truth.split("||", 1)[-1]
+    names = {n.lower() for c in case.known for n in c.all_names()}
+    namespaces = {c.namespace.lower() for c in case.known if c.namespace}
+    found = [next(g for g in m.groups() if g) for m in _DETAIL.finditer(description)]
+    return list(
+        dict.fromkeys(
+            d
+            for d in found
+            if d.lower() not in names | namespaces and not d.lower().startswith("http")
+        )
+    )
+
+
+def _truth_text(spec: IncidentSpec) -> str:
+    return " ".join(
+        [
+            spec.ground_truth,
+            spec.mechanism or "",
+            spec.problem_class or "",
+            *spec.mechanism_keywords,
+            *spec.symptoms,
+        ]
+    )
 
 
 def _parameter_values(case: Case) -> list[str]:
@@ -215,16 +265,7 @@ def _flatten(value: Any) -> list[Any]:
 
 def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
     """No when the cause clauses claim fault types and none of them is the ground truth's."""
-    spec = case.spec
-    truth = " ".join(
-        [
-            spec.ground_truth,
-            spec.mechanism or "",
-            spec.problem_class or "",
-            *spec.mechanism_keywords,
-            *spec.symptoms,
-        ]
-    )
+    truth = _truth_text(case.spec)
     claims = case.without_namespaces(" ".join(case.clauses))
     claimed = _fault_types(claims)
     if claimed and not claimed & _fault_types(case.without_namespaces(truth)):
