@@ -189,19 +189,21 @@ class Store:
         return found
 
     def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:
-        """Why an earlier answer for this case and dimension does not fit `parts`, if any."""
+        """Why the store's answers for this case and dimension do not fit `parts`: the parts in
+        which the closest stored answer differs (None when there is none)."""
         rows = self._db.execute(
             "SELECT judge, model, params_hash, prompt_hash, schema_hash, rubric_hash"
             " FROM judgments WHERE incident_id = ? AND trial = ? AND dimension_id = ?"
-            " ORDER BY (judge = ?) DESC, created_at DESC LIMIT 1",
-            (case.incident_id, case.trial, case.dimension_id, parts.judge),
-        ).fetchone()
-        if rows is None:
+            " ORDER BY created_at DESC LIMIT 50",
+            (case.incident_id, case.trial, case.dimension_id),
+        ).fetchall()
+        if not rows:
             return None
-        changed = parts.differences(KeyParts(*rows))
-        if changed == ["params"] and (diff := self._params_diff(rows[2], parts.params)):
+        changed = min((parts.differences(KeyParts(*row)), row) for row in rows)
+        components, row = changed
+        if components == ["params"] and (diff := self._params_diff(row[2], parts.params)):
             return f"params changed: {diff}"
-        return (", ".join(changed) + " changed") if changed else None
+        return (", ".join(components) + " changed") if components else None
 
     def _params_diff(self, old_hash: str, new_hash: str) -> str:
         old, new = self.params(old_hash) or {}, self.params(new_hash) or {}

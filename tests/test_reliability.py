@@ -1,0 +1,479 @@
+"""Reliable runs against the fake provider on 127.0.0.1: faults counted apart from verdicts,
+the store (zero calls on a rerun, misses that say why, panels per member), fail-fast on 401,
+pause file, --max-cost, --max-errors, and no API key in anything the run writes.
+
+No test asserts a time; latencies are small and only order events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ground_truth import Submission, load_specs, load_submissions
+from judge import EvalOptions, evaluate
+from judge.cli import main
+from judge.judges.llm import LLMJudge
+from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+GROUND_TRUTH = EXAMPLE / "ground_truth"
+SPECS = load_specs(GROUND_TRUTH)
+EXAMPLES = load_submissions(EXAMPLE / "outputs")
+FAULT_TO_KIND = {
+    "429": "rate_limit",
+    "500": "server",
+    "hang": "timeout",
+    "malformed": "unparseable",
+}
+
+
+def submissions(n: int) -> list[Submission]:
+    """n distinct submissions cycled from the example set (trial s0, s1, ...)."""
+    return [
+        Submission(
+            incident_id=EXAMPLES[i % len(EXAMPLES)].incident_id,
+            trial=f"s{i}",
+            diagnosis=EXAMPLES[i % len(EXAMPLES)].diagnosis,
+        )
+        for i in range(n)
+    ]
+
+
+def write_submissions(path: Path, n: int) -> Path:
+    lines = [
+        s.model_dump_json(include={"incident_id", "trial", "diagnosis"}) for s in submissions(n)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def llm(provider: FakeProvider, model: str = "openai/fake-judge", **options) -> LLMJudge:
+    settings = {"timeout": 5.0, "retry_wait": 0.01, **options}
+    return LLMJudge(model, api_base=provider.url, api_key="sk-test", **settings)
+
+
+def cli(tmp_path: Path, provider: FakeProvider, n: int, *extra: str, name: str = "r") -> int:
+    outputs = tmp_path / "subs.jsonl"
+    if not outputs.exists():
+        write_submissions(outputs, n)
+    return main(
+        [
+            "eval",
+            "--ground-truth",
+            str(GROUND_TRUTH),
+            "--outputs",
+            str(outputs),
+            "--result-file",
+            str(tmp_path / f"{name}.json"),
+            "--api-base",
+            provider.url,
+            "--no-progress",
+            *(extra or ("--judge-model", "openai/fake-judge")),
+        ]
+    )
+
+
+def load(tmp_path: Path, name: str = "r") -> dict:
+    return json.loads((tmp_path / f"{name}.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _no_judge_env(monkeypatch) -> None:
+    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+# ------------------------------------------------------------------ faults apart from verdicts
+
+
+def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() -> None:
+    config = FakeProviderConfig(
+        seed=11,
+        fault_rates={"429": 0.3, "500": 0.1, "hang": 0.05, "malformed": 0.05},
+        retry_after=0,
+        hang_seconds=30,  # far past the timeout: a busy CPU must not turn a hang into a hangup
+    )
+    with FakeProvider(config) as provider:
+        judge = llm(provider, timeout=2.0, max_retries=5)
+        options = EvalOptions(max_concurrent=10, cooldown=0.01)
+        result = evaluate(SPECS, submissions(50), judge=judge, options=options)
+        injected = provider.injected_counts()
+        n_requests = len(provider.calls)
+
+    assert result.complete and result.stopped is None
+    assert len(result.calls) == 150 and len(result.judgments) == 450
+    assert sum(injected.values()) > 50  # the faults really happened
+    expected = Counter({FAULT_TO_KIND[fault]: n for fault, n in injected.items()})
+    assert Counter(result.attempt_errors) == expected
+    assert result.usage.requests == n_requests
+    assert result.usage.retries == n_requests - 150
+    failed = {(c.incident_id, c.trial, c.dimension_id): c for c in result.calls if c.error_kind}
+    assert result.errors == dict(Counter(c.error_kind for c in failed.values()))
+    for j in result.judgments:
+        call = failed.get((j.incident_id, j.trial, j.dimension_id))
+        if call is None:
+            assert j.answer in {"Yes", "No"}
+        else:  # explicitly unscored with the provider's reason, never counted as No
+            assert j.answer is None and j.unscored_reason == call.error
+    assert result.overall.n_unscored_questions == 3 * len(failed)
+
+
+# ------------------------------------------------------------------ the store
+
+
+def test_second_identical_run_makes_zero_calls(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    with FakeProvider(FakeProviderConfig(seed=2)) as provider:
+        first = evaluate(
+            SPECS, submissions(10), judge=llm(provider), options=EvalOptions(store=store)
+        )
+        n_first = len(provider.calls)
+        second = evaluate(
+            SPECS, submissions(10), judge=llm(provider), options=EvalOptions(store=store)
+        )
+        n_second = len(provider.calls) - n_first
+    assert n_first == 30 and n_second == 0
+    assert [j.answer for j in first.judgments] == [j.answer for j in second.judgments]
+    assert all(c.cached for c in second.calls) and second.usage.cache_hits == 30
+    assert second.usage.requests == 0 and second.usage.cost_usd == 0
+
+
+def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    system = (Path(__file__).resolve().parents[1] / "judge" / "templates" / "system.j2").read_text()
+    (templates / "system.j2").write_text(system + "\nBe brief.\n")
+    from judge.prompts import PromptRenderer
+
+    with FakeProvider(FakeProviderConfig(seed=2)) as provider:
+        subs = submissions(3)
+        evaluate(SPECS, subs, judge=llm(provider), options=EvalOptions(store=store))
+        before = len(provider.calls)
+        new_template = evaluate(
+            SPECS,
+            subs,
+            judge=llm(provider),
+            renderer=PromptRenderer(templates),
+            options=EvalOptions(store=store),
+        )
+        hotter = evaluate(
+            SPECS, subs, judge=llm(provider, temperature=0.5), options=EvalOptions(store=store)
+        )
+        after = len(provider.calls)
+    assert after - before == 18
+    assert {c.cache_miss for c in new_template.calls} == {"prompt changed"}
+    assert {c.cache_miss for c in hotter.calls} == {"params changed: temperature 0.0 -> 0.5"}
+
+
+def test_refresh_asks_again(tmp_path: Path) -> None:
+    with FakeProvider(FakeProviderConfig(seed=2)) as provider:
+        assert cli(tmp_path, provider, 2) == 0
+        assert cli(tmp_path, provider, 2, "--judge-model", "openai/fake-judge", "--refresh") == 0
+        n_calls = len(provider.calls)
+    assert n_calls == 12
+    assert (tmp_path / "r.sqlite").is_file()  # the default store sits beside the result file
+
+
+def test_errors_are_stored_and_asked_again_next_time(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    config = FakeProviderConfig(fault_schedule=["500"] * 3)
+    with FakeProvider(config) as provider:
+        first = evaluate(
+            SPECS,
+            submissions(1),
+            judge=llm(provider, max_retries=0),
+            options=EvalOptions(store=store, max_concurrent=1, cooldown_after=0),
+        )
+        second = evaluate(
+            SPECS,
+            submissions(1),
+            judge=llm(provider, max_retries=0),
+            options=EvalOptions(store=store, max_concurrent=1),
+        )
+        outcomes = [c.outcome for c in provider.calls]
+    assert first.errors == {"server": 3}
+    assert second.errors == {} and not any(c.cached for c in second.calls)
+    assert outcomes == ["500"] * 3 + ["ok"] * 3
+
+
+def test_panel_members_are_cached_each_under_its_own_name(tmp_path: Path) -> None:
+    with FakeProvider(FakeProviderConfig(seed=5)) as provider:
+        assert (
+            cli(tmp_path, provider, 2, "--judge-model", "openai/fake-judge", "--repeat", "2") == 0
+        )
+        two = len(provider.calls)
+        assert (
+            cli(tmp_path, provider, 2, "--judge-model", "openai/fake-judge", "--repeat", "2") == 0
+        )
+        again = len(provider.calls) - two
+        assert (
+            cli(tmp_path, provider, 2, "--judge-model", "openai/fake-judge", "--repeat", "3") == 0
+        )
+        third = len(provider.calls) - two - again
+    result = load(tmp_path)
+    assert (two, again, third) == (12, 0, 6)
+    by_judge = Counter((c["judge"], c["cached"]) for c in result["calls"])
+    assert by_judge == {
+        ("llm:openai/fake-judge#1", True): 6,
+        ("llm:openai/fake-judge#2", True): 6,
+        ("llm:openai/fake-judge#3", False): 6,
+    }
+
+
+# ------------------------------------------------------------------ fail fast, budgets
+
+
+def test_401_stops_the_run_at_once_without_a_retry_storm(tmp_path: Path, capsys) -> None:
+    with FakeProvider(FakeProviderConfig(fault_schedule=["401"] * 500)) as provider:
+        code = cli(
+            tmp_path, provider, 40, "--judge-model", "openai/fake-judge", "--max-concurrent", "3"
+        )
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    printed = capsys.readouterr()
+    assert code == 3
+    assert n_calls <= 3  # only the requests already in flight, none retried
+    assert result["complete"] is False and result["stopped"]["kind"] == "provider"
+    assert "openai/fake-judge" in result["stopped"]["message"]
+    assert "Incorrect API key provided" in result["stopped"]["message"]
+    assert "Incorrect API key provided" in printed.out + printed.err
+    assert len(result["incomplete"]) >= 39
+
+
+def test_max_errors_stops_the_run_and_exits_3(tmp_path: Path) -> None:
+    config = FakeProviderConfig(fault_schedule=["500"] * 500)
+    with FakeProvider(config) as provider:
+        code = cli(
+            tmp_path,
+            provider,
+            20,
+            "--judge-model",
+            "openai/fake-judge",
+            "--max-retries",
+            "0",
+            "--max-concurrent",
+            "2",
+            "--cooldown-after",
+            "0",
+            "--max-errors",
+            "4",
+        )
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    assert code == 3
+    assert result["stopped"]["kind"] == "max_errors"
+    assert 5 <= n_calls <= 6  # the fifth error stops it; one more may have been in flight
+    assert result["errors"] == {"server": n_calls} and not result["complete"]
+    assert len(result["incomplete"]) >= 17
+
+
+def test_max_errors_as_a_fraction(tmp_path: Path) -> None:
+    schedule = ["500"] * 500
+    with FakeProvider(FakeProviderConfig(fault_schedule=schedule)) as provider:
+        code = cli(
+            tmp_path,
+            provider,
+            10,
+            "--judge-model",
+            "openai/fake-judge",
+            "--max-retries",
+            "0",
+            "--max-concurrent",
+            "1",
+            "--cooldown-after",
+            "0",
+            "--max-errors",
+            "0.1",
+        )
+        n_calls = len(provider.calls)
+    assert code == 3 and n_calls == 4  # 10% of 30 planned calls is 3: the fourth is past it
+
+
+def test_max_cost_stops_once_spent(tmp_path: Path) -> None:
+    """gpt-4o-mini has a price in litellm's local cost map; the fake provider serves any model."""
+    with FakeProvider(FakeProviderConfig(seed=3)) as provider:
+        code = cli(
+            tmp_path,
+            provider,
+            30,
+            "--judge-model",
+            "openai/gpt-4o-mini",
+            "--max-cost",
+            "0.0005",
+            "--max-concurrent",
+            "2",
+        )
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    per_call = [c["usage"]["cost_usd"] for c in result["calls"]]
+    assert code == 3 and result["stopped"]["kind"] == "max_cost"
+    assert all(cost and cost > 0 for cost in per_call)
+    spent = result["usage"]["cost_usd"]
+    assert spent == pytest.approx(sum(per_call))
+    # it went past the budget with one call; the other of the 2 in flight may finish too
+    assert spent >= 0.0005 and spent - 2 * max(per_call) < 0.0005
+    assert n_calls == len(per_call) <= 0.0005 / min(per_call) + 2 and n_calls < 90
+
+
+def test_max_cost_with_an_unknown_price_stops_rather_than_spend_blind(tmp_path: Path) -> None:
+    with FakeProvider(FakeProviderConfig(seed=3)) as provider:
+        code = cli(
+            tmp_path,
+            provider,
+            10,
+            "--judge-model",
+            "openai/fake-judge",
+            "--max-cost",
+            "1",
+            "--max-concurrent",
+            "1",
+        )
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    assert code == 3 and n_calls == 1
+    assert "unknown" in result["stopped"]["message"]
+    assert result["usage"]["cost_usd"] is None  # never a made-up 0
+
+
+# ------------------------------------------------------------------ pause file
+
+
+def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
+    pause = tmp_path / "PAUSE"
+    pause.touch()
+    log = tmp_path / "calls.jsonl"
+    removed: dict[str, float] = {}
+    paused_again: dict[str, float] = {}
+
+    def operator() -> None:
+        time.sleep(0.5)
+        removed["at"] = time.time()
+        pause.unlink()
+        while not log.exists() or len(read_call_log(log)) < 12:
+            time.sleep(0.01)
+        pause.touch()
+        paused_again["from"] = time.time()
+        time.sleep(0.5)
+        paused_again["to"] = time.time()
+        pause.unlink()
+
+    thread = threading.Thread(target=operator)
+    config = FakeProviderConfig(seed=4, latency=0.02, log_path=log)
+    with FakeProvider(config) as provider:
+        thread.start()
+        result = evaluate(
+            SPECS,
+            submissions(15),
+            judge=llm(provider),
+            options=EvalOptions(max_concurrent=3, pause_file=pause, pause_poll=0.02),
+        )
+        thread.join()
+        calls = provider.calls
+    assert result.complete and len(calls) == 45
+    assert all(c.timestamp > removed["at"] for c in calls)  # nothing while it existed at start
+    during = [c for c in calls if paused_again["from"] < c.timestamp < paused_again["to"]]
+    assert len(during) <= 3  # only requests already past the gate (in flight) when it came back
+
+
+# ------------------------------------------------------------------ the key stays secret
+
+
+@pytest.mark.parametrize("how", ["env", "flag"])
+def test_api_key_appears_in_no_file_the_run_writes(
+    tmp_path: Path, monkeypatch, capsys, how
+) -> None:
+    secret = "sk-top-secret-0123456789abcdef"
+    variable = "JUDGE_API_KEY" if how == "env" else "MY_PROVIDER_KEY"
+    monkeypatch.setenv(variable, secret)
+    extra = ["--api-key-env", variable] if how == "flag" else []
+    config = FakeProviderConfig(seed=6, api_key=secret, fault_schedule=["500", "429", "ok"])
+    with FakeProvider(config) as provider:
+        code = cli(tmp_path, provider, 3, "--judge-model", "openai/fake-judge", *extra)
+        calls = provider.calls
+    printed = capsys.readouterr()
+    assert code == 0 and calls and all(c.outcome != "unauthorized" for c in calls)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"r.json", "r.sqlite"}
+    for path in written:
+        assert secret.encode() not in path.read_bytes(), path
+    assert secret not in printed.out + printed.err
+
+
+def test_a_wrong_key_is_reported_without_echoing_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    secret = "sk-wrong-key-9876543210"
+    monkeypatch.setenv("JUDGE_API_KEY", secret)
+    with FakeProvider(FakeProviderConfig(api_key="sk-the-right-one")) as provider:
+        code = cli(tmp_path, provider, 2)
+    printed = capsys.readouterr()
+    assert code == 3
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert secret.encode() not in path.read_bytes(), path
+    assert secret not in printed.out + printed.err
+
+
+def test_rules_judge_writes_no_store(tmp_path: Path) -> None:
+    outputs = write_submissions(tmp_path / "subs.jsonl", 3)
+    code = main(
+        [
+            "eval",
+            "--ground-truth",
+            str(GROUND_TRUTH),
+            "--outputs",
+            str(outputs),
+            "--result-file",
+            str(tmp_path / "r.json"),
+            "--no-progress",
+        ]
+    )
+    assert code == 0 and not (tmp_path / "r.sqlite").exists()
+    assert load(tmp_path)["usage"] is None
+
+
+def test_resume_needs_an_existing_store(tmp_path: Path, capsys) -> None:
+    with FakeProvider(FakeProviderConfig()) as provider:
+        code = cli(tmp_path, provider, 1, "--judge-model", "openai/fake-judge", "--resume")
+        n_calls = len(provider.calls)
+    assert code == 2 and n_calls == 0
+    assert "nothing to resume" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ SIGINT / SIGTERM
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -> None:
+    log = tmp_path / "calls.jsonl"
+
+    def operator() -> None:
+        while not log.exists() or len(read_call_log(log)) < 6:
+            time.sleep(0.01)
+        os.kill(os.getpid(), sig)
+
+    config = FakeProviderConfig(seed=8, latency=0.05, log_path=log)
+    with FakeProvider(config) as provider:
+        thread = threading.Thread(target=operator)
+        thread.start()
+        code = cli(
+            tmp_path, provider, 40, "--judge-model", "openai/fake-judge", "--max-concurrent", "2"
+        )
+        thread.join()
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    assert code == 130
+    assert result["complete"] is False and result["stopped"]["kind"] == "interrupted"
+    assert sig.name in result["stopped"]["message"]
+    answered = [c for c in result["calls"] if c["error_kind"] is None]
+    assert len(answered) == n_calls  # the calls in flight finished within the grace period
+    assert sum(len(c["dimensions"]) for c in result["incomplete"]) == 120 - n_calls
+    stored = sqlite3.connect(tmp_path / "r.sqlite").execute("SELECT count(*) FROM judgments")
+    assert stored.fetchone()[0] == n_calls
