@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ground_truth import load_submissions
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
 
@@ -26,10 +27,12 @@ N_CALLS = 3 * N_SUBMISSIONS
 
 
 def _write_submissions(path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_reliability import write_submissions
-
-    write_submissions(path, N_SUBMISSIONS)
+    examples = load_submissions(REPO / "examples" / "sregym-mini" / "outputs")
+    rows = [
+        {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": s.diagnosis}
+        for i, s in ((i, examples[i % len(examples)]) for i in range(N_SUBMISSIONS))
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 def _wait_for(predicate, what: str, limit: float = 120.0) -> None:

@@ -22,6 +22,7 @@ from . import report as report_command
 from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
+from . import store as store_command
 from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, input_errors
 
 COMMANDS = [
@@ -32,6 +33,7 @@ COMMANDS = [
     resolve_command,
     rubric_command,
     schema_command,
+    store_command,
 ]
 
 

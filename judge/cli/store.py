@@ -1,0 +1,101 @@
+"""`judge store stats|export|explain`: look inside a judgment store without the sqlite3 shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .common import EXIT_OK, console
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser("store", help="inspect a judgment store (the SQLite cache)")
+    sub = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
+    s = sub.add_parser("stats", help="answers by judge, errors by kind, tokens and cost")
+    s.add_argument("store", type=Path)
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(handler=cmd_store_stats)
+    e = sub.add_parser("export", help="every stored answer (or error) as JSON lines")
+    e.add_argument("store", type=Path)
+    e.add_argument("--errors", action="store_true", help="export the failed calls instead")
+    e.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    e.set_defaults(handler=cmd_store_export)
+    x = sub.add_parser(
+        "explain", help="the stored answers for a case, with the key parts they were stored under"
+    )
+    x.add_argument("store", type=Path)
+    x.add_argument("--incident", required=True)
+    x.add_argument("--trial")
+    x.add_argument("--dimension")
+    x.set_defaults(handler=cmd_store_explain)
+
+
+def _open(path: Path):
+    from ..store import Store
+
+    return Store(path, readonly=True)
+
+
+def cmd_store_stats(args: argparse.Namespace) -> int:
+    from ..progress import cost_text
+
+    with _open(args.store) as store:
+        stats = store.stats()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+        return EXIT_OK
+    out = console()
+    out.print(f"{stats['path']}: {stats['judgments']} answers for {stats['cases']} cases")
+    for row in stats["by_judge"]:
+        out.print(f"  {row['judge']} ({row['model']}): {row['judgments']}")
+    errors = ", ".join(f"{k} {n}" for k, n in stats["errors"].items()) or "none"
+    out.print(f"failed calls kept for the record: {errors}")
+    tokens = stats["prompt_tokens"] + stats["completion_tokens"]
+    out.print(f"tokens {tokens:,}, cost {cost_text(stats['cost_usd'])}")
+    return EXIT_OK
+
+
+def cmd_store_export(args: argparse.Namespace) -> int:
+    from ..results import write_json_atomic
+
+    with _open(args.store) as store:
+        lines = [json.dumps(row) for row in store.rows("errors" if args.errors else "judgments")]
+    text = "".join(line + "\n" for line in lines)
+    if args.output:
+        write_json_atomic(args.output, text)
+        print(f"wrote {len(lines)} rows to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_store_explain(args: argparse.Namespace) -> int:
+    """Which judge, model, params, prompt, schema and rubric each stored answer belongs to:
+    compare them with a new run's `cache_miss` to see why it asked again."""
+    with _open(args.store) as store:
+        rows = [
+            row
+            for row in store.rows("judgments")
+            if row["incident_id"] == args.incident
+            and (args.trial is None or row["trial"] == args.trial)
+            and (args.dimension is None or row["dimension_id"] == args.dimension)
+        ]
+        for row in rows:
+            row["params"] = store.params(row["params_hash"])
+    out = console()
+    if not rows:
+        out.print(f"no stored answers for incident {args.incident}")
+        return EXIT_OK
+    for row in rows:
+        answers = " ".join(f"{a['question_id']}={a.get('answer')}" for a in row["answers"])
+        out.print(
+            f"[bold]{row['incident_id']} trial {row['trial']} {row['dimension_id']}[/bold] "
+            f"by {row['judge']} at {row['created_at']}: {answers}\n"
+            f"  key {row['key'][:16]}  model {row['model']}  params {row['params_hash']} "
+            f"{json.dumps(row['params'], sort_keys=True)}\n"
+            f"  prompt {row['prompt_hash'][:16]}  schema {row['schema_hash']}  "
+            f"rubric {row['rubric_hash']}"
+        )
+    return EXIT_OK
