@@ -35,7 +35,7 @@ class Cacheable(Protocol):
 class LeafCall:
     """One leaf judge's call for one (case, dimension), as the run accounts for it."""
 
-    task: JudgeTask
+    task: JudgeTask | None
     judge: str
     verdict: DimensionVerdict
     cached: bool = False

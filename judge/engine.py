@@ -87,10 +87,24 @@ class EvalOptions:
 
 @dataclass
 class _Unit:
+    """One (submission, dimension). The prompt is rendered when asked for and not kept (only
+    its hash is): 10,000 submissions' prompts would otherwise sit in memory all run long."""
+
     spec: IncidentSpec
     submission: Submission
     dimension: Dimension
-    prompt: Prompt
+    renderer: PromptRenderer
+    prompt_hash: str | None = None
+
+    @property
+    def prompt(self) -> Prompt:
+        prompt = self.renderer.render(self.spec, self.submission, self.dimension)
+        self.prompt_hash = prompt.hash
+        return prompt
+
+    @property
+    def hash(self) -> str:
+        return self.prompt_hash or self.prompt.hash
 
     def task(self) -> JudgeTask:
         return JudgeTask(self.spec, self.submission, self.dimension, self.prompt)
@@ -99,11 +113,7 @@ class _Unit:
 def _units(
     pairs: list[tuple[IncidentSpec, Submission]], rubric: Rubric, renderer: PromptRenderer
 ) -> list[_Unit]:
-    return [
-        _Unit(spec, sub, dim, renderer.render(spec, sub, dim))
-        for spec, sub in pairs
-        for dim in rubric.dimensions
-    ]
+    return [_Unit(spec, sub, dim, renderer) for spec, sub in pairs for dim in rubric.dimensions]
 
 
 def render_prompts(
@@ -151,7 +161,7 @@ def _judgment(unit: _Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
         confidence=answer.confidence,
         unscored_reason=answer.unscored_reason,
         judge=judge_name,
-        prompt_hash=unit.prompt.hash,
+        prompt_hash=unit.hash,
     )
 
 
@@ -163,7 +173,7 @@ def _call_record(
         trial=unit.submission.trial,
         dimension_id=unit.dimension.id,
         judge=judge_name,
-        prompt_hash=unit.prompt.hash,
+        prompt_hash=unit.hash,
         attempts=verdict.attempts,
         error=verdict.error,
         error_kind=verdict.error_kind,
@@ -228,6 +238,7 @@ class _Run:
 
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]
+        call.task = None  # the task holds the rendered prompt: do not keep it all run long
         self.calls[(index, call.judge)] = call
         if call.cached:
             self.stats.cached += 1
@@ -300,6 +311,8 @@ class _Run:
                 verdict = await self.wrapped.judge(task)
             except asyncio.CancelledError:
                 return
+            finally:
+                self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
                 self.verdicts[index] = verdict
             await asyncio.sleep(0)
