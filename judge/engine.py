@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
@@ -37,6 +37,7 @@ from .scoring import CaseResult, score_case, summarize_incidents, summarize_over
 from .store import Store
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
+T = TypeVar("T")
 
 
 def tool_version() -> str:
@@ -527,7 +528,24 @@ def evaluate(
 ) -> EvalResult:
     """Score every submission against its spec. Defaults: the `sregym-v3` rubric, the rules judge."""
     rubric, judge = _resolve(rubric, judge)
-    return asyncio.run(evaluate_async(specs, submissions, rubric, judge, renderer, options))
+    return run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options))
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run`, but the main task's result is not the run's result.
+
+    On Python 3.11 `asyncio.run` ends by looking up the SIGINT handler, and the enum lookup
+    formats `repr()` of a partial holding the finished main task, whose repr includes its
+    result: the whole `EvalResult`, seconds for a large run. Handing the result over through
+    a box keeps that repr tiny.
+    """
+    box: list[T] = []
+
+    async def main() -> None:
+        box.append(await coroutine)
+
+    asyncio.run(main())
+    return box[0]
 
 
 def evaluate_submission(

@@ -37,12 +37,12 @@ FAULT_TO_KIND = {
 
 
 def submissions(n: int) -> list[Submission]:
-    """n distinct submissions cycled from the example set (trial s0, s1, ...)."""
+    """n submissions cycled from the example set (trial s0, s1, ...), every prompt distinct."""
     return [
         Submission(
             incident_id=EXAMPLES[i % len(EXAMPLES)].incident_id,
             trial=f"s{i}",
-            diagnosis=EXAMPLES[i % len(EXAMPLES)].diagnosis,
+            diagnosis=f"{EXAMPLES[i % len(EXAMPLES)].diagnosis} (copy {i})",
         )
         for i in range(n)
     ]

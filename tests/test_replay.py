@@ -19,7 +19,7 @@ def write_submissions(path: Path, n: int) -> Path:
     """n distinct submissions cycled from the example set (trial s0, s1, ...), as JSONL."""
     examples = load_submissions(EXAMPLE / "outputs")
     rows = [
-        {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": s.diagnosis}
+        {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": f"{s.diagnosis} (copy {i})"}
         for i, s in ((i, examples[i % len(examples)]) for i in range(n))
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -249,7 +248,7 @@ def _panel_agreement(result, out) -> None:
 
 def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     from ..display import print_result
-    from ..engine import EvalOptions, evaluate_async
+    from ..engine import EvalOptions, evaluate_async, run_sync
     from ..results import write_result
 
     judge = _make_judge(args)
@@ -272,9 +271,7 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
         progress=not args.no_progress,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
-    result = asyncio.run(
-        evaluate_async(specs, submissions, rubric, judge, renderer, options, config)
-    )
+    result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
     write_result(result, args.result_file)
     write_exports(result, args, specs, submissions)
