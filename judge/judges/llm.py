@@ -13,6 +13,7 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -58,6 +59,16 @@ COMPLETION_ALLOWANCE = 300
 
 class UnparseableReply(ValueError):
     pass
+
+
+@functools.cache
+def _response_format() -> dict[str, Any]:
+    """`DimensionReply` as the JSON-schema dict litellm would derive from the class on every
+    call (pydantic schema generation, ~1 ms each): derived once."""
+    import_litellm()
+    from litellm.utils import type_to_response_format_param
+
+    return type_to_response_format_param(DimensionReply)
 
 
 def import_litellm() -> Any:
@@ -241,7 +252,7 @@ class LLMJudge:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "response_format": DimensionReply,
+            "response_format": _response_format(),
             "temperature": self.temperature,
             "timeout": self.timeout,
             "num_retries": 0,
@@ -336,8 +347,22 @@ def _add_usage(total: Usage, response: Any, cost: float | None) -> None:
     total.cost_usd = None if cost is None or total.cost_usd is None else total.cost_usd + cost
 
 
+_UNPRICED: set[str] = set()
+"""Models litellm could not price once: asking again costs ~1 ms of fallback lookups a call."""
+
+
 def _cost(response: Any) -> float | None:
+    """litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when
+    the model has no price); computing it again would double that work."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
+    model = str(getattr(response, "model", None))
+    if model in _UNPRICED:
+        return None
     try:
         return float(import_litellm().completion_cost(completion_response=response))
     except Exception:  # unknown model price: say unknown, never 0
+        _UNPRICED.add(model)
         return None
