@@ -354,6 +354,15 @@ class _Run:
                     records.append(_call_record(unit, call.verdict, name, call.miss_reason))
         return records
 
+    def release(self) -> None:
+        """Drop the run's verdicts and units now: the judge wrappers point back at this run,
+        so without it they would live until the garbage collector finds the cycle, which
+        for a large run means while the result file is being written."""
+        self.calls.clear()
+        self.verdicts = []
+        self.units = []
+        self.wrapped = self.judge
+
     def usage(self) -> RunUsage:
         stats = self.stats
         return RunUsage(
@@ -400,8 +409,7 @@ async def evaluate_async(
     if options.dimensions:
         rubric = rubric.select(options.dimensions)
     matching = match_submissions(specs, submissions)
-    units = _units(matching.pairs, rubric, renderer)
-    run = _Run(judge, units, options)
+    run = _Run(judge, _units(matching.pairs, rubric, renderer), options)
     await run.run()
     done = run.done()
     cases = _score_cases(done, rubric, judge.name)
@@ -411,6 +419,11 @@ async def evaluate_async(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
     incomplete = run.incomplete()
+    stopped = run.gate.stopped if incomplete else None
+    usage = run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None
+    member_judgments = _member_judgments(done)
+    del done
+    run.release()
     return EvalResult(
         resolution=_resolution(matching.pairs, cases),
         entities=_entities(matching.pairs),
@@ -421,13 +434,13 @@ async def evaluate_async(
         overall=overall,
         incidents=incidents,
         cases=cases,
-        judgments=[j for c in cases for j in c.judgments] + _member_judgments(done),
+        judgments=[j for c in cases for j in c.judgments] + member_judgments,
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         attempt_errors=dict(sum((Counter(c.attempt_errors) for c in calls), Counter())),
-        stopped=run.gate.stopped if incomplete else None,
+        stopped=stopped,
         incomplete=incomplete,
-        usage=run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None,
+        usage=usage,
         missing=matching.missing,
         orphans=[
             Orphan(
