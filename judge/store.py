@@ -17,12 +17,13 @@ lose the last ones). The API key is never handed to the store: params come from 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -102,9 +103,10 @@ class KeyParts:
     schema: str
     rubric: str
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()
+        parts = {c: getattr(self, c) for c in COMPONENTS}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     def differences(self, other: KeyParts) -> list[str]:
         return [c for c in COMPONENTS if getattr(self, c) != getattr(other, c)]
