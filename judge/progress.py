@@ -117,7 +117,7 @@ class Reporter:
 
         self._bar = Progress(
             TextColumn("judging"),
-            BarColumn(),
+            BarColumn(bar_width=20),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.description}"),
@@ -128,7 +128,17 @@ class Reporter:
         self._bar.start()
 
     def _bar_text(self) -> str:
-        return self.stats.line().split(" | ", 1)[1]
+        """Short enough for an 80-column terminal beside the bar."""
+        s = self.stats
+        parts = [f"cached {s.cached}", f"retries {s.retries}", f"errors {s.errors}"]
+        if s.requests:
+            cost = "?" if s.cost is None else f"${s.cost:.4f}"
+            parts += [f"{s.tokens:,} tok", cost]
+        if s.paused:
+            parts.append("PAUSED")
+        if s.cooling:
+            parts.append("COOLING")
+        return " · ".join(parts)
 
     def tick(self) -> None:
         if not self.enabled:

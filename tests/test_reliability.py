@@ -477,3 +477,28 @@ def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -
     assert sum(len(c["dimensions"]) for c in result["incomplete"]) == 120 - n_calls
     stored = sqlite3.connect(tmp_path / "r.sqlite").execute("SELECT count(*) FROM judgments")
     assert stored.fetchone()[0] == n_calls
+
+
+def test_calls_still_in_flight_after_the_grace_period_are_cut_off(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+
+    def operator() -> None:
+        while not log.exists() or len(read_call_log(log)) < 2:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    config = FakeProviderConfig(seed=8, latency=30, log_path=log)  # replies never come in time
+    with FakeProvider(config) as provider:
+        thread = threading.Thread(target=operator)
+        thread.start()
+        code = cli(
+            tmp_path, provider, 5, "--judge-model", "openai/fake-judge", "--max-concurrent",
+            "2", "--grace", "0.1",
+        )  # fmt: skip
+        thread.join()
+        n_calls = len(provider.calls)
+    result = load(tmp_path)
+    assert code == 130 and n_calls == 2
+    assert result["calls"] == [] and not result["complete"]
+    assert sum(len(c["dimensions"]) for c in result["incomplete"]) == 15
+    assert all(j["unscored_reason"].startswith("not judged") for j in result["judgments"])

@@ -161,3 +161,44 @@ def test_gate_sleep_wakes_when_the_run_stops() -> None:
         return sleeper.done()
 
     assert asyncio.run(scenario())
+
+
+def test_progress_lines_say_what_was_done_and_spent() -> None:
+    import io
+
+    from judge.progress import Reporter
+
+    stats = RunStats(planned=10, cached=4)
+    out = io.StringIO()
+    reporter = Reporter(stats, stream=out, every=0, tty=False)
+    reporter.start()
+    stats.done, stats.requests, stats.retries, stats.errors = 3, 5, 2, 1
+    stats.failed_requests["rate_limit"] = 2
+    stats.add_usage(100, 20, 0.001)
+    reporter.tick()
+    reporter.note("paused: PAUSE exists")
+    stats.add_usage(100, 20, None)
+    reporter.stop()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "judging: 10 calls to make, 4 cached"
+    assert lines[1] == (
+        "calls 3/10 | cached 4 | retries 2 | errors 1 (failed requests: rate_limit 2) | "
+        "tokens 120 | cost $0.0010"
+    )
+    assert lines[2] == "paused: PAUSE exists"
+    assert "cost unknown (1 request(s) without a known price)" in lines[3]
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    import io
+
+    from judge.progress import Reporter
+
+    stats = RunStats(planned=4)
+    out = io.StringIO()
+    reporter = Reporter(stats, stream=out, tty=True)
+    reporter.start()
+    stats.done = 4
+    reporter.tick()
+    reporter.stop()
+    assert "4/4" in out.getvalue()
