@@ -41,6 +41,9 @@ class LeafCall:
     cached: bool = False
     judged: bool = True
     miss_reason: str | None = None
+    shared: bool = False
+    """Answered by another call with the same key made at the same time (no request of its
+    own; its usage and attempts are counted once, on that call)."""
 
 
 def is_cacheable(judge: Any) -> bool:
@@ -94,6 +97,9 @@ class RecordedJudge:
     A call the run stopped before it started (or cancelled after its grace period) comes back
     as a `not_judged` verdict instead of an exception, so a panel's other members finish and
     are stored; the engine then reports the whole (case, dimension) as not judged.
+
+    Two calls with the same key at the same time (two trials with the same diagnosis) make one
+    provider call: the second waits for the first's answer and counts as a cache hit.
     """
 
     def __init__(
@@ -111,6 +117,7 @@ class RecordedJudge:
         self.keys = KeyMaker(inner) if self.store is not None else None  # type: ignore[arg-type]
         if self.store is not None and self.keys is not None:
             self.store.remember_params(self.keys.params_hash, self.keys.params)
+        self._in_flight: dict[str, asyncio.Future[DimensionVerdict]] = {}
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
@@ -120,14 +127,30 @@ class RecordedJudge:
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
         parts = self.parts(task)
-        miss = None
-        if self.store is not None and parts is not None:
-            if not self.refresh:
-                hit = self.store.get(parts)
-                if hit is not None:
-                    self.sink(LeafCall(task, self.name, hit, cached=True))
-                    return hit
-            miss = self.store.miss_reason(parts, case_ref(task))
+        if self.store is None or parts is None:
+            return await self._ask(task)
+        if not self.refresh:
+            hit = self.store.get(parts)
+            if hit is not None:
+                hit.requests = 0  # none this run; `usage` stays what the answer cost then
+                self.sink(LeafCall(task, self.name, hit, cached=True))
+                return hit
+        if parts.key in self._in_flight:
+            return await self._same_as(task, self._in_flight[parts.key])
+        future = asyncio.get_running_loop().create_future()
+        self._in_flight[parts.key] = future
+        try:
+            verdict = await self._ask(task, parts, self.store.miss_reason(parts, case_ref(task)))
+            future.set_result(verdict)
+            return verdict
+        finally:
+            del self._in_flight[parts.key]
+            if not future.done():
+                future.cancel()
+
+    async def _ask(
+        self, task: JudgeTask, parts: KeyParts | None = None, miss: str | None = None
+    ) -> DimensionVerdict:
         try:
             verdict = await self.inner.judge(task)
         except RunStopped as stop:
@@ -139,6 +162,28 @@ class RecordedJudge:
             self.store.put(parts, case_ref(task), verdict)
         self.sink(LeafCall(task, self.name, verdict, miss_reason=miss))
         return verdict
+
+    async def _same_as(
+        self, task: JudgeTask, first: asyncio.Future[DimensionVerdict]
+    ) -> DimensionVerdict:
+        try:
+            verdict = await asyncio.shield(first)
+        except asyncio.CancelledError:
+            if first.cancelled():
+                return self._not_judged(task, "not judged: the same call was cut off")
+            raise
+        if verdict.error_kind == NOT_JUDGED:
+            return self._not_judged(task, verdict.error or "not judged")
+        shared = verdict.model_copy(
+            update={
+                "cached": verdict.error is None,
+                "requests": 0,
+                "usage": None,
+                "attempt_errors": {},
+            }
+        )
+        self.sink(LeafCall(task, self.name, shared, cached=shared.cached, shared=True))
+        return shared
 
     def _not_judged(self, task: JudgeTask, reason: str) -> DimensionVerdict:
         verdict = unscored(task.question_ids, reason, NOT_JUDGED, attempts=0)

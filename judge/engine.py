@@ -241,7 +241,7 @@ class _Run:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
         self.calls[(index, call.judge)] = call
-        if call.cached:
+        if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
             self.gate.call_finished(call.verdict.error_kind)
@@ -264,7 +264,8 @@ class _Run:
                 for u in asked
                 if (parts := leaf.parts(u.task())) is not None
             ]
-            cached = len(self.store.keys_present(keys))
+            present = self.store.keys_present(keys)
+            cached = sum(1 for key in keys if key in present)
         self.stats.planned = self.stats.total - cached
 
     async def run(self) -> None:

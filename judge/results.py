@@ -35,7 +35,11 @@ class CallRecord(BaseModel):
     attempt_errors: dict[str, int] = Field(
         default_factory=dict, description="Failed requests or replies by kind, retried ones too."
     )
-    cached: bool = Field(False, description="Answered from the store, not by the provider.")
+    cached: bool = Field(
+        False,
+        description="Answered from the store (or by an identical call in flight), not by a "
+        "request of its own; `usage` is then what the answer cost when it was asked.",
+    )
     cache_miss: str | None = Field(
         None, description="Why the store's earlier answer for this case and dimension was not used."
     )

@@ -502,3 +502,23 @@ def test_calls_still_in_flight_after_the_grace_period_are_cut_off(tmp_path: Path
     assert result["calls"] == [] and not result["complete"]
     assert sum(len(c["dimensions"]) for c in result["incomplete"]) == 15
     assert all(j["unscored_reason"].startswith("not judged") for j in result["judgments"])
+
+
+def test_identical_prompts_in_one_run_are_asked_once(tmp_path: Path) -> None:
+    """Two trials with the same diagnosis render the same prompts: one request each."""
+    first = EXAMPLES[0]
+    twins = [
+        Submission(incident_id=first.incident_id, trial=t, diagnosis=first.diagnosis)
+        for t in ("a", "b")
+    ]
+    with FakeProvider(FakeProviderConfig(seed=2, latency=0.05)) as provider:
+        result = evaluate(
+            SPECS, twins, judge=llm(provider),
+            options=EvalOptions(store=tmp_path / "s.sqlite", max_concurrent=4),
+        )  # fmt: skip
+        n_calls = len(provider.calls)
+    assert n_calls == 3 and len(result.calls) == 6
+    assert sum(c.requests for c in result.calls) == 3 and result.usage.requests == 3
+    assert sum(c.cached for c in result.calls) == 3  # shared in flight, or a store hit
+    by_trial = {t: [j.answer for j in result.judgments if j.trial == t] for t in ("a", "b")}
+    assert by_trial["a"] == by_trial["b"] and all(by_trial["a"])
