@@ -255,14 +255,18 @@ class _Run:
         asked = [u for u in self.units if u.submission.diagnosis.strip()]
         self.stats.total = len(asked) * len(self.leaves)
         cached = 0
-        if self.store is not None and not self.options.refresh:
-            wrapped = leaves(self.wrapped)
+        stored = [
+            leaf
+            for leaf in leaves(self.wrapped)
+            if isinstance(leaf, RecordedJudge) and leaf.store is not None
+        ]
+        if stored and self.store is not None and not self.options.refresh:
+            tasks = (u.task() for u in asked)
             keys = [
                 parts.key
-                for leaf in wrapped
-                if isinstance(leaf, RecordedJudge) and leaf.store is not None
-                for u in asked
-                if (parts := leaf.parts(u.task())) is not None
+                for task in tasks
+                for leaf in stored
+                if (parts := leaf.parts(task)) is not None
             ]
             present = self.store.keys_present(keys)
             cached = sum(1 for key in keys if key in present)
