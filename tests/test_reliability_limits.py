@@ -202,3 +202,33 @@ def test_progress_bar_on_a_terminal() -> None:
     reporter.tick()
     reporter.stop()
     assert "4/4" in out.getvalue()
+
+
+def test_retry_waits_at_least_the_providers_retry_after() -> None:
+    from types import SimpleNamespace
+
+    from judge.judges.llm import _RetryAfterOrBackoff
+
+    wait = _RetryAfterOrBackoff(multiplier=0.01)
+
+    def state(exc: BaseException, attempt: int = 1) -> SimpleNamespace:
+        return SimpleNamespace(
+            attempt_number=attempt, outcome=SimpleNamespace(exception=lambda: exc)
+        )
+
+    assert wait(state(ProviderError({"retry-after-ms": "2500"}))) == pytest.approx(2.5)
+    assert wait(state(ProviderError({"retry-after": "100000"}))) == 600  # capped at MAX_RETRY_AFTER
+    assert wait(state(ProviderError(None))) <= 0.01  # no header: backoff with jitter
+
+
+def test_a_retry_after_holds_back_every_request_of_the_run() -> None:
+    clock = Clock()
+
+    async def scenario() -> Gate:
+        gate = Gate(cooldown=Cooldown(after=3, seconds=60, clock=clock))
+        gate.failed("rate_limit", "rate_limit from m: slow down", 2.5)
+        return gate
+
+    gate = asyncio.run(scenario())
+    assert gate.cooldown.remaining() == pytest.approx(2.5)
+    assert gate.stats.failed_requests == {"rate_limit": 1} and gate.stopped is None
