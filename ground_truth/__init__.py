@@ -1,18 +1,28 @@
 """Incident specs and agent submissions: pydantic models, loaders and format adapters."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import InputError
-from .fault_spec import parse_fault_spec
-from .loaders import load_specs, load_submissions
-from .matching import Matching, match_submissions
-from .models import (
-    Action,
-    ComponentRef,
-    Entity,
-    IncidentSpec,
-    Submission,
-    Trajectory,
-    parse_component_string,
-)
+
+# Names load on first use, so a command that only needs InputError stays fast.
+_EXPORTS = {
+    "ground_truth.fault_spec": ["parse_fault_spec"],
+    "ground_truth.loaders": ["load_specs", "load_submissions"],
+    "ground_truth.matching": ["Matching", "match_submissions"],
+    "ground_truth.models": [
+        "Action",
+        "ComponentRef",
+        "Entity",
+        "IncidentSpec",
+        "Submission",
+        "Trajectory",
+        "parse_component_string",
+    ],
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Action",
@@ -29,3 +39,25 @@ __all__ = [
     "parse_component_string",
     "parse_fault_spec",
 ]
+
+if TYPE_CHECKING:
+    from .fault_spec import parse_fault_spec
+    from .loaders import load_specs, load_submissions
+    from .matching import Matching, match_submissions
+    from .models import (
+        Action,
+        ComponentRef,
+        Entity,
+        IncidentSpec,
+        Submission,
+        Trajectory,
+        parse_component_string,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'ground_truth' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+    globals()[name] = value
+    return value

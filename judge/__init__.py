@@ -9,15 +9,29 @@ The Python API for harnesses::
     case.composite, case.passed, case.judgments              # every question's answer
 """
 
-from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
+from __future__ import annotations
 
-from .engine import EvalOptions, evaluate, evaluate_async, evaluate_submission, render_prompts
-from .judges import Judge, JudgeTask, RulesJudge, make_judge
-from .judgment import DimensionVerdict, Judgment, QuestionAnswer
-from .prompts import PromptRenderer
-from .results import EvalResult, load_result, write_result
-from .rubric import Rubric, load_rubric
-from .scoring import CaseResult, pass_at_k, pass_hat_k
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names load on first use, so `judge --help` and `import judge.testing` stay fast.
+_EXPORTS = {
+    "ground_truth": ["IncidentSpec", "Submission", "load_specs", "load_submissions"],
+    "judge.engine": [
+        "EvalOptions",
+        "evaluate",
+        "evaluate_async",
+        "evaluate_submission",
+        "render_prompts",
+    ],
+    "judge.judges": ["Judge", "JudgeTask", "RulesJudge", "make_judge"],
+    "judge.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
+    "judge.prompts": ["PromptRenderer"],
+    "judge.results": ["EvalResult", "load_result", "write_result"],
+    "judge.rubric": ["Rubric", "load_rubric"],
+    "judge.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "CaseResult",
@@ -46,3 +60,22 @@ __all__ = [
     "render_prompts",
     "write_result",
 ]
+
+if TYPE_CHECKING:
+    from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
+
+    from .engine import EvalOptions, evaluate, evaluate_async, evaluate_submission, render_prompts
+    from .judges import Judge, JudgeTask, RulesJudge, make_judge
+    from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+    from .prompts import PromptRenderer
+    from .results import EvalResult, load_result, write_result
+    from .rubric import Rubric, load_rubric
+    from .scoring import CaseResult, pass_at_k, pass_hat_k
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+    globals()[name] = value
+    return value

@@ -3,8 +3,10 @@
 Each command group lives in its own module exposing `register(subparsers)`; handlers import
 what they need when they run, so `judge --help` stays fast (it never imports litellm).
 
-Exit codes: 0 done; 1 `--fail-under` not met; 2 bad input or usage; 3 the judge's provider
-failed (every call failed, or it refused our credentials); 130 interrupted.
+Exit codes: 0 done; 1 `--fail-under` not met (or `judge check --strict` found something); 2 bad
+input or usage; 3 the judge's provider failed (every call failed, or it refused our credentials
+or request) or a `--max-errors` / `--max-cost` budget stopped the run; 130 interrupted. A run
+stopped by 3 or 130 still writes its result, marked incomplete.
 """
 
 from __future__ import annotations
@@ -38,9 +40,12 @@ COMMANDS = [
 
 
 def _version() -> str:
-    from ..engine import tool_version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return tool_version()
+    try:
+        return version("diagnosis-judge")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
