@@ -33,6 +33,7 @@ from .base import JudgeTask
 from .catalog import FAULT_TYPES, KNOWN_SERVICES
 
 OVERSCOPE_BYSTANDERS = 3
+CASE_CACHE_SIZE = 256
 
 RULE_BY_QUESTION = {
     "D1-Q1": "origin_named",
@@ -116,10 +117,14 @@ def _same(a: ComponentRef, b: ComponentRef) -> bool:
 
 
 def _unique(components: list[ComponentRef]) -> list[ComponentRef]:
+    """First of each group of components that share a name or alias (case-insensitive)."""
     kept: list[ComponentRef] = []
+    seen: set[str] = set()
     for c in components:
-        if not any(_same(c, k) for k in kept):
+        names = {n.lower() for n in c.all_names()}
+        if not names & seen:
             kept.append(c)
+        seen |= names
     return kept
 
 
@@ -340,6 +345,19 @@ class RulesJudge:
 
     def __init__(self, name: str = "rules"):
         self.name = name
+        self._cases: dict[tuple[int, str], tuple[IncidentSpec, Case]] = {}
+
+    def _case(self, task: JudgeTask) -> Case:
+        """One `Case` per submission, shared by its dimensions (building one costs milliseconds)."""
+        key = (id(task.spec), task.submission.diagnosis)
+        cached = self._cases.get(key)
+        if cached is not None and cached[0] is task.spec:
+            return cached[1]
+        if len(self._cases) >= CASE_CACHE_SIZE:
+            self._cases.pop(next(iter(self._cases)))
+        case = Case(task.spec, task.submission.diagnosis)
+        self._cases[key] = (task.spec, case)
+        return case
 
     def describe(self) -> dict[str, Any]:
         return {"name": "rules", "model": None, "params": {"rules": sorted(RULES)}}
@@ -348,7 +366,7 @@ class RulesJudge:
         return self.answer(task)
 
     def answer(self, task: JudgeTask) -> DimensionVerdict:
-        case = Case(task.spec, task.submission.diagnosis)
+        case = self._case(task)
         answers = []
         for question in task.dimension.questions:
             rule_name = question.rule or RULE_BY_QUESTION.get(question.id)
