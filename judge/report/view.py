@@ -227,9 +227,10 @@ def _plain(value: Any) -> str:
 
 
 def usage_totals(calls: list[CallRecord]) -> Usage:
+    """What this run spent: calls answered from the store cost nothing now."""
     usage = Usage(n_calls=len(calls), attempts=sum(c.attempts for c in calls))
     for call in calls:
-        if call.usage is None:
+        if call.usage is None or call.cached:
             continue
         usage.n_with_usage += 1
         usage.prompt_tokens += call.usage.prompt_tokens or 0
