@@ -129,6 +129,31 @@ def _listing(items: list[str], most: int = 5) -> str:
     return f"{len(items)}: {shown}" + (" …" if len(items) > most else "")
 
 
+def agent_table(result: EvalResult) -> Table | None:
+    """One row per agent (95% bootstrap CIs over that agent's incidents), when several answered."""
+    if not result.by_agent:
+        return None
+    table = Table(title="By agent", box=box.SIMPLE_HEAVY)
+    for col, justify in (
+        ("agent", "left"),
+        ("incidents", "right"),
+        ("mean composite", "right"),
+        ("pass rate", "right"),
+    ):
+        table.add_column(col, justify=justify)
+    for agent, o in result.by_agent.items():
+        table.add_row(
+            shorten(agent, 40),
+            str(o.n_incidents_scored),
+            fmt_estimate(o.mean_composite),
+            fmt_estimate(o.pass_rate),
+        )
+    return table
+
+
 def print_result(result: EvalResult, console: Console) -> None:
     console.print(incident_table(result, width=min(console.width, 120)))
     console.print(summary_table(result))
+    agents = agent_table(result)
+    if agents is not None:
+        console.print(agents)

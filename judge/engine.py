@@ -33,7 +33,13 @@ from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
 from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
 from .rubric import Dimension, Rubric, load_rubric
-from .scoring import CaseResult, score_case, summarize_incidents, summarize_overall
+from .scoring import (
+    CaseResult,
+    score_case,
+    summarize_by_agent,
+    summarize_incidents,
+    summarize_overall,
+)
 from .store import Store
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
@@ -430,6 +436,7 @@ async def evaluate_async(
     del done
     run.release()
     return EvalResult(
+        by_agent=summarize_by_agent(cases, rubric, options.k, options.seed),
         resolution=_resolution(matching.pairs, cases),
         entities=_entities(matching.pairs),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),

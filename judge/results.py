@@ -104,6 +104,9 @@ class EvalResult(BaseModel):
     missing: list[str] = Field(default_factory=list)
     orphans: list[Orphan] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    by_agent: dict[str, OverallSummary] | None = Field(
+        None, description="The overall summary per agent, when two or more agents answered."
+    )
     entities: dict[str, Any] | None = Field(
         None, description="Root-cause entity precision/recall/F1, when submissions name entities."
     )

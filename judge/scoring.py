@@ -239,3 +239,22 @@ def summarize_overall(
         n_missing=n_missing,
         n_orphans=n_orphans,
     )
+
+
+def summarize_by_agent(
+    cases: list[CaseResult], rubric: Rubric, k: int | None = None, seed: int = BOOTSTRAP_SEED
+) -> dict[str, OverallSummary] | None:
+    """The overall summary per agent, when the cases come from two or more named agents.
+
+    Benchmarks that hold several agents' answers to one incident (SREGym's submissions file,
+    AIOpsLab sessions) would otherwise mix agents in one incident's trials.
+    """
+    agents = sorted({c.agent for c in cases if c.agent})
+    if len(agents) < 2:
+        return None
+    summaries = {}
+    for agent in agents:
+        mine = [c for c in cases if c.agent == agent]
+        incidents, agent_k = summarize_incidents(mine, rubric, k)
+        summaries[agent] = summarize_overall(mine, incidents, rubric, agent_k, seed=seed)
+    return summaries
