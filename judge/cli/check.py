@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAIL_UNDER, EXIT_OK, console
+from .common import (
+    EXIT_FAIL_UNDER,
+    EXIT_OK,
+    add_input_arguments,
+    collect_warnings,
+    console,
+    load_inputs,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -25,9 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "every problem found. Exit 2 when something cannot be used at all; with --strict, exit 1 "
         "when there is any warning.",
     )
-    p.add_argument("--ground-truth", required=True, type=Path)
-    p.add_argument("--outputs", type=Path)
-    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_input_arguments(p, outputs_required=False)
     p.add_argument("--rubric", default="sregym-v3", help="rubric whose questions are checked")
     p.add_argument("--strict", action="store_true", help="exit 1 when there is any warning")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
@@ -52,24 +56,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check_inputs(
     ground_truth: Path, outputs: Path | None, fmt: str, rubric_name: str
 ) -> dict[str, Any]:
-    from ground_truth import load_specs, load_submissions, match_submissions
+    from ground_truth import match_submissions
 
     from ..rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        specs = load_specs(ground_truth, fmt)
-        submissions = load_submissions(outputs, fmt) if outputs else None
-        if submissions is not None:
-            _cross_check(specs, submissions)
+    specs, submissions, found = load_inputs(ground_truth, outputs, fmt)
+    if submissions is not None:
+        found += collect_warnings(_cross_check, specs, submissions)[1]
     findings: dict[str, Any] = {
         "ground_truth": {
             "path": str(ground_truth),
             "format": _formats(specs),
             "n_specs": len(specs),
         },
-        "warnings": [str(w.message) for w in caught],
+        "warnings": found,
         "rules_unanswerable": _unanswerable(specs, rubric),
     }
     if submissions is not None:

@@ -1,7 +1,13 @@
-"""What every command shares: exit codes, the console, the errors that mean bad input."""
+"""What every command shares: exit codes, the console, the errors that mean bad input, and
+reading a benchmark's ground truth and outputs."""
 
 from __future__ import annotations
 
+import argparse
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ground_truth.errors import InputError
@@ -36,3 +42,41 @@ def console(stderr: bool = False) -> Any:
     stream = sys.stderr if stderr else sys.stdout
     piped = not stream.isatty() and "COLUMNS" not in os.environ
     return Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
+
+
+def add_input_arguments(
+    p: argparse.ArgumentParser,
+    outputs_required: bool = True,
+    outputs_help: str = "outputs directory or submissions JSONL",
+) -> None:
+    """--ground-truth, --outputs and --format, the same for every command that reads a benchmark."""
+    p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
+    p.add_argument("--outputs", required=outputs_required, type=Path, help=outputs_help)
+    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+
+
+def collect_warnings(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
+    """Call `fn`; return its value and the warnings (adapters' FormatWarnings) it raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = fn(*args)
+    return value, [str(w.message) for w in caught]
+
+
+def load_inputs(
+    ground_truth: Path, outputs: Path | None, fmt: str
+) -> tuple[list[Any], list[Any] | None, list[str]]:
+    """Specs, submissions (None without outputs) and the data problems found while reading them."""
+    from ground_truth import load_specs, load_submissions
+
+    specs, found = collect_warnings(load_specs, ground_truth, fmt)
+    submissions = None
+    if outputs is not None:
+        submissions, more = collect_warnings(load_submissions, outputs, fmt)
+        found += more
+    return specs, submissions, found
+
+
+def print_warnings(messages: list[str]) -> None:
+    for message in messages:
+        print(f"warning: {message}", file=sys.stderr)

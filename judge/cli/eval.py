@@ -5,11 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-import warnings
 from pathlib import Path
 
-from .common import EXIT_FAIL_UNDER, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, console
+from .common import (
+    EXIT_FAIL_UNDER,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PROVIDER,
+    add_input_arguments,
+    console,
+    load_inputs,
+    print_warnings,
+)
 from .report import add_export_arguments, write_exports
 
 
@@ -20,11 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Score every submission under --outputs against its spec under --ground-truth. "
         "With no model configured the offline, deterministic rules judge is used.",
     )
-    p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
-    p.add_argument(
-        "--outputs", required=True, type=Path, help="outputs directory or submissions JSONL"
-    )
-    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_input_arguments(p)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     p.add_argument(
         "--judge-model",
@@ -144,21 +147,16 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ground_truth import load_specs, load_submissions
-
     from ..rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
     if dimensions:
         rubric = rubric.select(dimensions)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        specs = load_specs(args.ground_truth, args.format)
-        submissions = load_submissions(args.outputs, args.format)
-    args.input_warnings = [str(w.message) for w in caught]
-    for message in args.input_warnings:
-        print(f"warning: {message}", file=sys.stderr)
+    specs, submissions, args.input_warnings = load_inputs(
+        args.ground_truth, args.outputs, args.format
+    )
+    print_warnings(args.input_warnings)
     from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_OK, console
+from .common import EXIT_OK, add_input_arguments, console, load_inputs, print_warnings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -16,21 +16,20 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Check every submission that carries a simulator trajectory: success, evidence "
         "coverage, invalid/wrong/distractor actions, premature resolution (SRE-Zero semantics).",
     )
-    p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
-    p.add_argument("--outputs", required=True, type=Path, help="outputs directory or run record")
-    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_input_arguments(p, outputs_help="outputs directory or run record")
     p.add_argument("--result-file", type=Path, default=Path("resolution.json"))
     p.set_defaults(handler=cmd_resolve)
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    from ground_truth import InputError, load_specs, load_submissions, match_submissions
+    from ground_truth import InputError, match_submissions
 
     from ..resolution.section import resolution_section
     from ..results import write_json_atomic
 
-    specs = load_specs(args.ground_truth, args.format)
-    matching = match_submissions(specs, load_submissions(args.outputs, args.format))
+    specs, submissions, found = load_inputs(args.ground_truth, args.outputs, args.format)
+    print_warnings(found)
+    matching = match_submissions(specs, submissions)
     section = resolution_section(matching.pairs)
     if section is None:
         raise InputError(
