@@ -28,3 +28,27 @@ def quiet(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[FormatWarning]]
         warnings.simplefilter("always")
         result = fn(*args)
     return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+
+
+def eval_args(gt: Path, outputs: Path, result: Path, *extra: str) -> list[str]:
+    """`judge eval` arguments for a ground truth, an outputs folder and a result file."""
+    return [
+        "eval",
+        "--ground-truth",
+        str(gt),
+        "--outputs",
+        str(outputs),
+        "--result-file",
+        str(result),
+        *extra,
+    ]
+
+
+def one_incident_args(result: Path, *extra: str) -> list[str]:
+    """`judge eval` over one example incident (incorrect_image, 3 trials): a quick end-to-end run."""
+    return eval_args(
+        EXAMPLE / "ground_truth" / "incorrect_image.yaml", EXAMPLE / "outputs", result, *extra
+    )

@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from helpers import eval_args
 
 from ground_truth.errors import InputError
 from judge.cli import main
@@ -37,19 +38,6 @@ def run(argv: list[str]) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 2
     return code, out.getvalue(), err.getvalue()
-
-
-def eval_args(gt: Path, outputs: Path, result: Path, *extra: str) -> list[str]:
-    return [
-        "eval",
-        "--ground-truth",
-        str(gt),
-        "--outputs",
-        str(outputs),
-        "--result-file",
-        str(result),
-        *extra,
-    ]
 
 
 def python_judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import one_incident_args
 
 from judge.cli import main
 
@@ -92,17 +93,7 @@ def test_agreement_between_two_judges_and_people(bench: Path, tmp_path: Path, ca
 
 def test_labels_template_lists_every_question_and_verdict(tmp_path: Path) -> None:
     result = tmp_path / "r.json"
-    main(
-        [
-            "eval",
-            "--ground-truth",
-            str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
-            "--outputs",
-            str(EXAMPLE / "outputs"),
-            "--result-file",
-            str(result),
-        ]
-    )
+    main(one_incident_args(result))
     sheet = tmp_path / "labels.csv"
     code = main(
         [

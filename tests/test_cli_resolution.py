@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import one_incident_args
 
 from judge.cli import main
 
@@ -86,17 +87,7 @@ def test_resolve_without_trajectories_is_bad_input(tmp_path: Path, capsys) -> No
 
 def test_eval_without_trajectories_has_no_resolution_section(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
-    main(
-        [
-            "eval",
-            "--ground-truth",
-            str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
-            "--outputs",
-            str(EXAMPLE / "outputs"),
-            "--result-file",
-            str(out),
-        ]
-    )
+    main(one_incident_args(out))
     assert json.loads(out.read_text())["resolution"] is None
 
 

@@ -11,6 +11,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from helpers import one_incident_args
+
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission, load_rubric
 from judge.cli import main
@@ -212,17 +214,7 @@ def test_cli_uses_env_model_and_never_writes_the_key(tmp_path, monkeypatch, caps
         monkeypatch.setenv("JUDGE_BASE_URL", provider.url)
         monkeypatch.setenv("JUDGE_API_KEY", secret)
         out = tmp_path / "results.json"
-        code = main(
-            [
-                "eval",
-                "--ground-truth",
-                str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
-                "--outputs",
-                str(EXAMPLE / "outputs"),
-                "--result-file",
-                str(out),
-            ]
-        )
+        code = main(one_incident_args(out))
         assert provider.calls and all(c.auth_present for c in provider.calls)
     assert code == 0
     printed = capsys.readouterr().out
@@ -233,19 +225,13 @@ def test_cli_uses_env_model_and_never_writes_the_key(tmp_path, monkeypatch, caps
 def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["401"] * 100)) as provider:
         code = main(
-            [
-                "eval",
-                "--ground-truth",
-                str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
-                "--outputs",
-                str(EXAMPLE / "outputs"),
-                "--result-file",
-                str(tmp_path / "r.json"),
+            one_incident_args(
+                tmp_path / "r.json",
                 "--judge-model",
                 "openai/fake-judge",
                 "--api-base",
                 provider.url,
-            ]
+            )
         )
     assert code == 3
     result = json.loads((tmp_path / "r.json").read_text())

@@ -11,6 +11,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from helpers import one_incident_args
+
 from ground_truth import IncidentSpec, Submission
 from judge import evaluate_submission, load_rubric
 from judge.cli import main
@@ -112,15 +114,7 @@ def test_cli_panel_of_three_models_over_http(tmp_path: Path, capsys, monkeypatch
         FakeProvider(FakeProviderConfig(models=["c"], answer_policy=policy("Yes"))) as yes2,
     ):
         out = tmp_path / "panel.json"
-        args = [
-            "eval",
-            "--ground-truth",
-            str(EXAMPLE / "ground_truth" / "incorrect_image.yaml"),
-            "--outputs",
-            str(EXAMPLE / "outputs"),
-            "--result-file",
-            str(out),
-        ]
+        args = one_incident_args(out)
         for model in ("a", "b", "c"):
             args += ["--judge-model", f"openai/{model}"]
         # each model on its own server: route by model name (one --api-base serves all in real use)
