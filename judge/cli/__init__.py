@@ -5,7 +5,8 @@ what they need when they run, so `judge --help` stays fast (it never imports lit
 
 Exit codes: 0 done; 1 `--fail-under` not met (or `judge check --strict` found something); 2 bad
 input or usage; 3 the judge's provider failed (every call failed, or it refused our credentials
-or request) or a `--max-errors` / `--max-cost` budget stopped the run; 130 interrupted. A run
+or request) or a `--max-errors` / `--max-cost` budget stopped the run; 4 a file the run writes
+failed (disk full, read-only, corrupted or deleted store); 70 an internal error; 130 interrupted. A run
 stopped by 3 or 130 still writes its result, marked incomplete.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from ground_truth.errors import InputError
 
+from ..errors import StorageError
 from . import agreement as agreement_command
 from . import check as check_command
 from . import eval as eval_command
@@ -25,7 +27,7 @@ from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
 from . import store as store_command
-from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, input_errors
+from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, input_errors
 
 COMMANDS = [
     eval_command,
@@ -72,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except input_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except StorageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORAGE
     except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
         sys.stderr.close()
         return EXIT_OK

@@ -13,6 +13,8 @@ from typing import Any
 from ground_truth.errors import InputError
 
 EXIT_OK, EXIT_FAIL_UNDER, EXIT_BAD_INPUT, EXIT_PROVIDER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_STORAGE = 4  # a file the run writes failed: disk full, read-only, corrupted or deleted store
+EXIT_INTERNAL = 70  # a bug: one line on stderr, the traceback written to a file (EX_SOFTWARE)
 
 
 def input_errors() -> tuple[type[Exception], ...]:
