@@ -219,6 +219,7 @@ class Store:
             raise InputError(self.path, "no such store file", field="--replay-store")
         self._db = self._connect(readonly)
         self._identity = None if readonly else self._file_identity()
+        self._lost: StorageError | None = None
         self._known_params: set[str] = set()
 
     def _connect(self, readonly: bool) -> sqlite3.Connection:
@@ -279,16 +280,21 @@ class Store:
 
     def _check_file(self) -> None:
         """Before a commit: is the store still the file we opened? SQLite would go on writing
-        to a deleted file's inode, and every answer written there would be lost at exit."""
+        to a deleted file's inode, and every answer written there would be lost at exit. Once
+        lost, every later commit fails with the same message (the rescue happens once)."""
+        if self._lost is not None:
+            raise StorageError(self.path, self._lost.reason)
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
-            raise StorageError(self.path, f"deleted during the run; {self._rescue()}") from None
+            self._lost = StorageError(self.path, f"deleted during the run; {self._rescue()}")
+            raise self._lost from None
         except OSError as exc:
             raise StorageError(self.path, os_reason(exc)) from exc
         if (st.st_dev, st.st_ino) != self._identity:
             reason = f"replaced by another file during the run; {self._rescue()}"
-            raise StorageError(self.path, reason)
+            self._lost = StorageError(self.path, reason)
+            raise self._lost
 
     def _rescue(self) -> str:
         """Copy what this connection still holds of a deleted or replaced store to a new file
