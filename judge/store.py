@@ -284,6 +284,8 @@ class Store:
         lost, every later commit fails with the same message (the rescue happens once)."""
         if self._lost is not None:
             raise StorageError(self.path, self._lost.reason)
+        if self._identity is None:  # opened read-only: SQLite refuses the write itself
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
