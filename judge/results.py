@@ -185,7 +185,7 @@ def _umask() -> int:
     return mask
 
 
-def stale_temp_pattern(target: Path) -> re.Pattern[str]:
+def _temp_pattern(target: Path) -> re.Pattern[str]:
     """The names `_write_and_rename` gives its temporary files for `target` (mkstemp's 8
     random characters between our prefix and suffix), and nothing else."""
     return re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
@@ -195,7 +195,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     """Remove the temporary files a killed run left beside `target`: only names of our own
     pattern, only regular files older than this process, and only those no live writer
     holds locked. Best effort: a file that cannot be removed is left alone."""
-    pattern = stale_temp_pattern(target)
+    pattern = _temp_pattern(target)
     removed: list[Path] = []
     with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
         for entry in entries:
