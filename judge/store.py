@@ -306,6 +306,7 @@ class Store:
             return f"its answers were not saved ({target} exists)"
         try:
             (count,) = self._db.execute("SELECT count(*) FROM judgments").fetchone()
+            target.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.closing(sqlite3.connect(target)) as copy:
                 self._db.backup(copy)
         except (sqlite3.Error, OSError) as exc:

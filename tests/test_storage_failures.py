@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -390,6 +391,18 @@ def test_store_deleted_mid_run_fails_and_saves_its_answers(tmp_path: Path) -> No
     assert stored(recovered) == 3 and not path.exists()
     with Store(path) as fresh:  # the old -wal file left beside it does not leak into a new store
         assert fresh.stats()["judgments"] == 0
+
+
+def test_store_folder_deleted_mid_run_still_saves_its_answers(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "s.sqlite"
+
+    def delete_folder(n: int) -> None:
+        if n == 3:
+            shutil.rmtree(path.parent)
+
+    with pytest.raises(StorageError, match="deleted during the run; the 2 answers it held"):
+        run(path, StoredRules(delete_folder))
+    assert stored(path.parent / "s.recovered.sqlite") == 2
 
 
 def test_every_worker_reports_the_same_deleted_store(tmp_path: Path) -> None:
