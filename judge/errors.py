@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -14,3 +15,21 @@ class StorageError(Exception):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+_OS_REASONS = {
+    errno.ENOSPC: "disk full (no space left on device)",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "read-only: permission denied",
+    errno.EPERM: "read-only: operation not permitted",
+    errno.EIO: "I/O error",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong writing a file, in words a user acts on (the errno's own text otherwise)."""
+    known = _OS_REASONS.get(exc.errno or 0)
+    if known is not None:
+        return known
+    return exc.strerror or str(exc)

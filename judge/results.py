@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +17,7 @@ from pydantic import BaseModel, Field
 from ground_truth.errors import InputError
 from ground_truth.loaders import validate
 
+from .errors import StorageError, os_reason
 from .judgment import Judgment, Usage
 from .scoring import CaseResult, IncidentSummary, OverallSummary
 
@@ -116,26 +121,20 @@ class EvalResult(BaseModel):
 
 
 def write_json_atomic(path: str | Path, data: str) -> None:
-    """Write via a temporary file in the same directory and rename: never a half-written file."""
+    """Write via a temporary file in the same directory and rename: never a half-written file.
+
+    Any failure (disk full, read-only, ...) is a `StorageError` naming `path`, after which an
+    earlier file at `path` is as it was and no temporary file is left. Temporary files a killed
+    run left beside the same target are removed first (`remove_stale_temps`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    existed = path.exists()
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a result file is an ordinary file
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path)
+        _write_and_rename(path, data)
+    except OSError as exc:
+        kept = "the earlier file is unchanged" if existed else "nothing was written"
+        raise StorageError(path, f"{os_reason(exc)}; {kept}") from exc
 
 
 def write_result(result: EvalResult, path: str | Path) -> None:
@@ -156,3 +155,72 @@ def load_result(path: str | Path) -> EvalResult:
             field="schema_version",
         )
     return validate(EvalResult, data, path)
+
+
+# ------------------------------------------------------------------ the atomic writer's helpers
+
+_IMPORTED = time.time()
+"""Before this process made any temporary file of its own: only this module makes them."""
+
+
+def _write_and_rename(path: Path, data: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held until renamed: `remove_stale_temps` skips it
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a result is an ordinary file
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _temp_pattern(target: Path) -> re.Pattern[str]:
+    """The names `_write_and_rename` gives its temporary files for `target` (mkstemp's 8
+    random characters between our prefix and suffix), and nothing else."""
+    return re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}\.tmp")
+
+
+def remove_stale_temps(target: Path) -> list[Path]:
+    """Remove the temporary files a killed run left beside `target`: only names of our own
+    pattern, only regular files older than this process, and only those no live writer
+    holds locked. Best effort: a file that cannot be removed is left alone."""
+    pattern = _temp_pattern(target)
+    removed: list[Path] = []
+    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
+        for entry in entries:
+            if pattern.fullmatch(entry.name) and _stale(entry) and _remove_unlocked(entry.path):
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _stale(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < _IMPORTED
+    except OSError:
+        return False
+
+
+def _remove_unlocked(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.unlink(path)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True

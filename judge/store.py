@@ -17,19 +17,23 @@ lose the last ones). The API key is never handed to the store: params come from 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ground_truth.errors import InputError
 
+from .errors import StorageError, os_reason
 from .judgment import DimensionVerdict, QuestionAnswer, Usage
 
 STORE_VERSION = "1"
@@ -127,6 +131,84 @@ def _dump(model: Any) -> str | None:
     return None if model is None else model.model_dump_json()
 
 
+# ------------------------------------------------------------------ failures, in words
+
+_REASONS = {
+    "SQLITE_READONLY": "read-only: the store cannot be written (check the permissions of the "
+    "file and its folder, and the mount); answers stored before are kept",
+    "SQLITE_CORRUPT": "corrupted: database disk image is malformed "
+    "(`sqlite3 {path} .recover > saved.sql` saves what is still readable)",
+    "SQLITE_FULL": "disk full: no space left to store answers; the answers stored before are "
+    "kept, and a rerun asks only the rest",
+    "SQLITE_NOTADB": "not a judgment store: file is not a database",
+    "SQLITE_CANTOPEN": "cannot open the store or create its journal beside it "
+    "(check that the folder exists and is writable)",
+    "SQLITE_BUSY": "locked by another process for more than 30 s",
+    "SQLITE_LOCKED": "locked by another connection",
+    "SQLITE_IOERR": "I/O error",
+}
+
+
+def _sqlite_reason(exc: sqlite3.DatabaseError, path: Path) -> str:
+    """SQLite's error in words a user acts on: the primary code of `exc` picks them."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    for code, reason in _REASONS.items():
+        if name == code or name.startswith(code + "_"):
+            words = reason.format(path=path)
+            return f"{words} ({name}: {exc})" if code == "SQLITE_IOERR" else words
+    return f"{exc} ({name})" if name else str(exc)
+
+
+def _open_error(path: Path, exc: sqlite3.DatabaseError) -> InputError | StorageError:
+    """A file that is no SQLite database at all is bad input (exit 2); any other failure to
+    open a store is a storage failure (exit 4), and one SQLite cannot open because the file or
+    its folder cannot be written says so (SQLite itself only says "unable to open")."""
+    name = getattr(exc, "sqlite_errorname", None)
+    if name == "SQLITE_NOTADB":
+        return InputError(path, _REASONS["SQLITE_NOTADB"])
+    if name in {"SQLITE_CANTOPEN", "SQLITE_READONLY"} and (where := _read_only(path)):
+        return StorageError(path, f"read-only: {where}; answers stored before are kept")
+    return StorageError(path, _sqlite_reason(exc, path))
+
+
+def _read_only(path: Path) -> str | None:
+    """Which of the store file and its folder cannot be written (`access` also sees a
+    read-only mount for root), or None."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file cannot be written"
+    if not os.access(path.parent, os.W_OK):
+        return "its folder cannot be written (the store needs its -wal and -shm files beside it)"
+    return None
+
+
+def _read_only_uri(path: Path) -> str:
+    """Reading needs the `-shm` file beside the store, which a read-only folder cannot get; a
+    store closed cleanly (no `-wal` file) is then read as immutable instead."""
+    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
+    shared = path.with_name(path.name + "-shm")
+    wal = path.with_name(path.name + "-wal")
+    if not shared.exists() and not wal.exists() and not os.access(path.parent, os.W_OK):
+        uri += "&immutable=1"
+    return uri
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guarded(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """`method`, with SQLite's errors raised as a `StorageError` naming the store."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(self.path, _sqlite_reason(exc, self.path)) from exc
+
+    return wrapper
+
+
 class Store:
     """A judgment store on disk. Use from one thread (the event loop's); other processes may
     read or write the same file at the same time (WAL, busy timeout)."""
@@ -135,11 +217,28 @@ class Store:
         self.path = Path(path)
         if readonly and not self.path.is_file():
             raise InputError(self.path, "no such store file", field="--replay-store")
+        self._db = self._connect(readonly)
+        self._identity = None if readonly else self._file_identity()
+        self._lost: StorageError | None = None
+        self._known_params: set[str] = set()
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        """Open, create the tables if new, and check the version and every page's structure
+        (`quick_check`, about 0.1 s for a 90 MB store): a corrupted store fails here, before the
+        run asks anything, not halfway through."""
         if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(self.path, os_reason(exc)) from exc
+        uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=rwc"
+        if readonly:
+            uri = _read_only_uri(self.path)
         try:
-            self._db = sqlite3.connect(uri, uri=readonly, timeout=30, isolation_level=None)
+            db = self._db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise _open_error(self.path, exc) from exc
+        try:
             self._db.execute("PRAGMA busy_timeout = 30000")
             if not readonly:
                 self._db.execute("PRAGMA journal_mode = WAL")
@@ -149,9 +248,14 @@ class Store:
                     "INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,)
                 )
             self._check_version()
+            self._check_pages()
         except sqlite3.DatabaseError as exc:
-            raise InputError(self.path, f"not a judgment store: {exc}") from None
-        self._known_params: set[str] = set()
+            db.close()
+            raise _open_error(self.path, exc) from exc
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE name = 'store_version'").fetchone()
@@ -160,6 +264,63 @@ class Store:
             raise InputError(
                 self.path, f"store version {found!r}, expected {STORE_VERSION!r}", field="meta"
             )
+
+    def _check_pages(self) -> None:
+        (found,) = self._db.execute("PRAGMA quick_check(1)").fetchone()
+        if found != "ok":
+            corrupt = _REASONS["SQLITE_CORRUPT"].format(path=self.path)
+            raise StorageError(self.path, f"{corrupt} ({found})")
+
+    def _file_identity(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise StorageError(self.path, os_reason(exc)) from exc
+        return st.st_dev, st.st_ino
+
+    def _check_file(self) -> None:
+        """Before a commit: is the store still the file we opened? SQLite would go on writing
+        to a deleted file's inode, and every answer written there would be lost at exit. Once
+        lost, every later commit fails with the same message (the rescue happens once)."""
+        if self._lost is not None:
+            raise StorageError(self.path, self._lost.reason)
+        if self._identity is None:  # opened read-only: SQLite refuses the write itself
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self._lost = StorageError(self.path, f"deleted during the run; {self._rescue()}")
+            raise self._lost from None
+        except OSError as exc:
+            raise StorageError(self.path, os_reason(exc)) from exc
+        if (st.st_dev, st.st_ino) != self._identity:
+            reason = f"replaced by another file during the run; {self._rescue()}"
+            self._lost = StorageError(self.path, reason)
+            raise self._lost
+
+    def _rescue(self) -> str:
+        """Copy what this connection still holds of a deleted or replaced store to a new file
+        beside it (never to its own name: the old `-wal` and `-shm` files may still be there)."""
+        target = self.path.with_name(f"{self.path.stem}.recovered{self.path.suffix}")
+        if target.exists():
+            return f"its answers were not saved ({target} exists)"
+        try:
+            (count,) = self._db.execute("SELECT count(*) FROM judgments").fetchone()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(target)) as copy:
+                self._db.backup(copy)
+        except (sqlite3.Error, OSError) as exc:
+            return f"its answers could not be saved: {exc}"
+        finally:
+            self._empty_wal()
+        return f"the {count} answers it held were saved to {target} (rename it to resume)"
+
+    def _empty_wal(self) -> None:
+        """Move our `-wal` file's pages into the file we opened and empty it: SQLite leaves
+        it behind when the store is deleted or replaced, and would otherwise apply it to
+        whatever file is next opened under the store's name."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         self._db.close()
@@ -172,6 +333,7 @@ class Store:
 
     # ------------------------------------------------------------------ reading
 
+    @_guarded
     def get(self, parts: KeyParts) -> DimensionVerdict | None:
         """The stored answer for exactly these parts, or None."""
         row = self._db.execute(
@@ -180,6 +342,7 @@ class Store:
         ).fetchone()
         return None if row is None else _verdict(*row)
 
+    @_guarded
     def keys_present(self, keys: Iterable[str]) -> set[str]:
         found: set[str] = set()
         batch = list(keys)
@@ -190,6 +353,7 @@ class Store:
             found.update(r[0] for r in self._db.execute(sql, chunk))
         return found
 
+    @_guarded
     def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:
         """Why the store's answers for this case and dimension do not fit `parts`: the parts in
         which the closest stored answer differs (None when there is none)."""
@@ -213,12 +377,14 @@ class Store:
         diffs = [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
         return ", ".join(diffs)
 
+    @_guarded
     def params(self, params_hash: str) -> dict[str, Any] | None:
         row = self._db.execute(
             "SELECT params FROM params WHERE params_hash = ?", (params_hash,)
         ).fetchone()
         return json.loads(row[0]) if row else None
 
+    @_guarded
     def find(
         self, prompt_hash: str, rubric_hash: str, judge: str | None = None
     ) -> list[tuple[str, DimensionVerdict]]:
@@ -233,9 +399,11 @@ class Store:
             args.append(judge)
         return [(r[0], _verdict(*r[1:])) for r in self._db.execute(sql + " ORDER BY judge", args)]
 
+    @_guarded
     def judges(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT judge FROM judgments ORDER BY 1")]
 
+    @_guarded
     def stats(self) -> dict[str, Any]:
         one = self._db.execute
         by_judge = one("SELECT judge, model, count(*) FROM judgments GROUP BY 1, 2 ORDER BY 1")
@@ -263,28 +431,35 @@ class Store:
     def rows(self, table: str = "judgments") -> Iterator[dict[str, Any]]:
         if table not in {"judgments", "errors"}:
             raise ValueError(f"unknown table {table!r}")
-        cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")
-        names = [d[0] for d in cursor.description]
-        json_columns = {"answers", "usage", "attempt_errors"}
-        for row in cursor:
-            record = dict(zip(names, row, strict=True))
-            for column in json_columns & set(record):
-                if record[column] is not None:
-                    record[column] = json.loads(record[column])
-            yield record
+        try:
+            cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")
+            names = [d[0] for d in cursor.description]
+            json_columns = {"answers", "usage", "attempt_errors"}
+            for row in cursor:
+                record = dict(zip(names, row, strict=True))
+                for column in json_columns & set(record):
+                    if record[column] is not None:
+                        record[column] = json.loads(record[column])
+                yield record
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(self.path, _sqlite_reason(exc, self.path)) from exc
 
     # ------------------------------------------------------------------ writing
 
+    @_guarded
     def remember_params(self, params_hash: str, params: dict[str, Any]) -> None:
         if params_hash in self._known_params:
             return
         text = json.dumps(scrub_params(params), sort_keys=True, default=str)
+        self._check_file()
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO params VALUES (?, ?)", (params_hash, text))
         self._known_params.add(params_hash)
 
+    @_guarded
     def put(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
         """Record a finished call: an answer (replacing an older one) or an error row."""
+        self._check_file()
         if verdict.error is None:
             self._put_answer(parts, case, verdict)
         else:

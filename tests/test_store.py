@@ -12,6 +12,7 @@ import pytest
 from ground_truth import IncidentSpec, Submission
 from ground_truth.errors import InputError
 from judge.cache import KeyMaker, LeafCall, RecordedJudge
+from judge.errors import StorageError
 from judge.judges import JudgeTask
 from judge.judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
 from judge.prompts import PromptRenderer
@@ -106,6 +107,24 @@ def test_not_a_store_is_input_error(tmp_path: Path) -> None:
         Store(bogus)
     with pytest.raises(InputError, match="no such store"):
         Store(tmp_path / "absent.sqlite", readonly=True)
+
+
+@pytest.mark.parametrize("name", ["odd ?#% name.sqlite", "what?mode=memory.sqlite"])
+def test_any_file_name_is_the_file_it_names(tmp_path: Path, name: str) -> None:
+    """The store is opened through a URI: characters that mean something there are quoted."""
+    path = tmp_path / name
+    with Store(path) as store:
+        store.put(parts(), CASE, answer("Yes"))
+    with Store(path, readonly=True) as store:
+        assert store.get(parts()) is not None
+    assert {p.name for p in tmp_path.iterdir()} <= {name, f"{name}-wal", f"{name}-shm"}
+
+
+def test_writing_to_a_read_only_store_says_read_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    with Store(path, readonly=True) as store, pytest.raises(StorageError, match="read-only"):
+        store.put(parts(), CASE, answer("Yes"))
 
 
 def test_secrets_never_reach_params() -> None:
