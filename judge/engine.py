@@ -26,7 +26,9 @@ from ground_truth.models import IncidentSpec, Submission
 
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalStop
+from .errors import StorageError
 from .judges import Judge, JudgeTask, PanelJudge, make_judge
+from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
 from .limits import Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
@@ -41,6 +43,7 @@ from .scoring import (
     summarize_overall,
 )
 from .store import Store
+from .validation import checked_verdict, judge_error_verdict
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
 T = TypeVar("T")
@@ -320,9 +323,15 @@ class _Run:
             task = unit.task()
             self._task_unit[id(task)] = index
             try:
-                verdict = await self.wrapped.judge(task)
+                verdict = checked_verdict(
+                    await self.wrapped.judge(task), task.question_ids, self.judge.name
+                )
             except asyncio.CancelledError:
                 return
+            except StorageError:
+                raise
+            except Exception as exc:  # a judge's bug costs its own questions, not the run
+                verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)
             finally:
                 self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
@@ -431,6 +440,7 @@ async def evaluate_async(
     )
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
+    overall.n_failed_questions = _failed_questions(done)
     usage = run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None
     member_judgments = _member_judgments(done)
     del done
@@ -441,7 +451,7 @@ async def evaluate_async(
         entities=_entities(matching.pairs),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
-        complete=not incomplete,
+        complete=not incomplete and not overall.n_failed_questions,
         config=_config(rubric, judge, renderer, options, config),
         overall=overall,
         incidents=incidents,
@@ -462,6 +472,18 @@ async def evaluate_async(
             )
             for o in matching.orphans
         ],
+    )
+
+
+def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
+    """Questions unscored because their call failed: a provider error, an unusable reply or a
+    judge's error (not a panel's tie, not a call the run never made)."""
+    return sum(
+        1
+        for _, verdict in done
+        if verdict.error_kind and verdict.error_kind != NOT_JUDGED
+        for answer in verdict.answers
+        if answer.answer is None and not (answer.unscored_reason or "").startswith(PANEL_TIE)
     )
 
 

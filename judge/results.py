@@ -85,7 +85,9 @@ class EvalResult(BaseModel):
     created_at: str
     tool_version: str
     complete: bool = Field(
-        True, description="False when the run stopped before every case was judged."
+        True,
+        description="False when the run stopped before every case was judged or a question "
+        "is unscored because its call failed (`overall.n_failed_questions`).",
     )
     config: dict[str, Any]
     overall: OverallSummary

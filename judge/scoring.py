@@ -6,6 +6,10 @@
 - per incident over its complete trials: mean composite, pass@1, pass@k (the unbiased estimator
   1 - C(n-c, k) / C(n, k)) and pass^k (C(c, k) / C(n, k): all of k trials pass);
 - overall: means over incidents, with 95% percentile bootstrap CIs resampled by incident.
+
+Every aggregate (composite, pass rates, dimension means; per incident, overall and per agent)
+is taken over the same population: complete cases only, so a dimension mean never includes a
+case the composite leaves out. `n_complete` (per incident) and `Estimate.n` (incidents) count it.
 """
 
 from __future__ import annotations
@@ -78,6 +82,11 @@ class OverallSummary(BaseModel):
     n_incomplete_cases: int
     n_scored_questions: int
     n_unscored_questions: int
+    n_failed_questions: int = Field(
+        0,
+        description="Of the unscored questions, those whose judge call failed (provider error, "
+        "unusable reply, judge error): a rerun asks them again.",
+    )
     k: int
     mean_composite: Estimate
     pass_rate: Estimate = Field(description="Mean over incidents of pass@1.")
