@@ -173,7 +173,7 @@ def _incident(incident_id: str, cases: list[CaseResult], rubric: Rubric, k: int)
         d.id: _mean(
             [
                 s.score
-                for case in cases
+                for case in complete
                 for s in case.dimensions
                 if s.dimension_id == d.id and s.score is not None
             ]
@@ -243,7 +243,7 @@ def summarize_overall(
         pass_at_k=estimate([i.pass_at_k for i in scored]),
         pass_hat_k=estimate([i.pass_hat_k for i in scored]),
         dimension_means={
-            d.id: estimate([i.dimension_means[d.id] for i in incidents]) for d in rubric.dimensions
+            d.id: estimate([i.dimension_means[d.id] for i in scored]) for d in rubric.dimensions
         },
         n_missing=n_missing,
         n_orphans=n_orphans,
