@@ -101,6 +101,10 @@ class EvalResult(BaseModel):
         description="Every failed request or unusable reply by kind, including retried ones.",
     )
     stopped: RunStop | None = Field(None, description="Why the run stopped before it was done.")
+    exit_code: int | None = Field(None, description="The exit code `judge eval` gave this run.")
+    exit_reason: str | None = Field(
+        None, description="Why `judge eval` exited with a code other than 0."
+    )
     incomplete: list[IncompleteCase] = Field(default_factory=list)
     usage: RunUsage | None = None
     missing: list[str] = Field(default_factory=list)

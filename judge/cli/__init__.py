@@ -27,7 +27,15 @@ from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
 from . import store as store_command
-from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, input_errors
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STORAGE,
+    input_errors,
+    internal_error,
+)
 
 COMMANDS = [
     eval_command,
@@ -80,9 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
         sys.stderr.close()
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line here, the whole traceback in a file
+        print(internal_error(exc), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 __all__ = ["InputError", "build_parser", "main"]
