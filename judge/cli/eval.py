@@ -17,7 +17,8 @@ from .common import (
     load_inputs,
     print_warnings,
 )
-from .report import add_export_arguments, write_exports
+from .report import EXPORTS, add_export_arguments, write_exports
+from .writable import check_writable
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -202,8 +203,9 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     from ..engine import render_prompts
     from ..results import write_json_atomic
 
-    prompts = render_prompts(specs, submissions, rubric, renderer)
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
+    check_writable([("--prompts-file", target)])
+    prompts = render_prompts(specs, submissions, rubric, renderer)
     lines = [
         json.dumps(
             {
@@ -285,10 +287,18 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     judge = _make_judge(args)
     out = console(stderr=args.json)
     _announce(judge, args, out)
+    store = _store_path(args, judge, out)
+    check_writable(
+        [
+            ("--result-file", args.result_file),
+            ("--store", store),
+            *((f"--{name}", getattr(args, name, None)) for name in EXPORTS),
+        ]
+    )
     options = EvalOptions(
         max_concurrent=args.max_concurrent,
         k=args.k,
-        store=_store_path(args, judge, out),
+        store=store,
         refresh=args.refresh,
         rpm=args.rpm,
         tpm=args.tpm,
