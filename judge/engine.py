@@ -25,7 +25,7 @@ from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
-from .control import Gate, NullGate, PauseFile, SignalStop
+from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .errors import StorageError
 from .judges import Judge, JudgeTask, PanelJudge, make_judge
 from .judges.panel import PANEL_TIE
@@ -46,6 +46,7 @@ from .store import Store
 from .validation import checked_verdict, judge_error_verdict
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
+CUT_OFF = "cut_off"
 T = TypeVar("T")
 
 
@@ -69,6 +70,7 @@ class EvalOptions:
       them no call starts and the result is marked incomplete.
     - `pause_file`: while it exists no request starts.
     - `handle_signals`: SIGINT/SIGTERM stop the run; calls in flight get `grace` seconds.
+      `signal_latch`: the caller's `SignalLatch`; a signal it holds stops the run at its start.
     - `progress`: show progress on stderr (a bar on a terminal, a line every
       `progress_every` seconds otherwise).
     """
@@ -89,6 +91,7 @@ class EvalOptions:
     pause_file: str | Path | None = None
     pause_poll: float = 0.2
     handle_signals: bool = False
+    signal_latch: SignalLatch | None = None
     grace: float = 30.0
     progress: bool = False
     progress_every: float = 10.0
@@ -234,6 +237,7 @@ class _Run:
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
         self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
+        self.finished_requests = 0
 
     def _note(self, message: str) -> None:
         self.reporter.note(message)
@@ -250,6 +254,8 @@ class _Run:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
         self.calls[(index, call.judge)] = call
+        if call.judged:
+            self.finished_requests += call.verdict.requests
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
@@ -294,7 +300,9 @@ class _Run:
         ]
         stopper = None
         if self.options.handle_signals:
-            stopper = SignalStop(self.gate, self.options.grace, lambda: _cancel(workers))
+            stopper = SignalStop(
+                self.gate, self.options.grace, lambda: _cancel(workers), self.options.signal_latch
+            )
             stopper.install()
         ticker = asyncio.create_task(self._tick())
         try:
@@ -374,6 +382,15 @@ class _Run:
                     records.append(_call_record(unit, call.verdict, name, call.miss_reason))
         return records
 
+    def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
+        """Failed requests and unusable replies by kind, and as `cut_off` the requests sent
+        by calls a stop ended before they could finish (their reply was never counted)."""
+        counts = sum((Counter(c.attempt_errors) for c in calls), Counter())
+        cut_off = self.stats.requests - self.finished_requests
+        if cut_off > 0:
+            counts[CUT_OFF] += cut_off
+        return dict(counts)
+
     def release(self) -> None:
         """Drop the run's verdicts and units now: the judge wrappers point back at this run,
         so without it they would live until the garbage collector finds the cycle, which
@@ -443,6 +460,7 @@ async def evaluate_async(
     overall.n_failed_questions = _failed_questions(done)
     usage = run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None
     member_judgments = _member_judgments(done)
+    attempt_errors = run.attempt_errors(calls)
     del done
     run.release()
     return EvalResult(
@@ -459,7 +477,7 @@ async def evaluate_async(
         judgments=[j for c in cases for j in c.judgments] + member_judgments,
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
-        attempt_errors=dict(sum((Counter(c.attempt_errors) for c in calls), Counter())),
+        attempt_errors=attempt_errors,
         stopped=stopped,
         incomplete=incomplete,
         usage=usage,

@@ -156,6 +156,13 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from ..control import SignalLatch
+
+    with SignalLatch() as latch:
+        return _eval(args, latch)
+
+
+def _eval(args: argparse.Namespace, latch) -> int:
     from ..rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
@@ -172,7 +179,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     renderer = PromptRenderer(args.prompt_template)
     if args.dry_run:
         return _dry_run(args, specs, submissions, rubric, renderer)
-    return _run_eval(args, specs, submissions, rubric, renderer)
+    return _run_eval(args, specs, submissions, rubric, renderer, latch)
 
 
 def _require_matches(specs, submissions, args) -> None:
@@ -279,7 +286,7 @@ def _panel_agreement(result, out) -> None:
     out.print(render_table(report, "question"))
 
 
-def _run_eval(args, specs, submissions, rubric, renderer) -> int:
+def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
     from ..display import print_result
     from ..engine import EvalOptions, evaluate_async, run_sync
     from ..results import write_result
@@ -308,13 +315,15 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
         max_cost=args.max_cost,
         pause_file=args.pause_file,
         handle_signals=True,
+        signal_latch=latch,
         grace=args.grace,
         progress=not args.no_progress,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
+    latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
-    code, reason = _outcome(result, args)
+    code, reason = _outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
     write_exports(result, args, specs, submissions)
@@ -329,8 +338,17 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
 
             out.print(resolution_table(result.resolution))
         out.print(f"Wrote {args.result_file}")
+    if latch.received is not None and code != EXIT_INTERRUPTED:  # came while writing
+        code, reason = EXIT_INTERRUPTED, _late_signal(latch)
     _report_outcome(code, reason, out)
     return code
+
+
+def _late_signal(latch) -> str:
+    return (
+        f"interrupted by {latch.received.name} after the last call; "
+        "the result and exports were still written in full"
+    )
 
 
 def _error_budget(text: str | None):
@@ -376,10 +394,11 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _outcome(result, args) -> tuple[int, str | None]:
+def _outcome(result, args, latch=None) -> tuple[int, str | None]:
     """The exit code and, for any code but 0, why. Checked in this order: a stopped run
-    (130 or 3), a failed provider (3: every call failed, or credentials refused), too many
-    questions lost to failed calls (3, `--max-unscored`), `--fail-under` (1)."""
+    (130 or 3), a signal after the last call (130), a failed provider (3: every call failed,
+    or credentials refused), too many questions lost to failed calls (3, `--max-unscored`),
+    `--fail-under` (1)."""
     stopped = result.stopped
     if stopped is not None:
         return (
@@ -388,6 +407,8 @@ def _outcome(result, args) -> tuple[int, str | None]:
             f"{len(result.incomplete)} case(s) incomplete; rerun the same command "
             "(or add --resume) to continue where it stopped",
         )
+    if latch is not None and latch.received is not None:
+        return EXIT_INTERRUPTED, _late_signal(latch)
     calls = result.calls
     failed = [c for c in calls if c.error_kind]
     if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in calls)):
