@@ -340,6 +340,8 @@ def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
         out.print(f"Wrote {args.result_file}")
     if latch.received is not None and code != EXIT_INTERRUPTED:  # came while writing
         code, reason = EXIT_INTERRUPTED, _late_signal(latch)
+        result.exit_code, result.exit_reason = code, reason
+        write_result(result, args.result_file)  # so the file says how the command ended
     _report_outcome(code, reason, out)
     return code
 
