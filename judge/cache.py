@@ -19,6 +19,7 @@ from .judges.base import Judge, JudgeTask
 from .judgment import DimensionVerdict, unscored
 from .rubric import Dimension, content_hash
 from .store import CaseRef, KeyParts, Store, short_hash
+from .validation import checked_verdict, judge_error_verdict
 
 NOT_JUDGED = "not_judged"
 
@@ -158,6 +159,10 @@ class RecordedJudge:
         except asyncio.CancelledError:
             self._not_judged(task, "not judged: cancelled after the grace period")
             raise
+        except Exception as exc:  # a judge's bug costs its own questions, not the run
+            verdict = judge_error_verdict(exc, task.question_ids, self.name)
+        else:
+            verdict = checked_verdict(verdict, task.question_ids, self.name)
         if self.store is not None and parts is not None:
             self.store.put(parts, case_ref(task), verdict)
         self.sink(LeafCall(task, self.name, verdict, miss_reason=miss))

@@ -197,27 +197,86 @@ class Gate:
             )
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived before the run loop started: nothing was written."""
+
+
+class SignalLatch:
+    """SIGINT/SIGTERM over a whole command, outside the run loop (which `SignalStop` covers).
+
+    Until `defer()` a signal raises `Interrupted` at once (nothing paid for, nothing written).
+    After it a signal is only remembered: the run loop stops at once if one came before it
+    started (`SignalStop` reads `received`), and one that comes after the last call lets the
+    command finish writing its result and exports before it exits 130. Main thread only.
+    """
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self.deferring = False
+        self._previous: dict[signal.Signals, object] = {}
+
+    def __enter__(self) -> SignalLatch:
+        for sig in STOP_SIGNALS:
+            with suppress(ValueError):  # not the main thread: leave signals alone
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)  # type: ignore[arg-type]
+        self._previous = {}
+
+    def defer(self) -> None:
+        self.deferring = True
+
+    def _handle(self, signum: int, frame: object) -> None:
+        sig = signal.Signals(signum)
+        self.received = self.received or sig
+        if not self.deferring:
+            raise Interrupted(
+                f"interrupted by {sig.name} before any judge was called; no result was written"
+            )
+
+
 class SignalStop:
     """SIGINT/SIGTERM: the first stops the run and gives calls in flight `grace` seconds; then,
-    or at a second signal, `cancel()` cuts them off. Main thread only; a no-op elsewhere."""
+    or at a second signal, `cancel()` cuts them off. Main thread only; a no-op elsewhere.
 
-    def __init__(self, gate: Gate, grace: float, cancel: Callable[[], None]):
+    A signal a `latch` caught before the loop started stops the run as soon as it starts, and
+    the handlers in place before `install()` are put back by `remove()`."""
+
+    def __init__(
+        self,
+        gate: Gate,
+        grace: float,
+        cancel: Callable[[], None],
+        latch: SignalLatch | None = None,
+    ):
         self.gate = gate
         self.grace = grace
         self.cancel = cancel
+        self.latch = latch
         self.received = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._installed: list[signal.Signals] = []
+        self._previous: dict[signal.Signals, object] = {}
 
     def install(self) -> SignalStop:
         self._loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             try:
+                previous = signal.getsignal(sig)
                 self._loop.add_signal_handler(sig, self._handle, sig)
             except (RuntimeError, ValueError, NotImplementedError):
                 continue
             self._installed.append(sig)
+            self._previous[sig] = previous
+        if self.latch is not None and self.latch.received is not None:
+            self._handle(self.latch.received)
         return self
 
     def _handle(self, sig: signal.Signals) -> None:
@@ -238,4 +297,7 @@ class SignalStop:
         if self._loop is not None:
             for sig in self._installed:
                 self._loop.remove_signal_handler(sig)
+                previous = self._previous.get(sig)
+                if previous is not None:
+                    signal.signal(sig, previous)  # type: ignore[arg-type]
         self._installed = []

@@ -109,7 +109,9 @@ def summary_table(result: EvalResult) -> Table:
         table.add_row(f"{dim} mean", fmt_estimate(est))
     table.add_row("cases (incomplete)", f"{o.n_cases} ({o.n_incomplete_cases})")
     table.add_row(
-        "questions scored / unscored", f"{o.n_scored_questions} / {o.n_unscored_questions}"
+        "questions scored / unscored",
+        f"{o.n_scored_questions} / {o.n_unscored_questions}"
+        + (f" ({o.n_failed_questions} by failed calls)" if o.n_failed_questions else ""),
     )
     if result.errors:
         table.add_row(
@@ -144,7 +146,7 @@ def agent_table(result: EvalResult) -> Table | None:
     for agent, o in result.by_agent.items():
         table.add_row(
             shorten(agent, 40),
-            str(o.n_incidents_scored),
+            f"{o.n_incidents_scored} of {o.n_incidents}",
             fmt_estimate(o.mean_composite),
             fmt_estimate(o.pass_rate),
         )

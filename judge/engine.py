@@ -25,8 +25,10 @@ from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
-from .control import Gate, NullGate, PauseFile, SignalStop
+from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
+from .errors import StorageError
 from .judges import Judge, JudgeTask, PanelJudge, make_judge
+from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
 from .limits import Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
@@ -41,8 +43,10 @@ from .scoring import (
     summarize_overall,
 )
 from .store import Store
+from .validation import checked_verdict, judge_error_verdict
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
+CUT_OFF = "cut_off"
 T = TypeVar("T")
 
 
@@ -66,6 +70,7 @@ class EvalOptions:
       them no call starts and the result is marked incomplete.
     - `pause_file`: while it exists no request starts.
     - `handle_signals`: SIGINT/SIGTERM stop the run; calls in flight get `grace` seconds.
+      `signal_latch`: the caller's `SignalLatch`; a signal it holds stops the run at its start.
     - `progress`: show progress on stderr (a bar on a terminal, a line every
       `progress_every` seconds otherwise).
     """
@@ -86,6 +91,7 @@ class EvalOptions:
     pause_file: str | Path | None = None
     pause_poll: float = 0.2
     handle_signals: bool = False
+    signal_latch: SignalLatch | None = None
     grace: float = 30.0
     progress: bool = False
     progress_every: float = 10.0
@@ -231,6 +237,7 @@ class _Run:
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
         self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
+        self.finished_requests = 0
 
     def _note(self, message: str) -> None:
         self.reporter.note(message)
@@ -247,6 +254,8 @@ class _Run:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
         self.calls[(index, call.judge)] = call
+        if call.judged:
+            self.finished_requests += call.verdict.requests
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
@@ -291,7 +300,9 @@ class _Run:
         ]
         stopper = None
         if self.options.handle_signals:
-            stopper = SignalStop(self.gate, self.options.grace, lambda: _cancel(workers))
+            stopper = SignalStop(
+                self.gate, self.options.grace, lambda: _cancel(workers), self.options.signal_latch
+            )
             stopper.install()
         ticker = asyncio.create_task(self._tick())
         try:
@@ -320,9 +331,15 @@ class _Run:
             task = unit.task()
             self._task_unit[id(task)] = index
             try:
-                verdict = await self.wrapped.judge(task)
+                verdict = checked_verdict(
+                    await self.wrapped.judge(task), task.question_ids, self.judge.name
+                )
             except asyncio.CancelledError:
                 return
+            except StorageError:
+                raise
+            except Exception as exc:  # a judge's bug costs its own questions, not the run
+                verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)
             finally:
                 self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
@@ -364,6 +381,15 @@ class _Run:
                 if call is not None and call.judged:
                     records.append(_call_record(unit, call.verdict, name, call.miss_reason))
         return records
+
+    def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
+        """Failed requests and unusable replies by kind, and as `cut_off` the requests sent
+        by calls a stop ended before they could finish (their reply was never counted)."""
+        counts = sum((Counter(c.attempt_errors) for c in calls), Counter())
+        cut_off = self.stats.requests - self.finished_requests
+        if cut_off > 0:
+            counts[CUT_OFF] += cut_off
+        return dict(counts)
 
     def release(self) -> None:
         """Drop the run's verdicts and units now: the judge wrappers point back at this run,
@@ -431,8 +457,10 @@ async def evaluate_async(
     )
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
+    overall.n_failed_questions = _failed_questions(done)
     usage = run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None
     member_judgments = _member_judgments(done)
+    attempt_errors = run.attempt_errors(calls)
     del done
     run.release()
     return EvalResult(
@@ -441,7 +469,7 @@ async def evaluate_async(
         entities=_entities(matching.pairs),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
-        complete=not incomplete,
+        complete=not incomplete and not overall.n_failed_questions,
         config=_config(rubric, judge, renderer, options, config),
         overall=overall,
         incidents=incidents,
@@ -449,7 +477,7 @@ async def evaluate_async(
         judgments=[j for c in cases for j in c.judgments] + member_judgments,
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
-        attempt_errors=dict(sum((Counter(c.attempt_errors) for c in calls), Counter())),
+        attempt_errors=attempt_errors,
         stopped=stopped,
         incomplete=incomplete,
         usage=usage,
@@ -462,6 +490,18 @@ async def evaluate_async(
             )
             for o in matching.orphans
         ],
+    )
+
+
+def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
+    """Questions unscored because their call failed: a provider error, an unusable reply or a
+    judge's error (not a panel's tie, not a call the run never made)."""
+    return sum(
+        1
+        for _, verdict in done
+        if verdict.error_kind and verdict.error_kind != NOT_JUDGED
+        for answer in verdict.answers
+        if answer.answer is None and not (answer.unscored_reason or "").startswith(PANEL_TIE)
     )
 
 

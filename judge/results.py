@@ -90,7 +90,9 @@ class EvalResult(BaseModel):
     created_at: str
     tool_version: str
     complete: bool = Field(
-        True, description="False when the run stopped before every case was judged."
+        True,
+        description="False when the run stopped before every case was judged or a question "
+        "is unscored because its call failed (`overall.n_failed_questions`).",
     )
     config: dict[str, Any]
     overall: OverallSummary
@@ -104,6 +106,10 @@ class EvalResult(BaseModel):
         description="Every failed request or unusable reply by kind, including retried ones.",
     )
     stopped: RunStop | None = Field(None, description="Why the run stopped before it was done.")
+    exit_code: int | None = Field(None, description="The exit code `judge eval` gave this run.")
+    exit_reason: str | None = Field(
+        None, description="Why `judge eval` exited with a code other than 0."
+    )
     incomplete: list[IncompleteCase] = Field(default_factory=list)
     usage: RunUsage | None = None
     missing: list[str] = Field(default_factory=list)

@@ -6,6 +6,10 @@
 - per incident over its complete trials: mean composite, pass@1, pass@k (the unbiased estimator
   1 - C(n-c, k) / C(n, k)) and pass^k (C(c, k) / C(n, k): all of k trials pass);
 - overall: means over incidents, with 95% percentile bootstrap CIs resampled by incident.
+
+Every aggregate (composite, pass rates, dimension means; per incident, overall and per agent)
+is taken over the same population: complete cases only, so a dimension mean never includes a
+case the composite leaves out. `n_complete` (per incident) and `Estimate.n` (incidents) count it.
 """
 
 from __future__ import annotations
@@ -78,6 +82,11 @@ class OverallSummary(BaseModel):
     n_incomplete_cases: int
     n_scored_questions: int
     n_unscored_questions: int
+    n_failed_questions: int = Field(
+        0,
+        description="Of the unscored questions, those whose judge call failed (provider error, "
+        "unusable reply, judge error): a rerun asks them again.",
+    )
     k: int
     mean_composite: Estimate
     pass_rate: Estimate = Field(description="Mean over incidents of pass@1.")
@@ -164,7 +173,7 @@ def _incident(incident_id: str, cases: list[CaseResult], rubric: Rubric, k: int)
         d.id: _mean(
             [
                 s.score
-                for case in cases
+                for case in complete
                 for s in case.dimensions
                 if s.dimension_id == d.id and s.score is not None
             ]
@@ -234,7 +243,7 @@ def summarize_overall(
         pass_at_k=estimate([i.pass_at_k for i in scored]),
         pass_hat_k=estimate([i.pass_hat_k for i in scored]),
         dimension_means={
-            d.id: estimate([i.dimension_means[d.id] for i in incidents]) for d in rubric.dimensions
+            d.id: estimate([i.dimension_means[d.id] for i in scored]) for d in rubric.dimensions
         },
         n_missing=n_missing,
         n_orphans=n_orphans,

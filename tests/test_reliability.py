@@ -109,7 +109,7 @@ def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() 
         injected = provider.injected_counts()
         n_requests = len(provider.calls)
 
-    assert result.complete and result.stopped is None
+    assert result.stopped is None and not result.incomplete
     assert len(result.calls) == 150 and len(result.judgments) == 450
     assert sum(injected.values()) > 50  # the faults really happened
     expected = Counter({FAULT_TO_KIND[fault]: n for fault, n in injected.items()})
@@ -125,6 +125,8 @@ def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() 
         else:  # explicitly unscored with the provider's reason, never counted as No
             assert j.answer is None and j.unscored_reason == call.error
     assert result.overall.n_unscored_questions == 3 * len(failed)
+    assert result.overall.n_failed_questions == 3 * len(failed)
+    assert result.complete == (not failed)  # a rerun asks the failed calls again
 
 
 # ------------------------------------------------------------------ the store

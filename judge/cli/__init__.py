@@ -3,11 +3,23 @@
 Each command group lives in its own module exposing `register(subparsers)`; handlers import
 what they need when they run, so `judge --help` stays fast (it never imports litellm).
 
-Exit codes: 0 done; 1 `--fail-under` not met (or `judge check --strict` found something); 2 bad
-input or usage; 3 the judge's provider failed (every call failed, or it refused our credentials
-or request) or a `--max-errors` / `--max-cost` budget stopped the run; 4 a file the run writes
-failed (disk full, read-only, corrupted or deleted store); 70 an internal error; 130 interrupted. A run
-stopped by 3 or 130 still writes its result, marked incomplete.
+Exit codes (`judge eval` records its own in the result file as `exit_code` / `exit_reason`):
+
+- 0: done.
+- 1: only `--fail-under` not met, or `judge check --strict` found a problem.
+- 2: bad input or usage: an unreadable or invalid file or flag (named with the field), a run
+  in which no submission matches a spec (or there is none), an output path that cannot be
+  written (checked before the first judge call).
+- 3: the judge failed: every call failed, the provider refused our credentials or request,
+  more than `--max-unscored` (default 0.5) of the questions are unscored because calls failed
+  (provider errors, unparseable or refused replies, wrong question ids, judge exceptions), or
+  `--max-errors` / `--max-cost` stopped the run.
+- 4: a file the run writes failed (disk full, read-only, corrupted or deleted store).
+- 70: an internal error (a bug): one line on stderr naming a file with the full traceback.
+- 130: SIGINT or SIGTERM. During or after the run the result and exports are written (marked
+  incomplete if calls were left); before the run starts, nothing is written and stderr says so.
+
+A run stopped with 3 or 130 still writes its result, marked incomplete; rerun to continue.
 """
 
 from __future__ import annotations
@@ -27,7 +39,15 @@ from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
 from . import store as store_command
-from .common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_STORAGE, input_errors
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STORAGE,
+    input_errors,
+    internal_error,
+)
 
 COMMANDS = [
     eval_command,
@@ -80,9 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
         sys.stderr.close()
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line here, the whole traceback in a file
+        print(internal_error(exc), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 __all__ = ["InputError", "build_parser", "main"]

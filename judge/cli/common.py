@@ -29,6 +29,23 @@ def input_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def internal_error(exc: BaseException) -> str:
+    """The one line printed for an unexpected exception; the traceback goes to a file."""
+    import tempfile
+    import traceback
+
+    summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    text = "".join(traceback.format_exception(exc))
+    try:
+        fd, path = tempfile.mkstemp(prefix="judge-traceback-", suffix=".txt")
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError:
+        sys.stderr.write(text)
+        return f"internal error (a bug in judge; please report it): {summary}"
+    return f"internal error (a bug in judge; please report it): {summary}; full traceback in {path}"
+
+
 PIPED_WIDTH = 140
 
 

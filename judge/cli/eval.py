@@ -17,7 +17,8 @@ from .common import (
     load_inputs,
     print_warnings,
 )
-from .report import add_export_arguments, write_exports
+from .report import EXPORTS, add_export_arguments, write_exports
+from .writable import check_writable
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -103,6 +104,14 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
         "--max-errors",
         help="stop when more calls than this failed: a count (10) or a fraction (0.2); exit 3",
     )
+    g.add_argument(
+        "--max-unscored",
+        type=_fraction,
+        default=0.5,
+        metavar="FRACTION",
+        help="exit 3 when more than this share of the questions is unscored because calls "
+        "failed (provider errors, unusable replies, judge errors); default 0.5",
+    )
     g.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent")
     g.add_argument(
         "--store",
@@ -147,6 +156,13 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from ..control import SignalLatch
+
+    with SignalLatch() as latch:
+        return _eval(args, latch)
+
+
+def _eval(args: argparse.Namespace, latch) -> int:
     from ..rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
@@ -157,20 +173,46 @@ def cmd_eval(args: argparse.Namespace) -> int:
         args.ground_truth, args.outputs, args.format
     )
     print_warnings(args.input_warnings)
+    _require_matches(specs, submissions, args)
     from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)
     if args.dry_run:
         return _dry_run(args, specs, submissions, rubric, renderer)
-    return _run_eval(args, specs, submissions, rubric, renderer)
+    return _run_eval(args, specs, submissions, rubric, renderer, latch)
+
+
+def _require_matches(specs, submissions, args) -> None:
+    """A run that would score nothing is bad input (exit 2), not a run that passed."""
+    from ground_truth.errors import InputError
+    from ground_truth.matching import match_submissions
+
+    if not submissions:
+        raise InputError(args.outputs, "no submission found here: nothing to score")
+    matching = match_submissions(specs, submissions)
+    if matching.pairs:
+        return
+    theirs = sorted({o.incident_id for o in matching.orphans})
+    ours = sorted(spec.id for spec in specs)
+    raise InputError(
+        args.outputs,
+        f"none of the {len(submissions)} submissions names an incident under "
+        f"{args.ground_truth}: they name {_some(theirs)}; the specs are {_some(ours)}",
+    )
+
+
+def _some(ids: list[str], most: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "") if ids else "none"
 
 
 def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     from ..engine import render_prompts
     from ..results import write_json_atomic
 
-    prompts = render_prompts(specs, submissions, rubric, renderer)
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
+    check_writable([("--prompts-file", target)])
+    prompts = render_prompts(specs, submissions, rubric, renderer)
     lines = [
         json.dumps(
             {
@@ -244,7 +286,7 @@ def _panel_agreement(result, out) -> None:
     out.print(render_table(report, "question"))
 
 
-def _run_eval(args, specs, submissions, rubric, renderer) -> int:
+def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
     from ..display import print_result
     from ..engine import EvalOptions, evaluate_async, run_sync
     from ..results import write_result
@@ -252,10 +294,18 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
     judge = _make_judge(args)
     out = console(stderr=args.json)
     _announce(judge, args, out)
+    store = _store_path(args, judge, out)
+    check_writable(
+        [
+            ("--result-file", args.result_file),
+            ("--store", store),
+            *((f"--{name}", getattr(args, name, None)) for name in EXPORTS),
+        ]
+    )
     options = EvalOptions(
         max_concurrent=args.max_concurrent,
         k=args.k,
-        store=_store_path(args, judge, out),
+        store=store,
         refresh=args.refresh,
         rpm=args.rpm,
         tpm=args.tpm,
@@ -265,12 +315,16 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
         max_cost=args.max_cost,
         pause_file=args.pause_file,
         handle_signals=True,
+        signal_latch=latch,
         grace=args.grace,
         progress=not args.no_progress,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
+    latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
+    code, reason = _outcome(result, args, latch)
+    result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
     write_exports(result, args, specs, submissions)
     if args.json:
@@ -284,7 +338,19 @@ def _run_eval(args, specs, submissions, rubric, renderer) -> int:
 
             out.print(resolution_table(result.resolution))
         out.print(f"Wrote {args.result_file}")
-    return _exit_code(result, args.fail_under, out)
+    if latch.received is not None and code != EXIT_INTERRUPTED:  # came while writing
+        code, reason = EXIT_INTERRUPTED, _late_signal(latch)
+        result.exit_code, result.exit_reason = code, reason
+        write_result(result, args.result_file)  # so the file says how the command ended
+    _report_outcome(code, reason, out)
+    return code
+
+
+def _late_signal(latch) -> str:
+    return (
+        f"interrupted by {latch.received.name} after the last call; "
+        "the result and exports were still written in full"
+    )
 
 
 def _error_budget(text: str | None):
@@ -320,27 +386,57 @@ def _store_path(args, judge, out) -> Path | None:
     return path
 
 
-def _exit_code(result, fail_under: float | None, console) -> int:
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
+    return value
+
+
+def _outcome(result, args, latch=None) -> tuple[int, str | None]:
+    """The exit code and, for any code but 0, why. Checked in this order: a stopped run
+    (130 or 3), a signal after the last call (130), a failed provider (3: every call failed,
+    or credentials refused), too many questions lost to failed calls (3, `--max-unscored`),
+    `--fail-under` (1)."""
     stopped = result.stopped
     if stopped is not None:
-        console.print(f"[red]The run stopped before it was done: {stopped.message}[/red]")
-        console.print(
+        return (
+            EXIT_INTERRUPTED if stopped.kind == "interrupted" else EXIT_PROVIDER,
+            f"the run stopped before it was done: {stopped.message}; "
             f"{len(result.incomplete)} case(s) incomplete; rerun the same command "
-            "(or add --resume) to continue where it stopped."
+            "(or add --resume) to continue where it stopped",
         )
-        return EXIT_INTERRUPTED if stopped.kind == "interrupted" else EXIT_PROVIDER
+    if latch is not None and latch.received is not None:
+        return EXIT_INTERRUPTED, _late_signal(latch)
     calls = result.calls
-    failed = [c for c in calls if c.error_kind and c.error_kind != "unparseable"]
+    failed = [c for c in calls if c.error_kind]
     if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in calls)):
-        console.print(
-            f"[red]The judge's provider failed on {len(failed)} of {len(calls)} calls; "
-            f"first error: {failed[0].error}[/red]"
+        return (
+            EXIT_PROVIDER,
+            f"the judge failed on {len(failed)} of {len(calls)} calls; "
+            f"first error: {failed[0].error}",
         )
-        return EXIT_PROVIDER
-    rate = result.overall.pass_rate.value
-    if fail_under is not None and (rate is None or rate < fail_under):
-        console.print(
-            f"Pass rate {rate if rate is not None else 'n/a'} is below --fail-under {fail_under}"
+    o = result.overall
+    asked = o.n_scored_questions + o.n_unscored_questions
+    if asked and o.n_failed_questions / asked > args.max_unscored:
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(result.errors.items()))
+        return (
+            EXIT_PROVIDER,
+            f"{o.n_failed_questions} of {asked} questions are unscored because their calls "
+            f"failed ({kinds}), more than --max-unscored {args.max_unscored:g}",
         )
-        return EXIT_FAIL_UNDER
-    return EXIT_OK
+    rate = o.pass_rate.value
+    if args.fail_under is not None and (rate is None or rate < args.fail_under):
+        shown = f"{rate:.3f}" if rate is not None else "n/a"
+        return EXIT_FAIL_UNDER, f"pass rate {shown} is below --fail-under {args.fail_under:g}"
+    return EXIT_OK, None
+
+
+def _report_outcome(code: int, reason: str | None, console) -> None:
+    if reason is None:
+        return
+    style = "red" if code != EXIT_FAIL_UNDER else "yellow"
+    console.print(f"[{style}]exit {code}: {reason}[/{style}]")

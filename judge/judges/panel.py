@@ -16,6 +16,7 @@ from ..judgment import DimensionVerdict, QuestionAnswer, Usage
 from .base import Judge, JudgeTask
 
 TieRule = Literal["unscored", "yes", "no"]
+PANEL_TIE = "panel tie"
 
 
 class PanelJudge:
@@ -64,7 +65,7 @@ class PanelJudge:
         if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
             if self.tie == "unscored":
                 return QuestionAnswer(
-                    question_id=qid, unscored_reason=f"panel tie ({dict(counts)})"
+                    question_id=qid, unscored_reason=f"{PANEL_TIE} ({dict(counts)})"
                 )
             winner = "Yes" if self.tie == "yes" else "No"
         else:

@@ -1,0 +1,101 @@
+"""Every file `judge eval` writes is checked before the first judge call: an unwritable one is
+exit 2 naming the flag, the path and the reason, and the provider is never asked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from helpers import one_incident_args
+
+from judge.cli import main
+from judge.testing import FakeProvider, FakeProviderConfig
+
+FLAGS = ["--result-file", "--store", "--html", "--csv", "--jsonl", "--junit"]
+
+
+@pytest.fixture(autouse=True)
+def _no_judge_env(monkeypatch) -> None:
+    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def run_with(tmp_path: Path, flag: str, target: Path) -> tuple[int, int]:
+    """`judge eval` with an LLM judge and every output in tmp_path but `flag`'s."""
+    result = target if flag == "--result-file" else tmp_path / "r.json"
+    outputs = [] if flag == "--result-file" else [flag, str(target)]
+    with FakeProvider(FakeProviderConfig()) as provider:
+        code = main(
+            one_incident_args(
+                result, "--judge-model", "openai/fake-judge", "--api-base", provider.url,
+                "--no-progress", *outputs,
+            )
+        )  # fmt: skip
+        return code, len(provider.calls)
+
+
+def blocked(tmp_path: Path, how: str) -> Path:
+    if how == "directory":
+        target = tmp_path / "out"
+        target.mkdir()
+        return target
+    if how == "under a file":
+        (tmp_path / "plain").write_text("")
+        return tmp_path / "plain" / "out"
+    target = tmp_path / "out"
+    target.write_text("")
+    target.chmod(0o444)
+    return target
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+@pytest.mark.parametrize(
+    "how, reason",
+    [
+        ("directory", "is a directory"),
+        ("under a file", "is not a directory"),
+        ("read-only", "is a read-only file"),
+    ],
+)
+def test_an_unwritable_output_is_exit_2_before_any_call(
+    tmp_path: Path, capsys, flag: str, how: str, reason: str
+) -> None:
+    target = blocked(tmp_path, how)
+    code, n_calls = run_with(tmp_path, flag, target)
+    err = capsys.readouterr().err
+    assert code == 2 and n_calls == 0
+    assert str(target) in err and flag in err and reason in err
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only directory")
+def test_a_read_only_result_directory_is_found_before_any_call(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        code, n_calls = run_with(tmp_path, "--result-file", folder / "r.json")
+    finally:
+        folder.chmod(0o755)
+    assert code == 2 and n_calls == 0
+    assert "cannot create a file" in capsys.readouterr().err
+
+
+def test_two_outputs_on_one_file_are_refused(tmp_path: Path, capsys) -> None:
+    code, n_calls = run_with(tmp_path, "--csv", tmp_path / "r.json")
+    assert code == 2 and n_calls == 0
+    assert "also given as --result-file" in capsys.readouterr().err
+
+
+def test_missing_folders_are_still_created(tmp_path: Path) -> None:
+    code, _ = run_with(tmp_path, "--csv", tmp_path / "new" / "deeper" / "cases.csv")
+    assert code == 0 and (tmp_path / "new" / "deeper" / "cases.csv").is_file()
+
+
+@pytest.mark.parametrize("how", ["directory", "under a file", "read-only"])
+def test_the_dry_run_prompts_file_is_checked_first(tmp_path: Path, capsys, how: str) -> None:
+    target = blocked(tmp_path, how)
+    code = main(one_incident_args(tmp_path / "r.json", "--dry-run", "--prompts-file", str(target)))
+    err = capsys.readouterr().err
+    assert code == 2 and "--prompts-file" in err and str(target) in err
