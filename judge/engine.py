@@ -336,7 +336,8 @@ class _Run:
                 )
             except asyncio.CancelledError:
                 return
-            except StorageError:
+            except StorageError as exc:  # no other worker may start a call it cannot record
+                self.gate.stop("storage", str(exc))
                 raise
             except Exception as exc:  # a judge's bug costs its own questions, not the run
                 verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)

@@ -61,7 +61,7 @@ class IncompleteCase(BaseModel):
 class RunStop(BaseModel):
     """Why a run stopped starting calls before every call was made."""
 
-    kind: Literal["interrupted", "provider", "max_errors", "max_cost"]
+    kind: Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
     message: str
 
 
