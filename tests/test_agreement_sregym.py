@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import corpus
 
 from agreement import LabelFileError, agreement_report, read_labels
 from agreement.ratings import ItemKey
@@ -18,9 +19,9 @@ from agreement.sregym_bench import (
     to_specs,
     to_submissions,
 )
+from ground_truth import models
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agreement" / "judge_bench_data.96a9057e.yaml"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +29,9 @@ def items():
     return load_bench(FIXTURE)
 
 
+@pytest.mark.corpus
 def test_fixture_is_the_corpus_file_verbatim():
-    original = CORPUS / "sregym" / "judge_benchmark" / FIXTURE.name
-    if not original.exists():
-        pytest.skip("../shared/corpus is not present")
+    original = corpus("sregym", "judge_benchmark", FIXTURE.name)
     assert FIXTURE.read_bytes() == original.read_bytes()
 
 
@@ -70,7 +70,6 @@ def test_labels_csv_reads_back_as_verdict_labels(items, tmp_path):
 
 
 def test_specs_and_submissions_validate_as_native_models(items, tmp_path):
-    models = pytest.importorskip("ground_truth.models")
     specs = [models.IncidentSpec.model_validate(s) for s in to_specs(items)]
     subs = [models.Submission.model_validate(s) for s in to_submissions(items)]
     assert [s.id for s in specs] == [s.incident_id for s in subs]

@@ -61,6 +61,7 @@ def test_predictions_become_submissions_and_verdicts():
     assert verdicts[0] == {"incident_id": "Telecom-0", "trial": "1", "verdict": True, "score": 1.0}
 
 
+@pytest.mark.corpus
 def test_second_failures_are_recovered_and_reported():
     folder = corpus("openrca")
     specs, found = quiet(load_openrca_specs, folder)
@@ -114,6 +115,7 @@ def _openrca_score(failures, asked, predictions):
     return best / (len(failures) * len(asked))
 
 
+@pytest.mark.corpus
 def test_recovered_ground_truth_reproduces_openrcas_own_scores():
     folder = corpus("openrca")
     specs = {s.id: s for s in quiet(load_openrca_specs, folder)[0]}

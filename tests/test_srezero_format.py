@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import corpus
 
 from ground_truth.errors import InputError
 from ground_truth.formats.srezero import (
@@ -22,7 +23,6 @@ from ground_truth.formats.srezero import (
 FIXTURES = Path(__file__).parent / "fixtures" / "srezero"
 CONFIGS = FIXTURES / "task_configs_all_40.json"
 RECORD = FIXTURES / "example_results_scripted_v0.5.json"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sre-zero"
 
 
 def write(path: Path, data: object) -> Path:
@@ -34,11 +34,10 @@ def one_config() -> dict:
     return json.loads(CONFIGS.read_text())["tasks"]["cache_auth_token_expired"]
 
 
+@pytest.mark.corpus
 def test_fixtures_are_the_corpus_files_unchanged():
-    if not CORPUS.is_dir():
-        pytest.skip("corpus not present")
     for name in ("task_configs_all_40.json", "example_results_scripted_v0.5.json"):
-        assert (FIXTURES / name).read_bytes() == (CORPUS / name).read_bytes()
+        assert (FIXTURES / name).read_bytes() == corpus("sre-zero", name).read_bytes()
 
 
 def test_all_40_task_configs_become_specs():
