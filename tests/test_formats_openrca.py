@@ -115,9 +115,9 @@ def _openrca_score(failures, asked, predictions):
     return best / (len(failures) * len(asked))
 
 
-@pytest.mark.corpus
-def test_recovered_ground_truth_reproduces_openrcas_own_scores():
-    folder = corpus("openrca")
+@pytest.mark.parametrize("where", ["fixture", pytest.param("corpus", marks=pytest.mark.corpus)])
+def test_recovered_ground_truth_reproduces_openrcas_own_scores(where):
+    folder = TELECOM.parent if where == "fixture" else corpus("openrca")
     specs = {s.id: s for s in quiet(load_openrca_specs, folder)[0]}
     subs = quiet(load_openrca_submissions, folder)[0]
     rows = {}
