@@ -98,7 +98,11 @@ def test_marks_of_the_run(run):
     marks = summarize_resolution(results).srezero.marks
     # success 40 + reward 25 x 0.94556 + evidence 20 + efficiency 10 x (1 - 3.4667/7) + validity 5
     assert marks.components == {
-        "success": 40.0, "reward": 23.639, "evidence": 20.0, "efficiency": 5.048, "validity": 5.0
+        "success": 40.0,
+        "reward": 23.639,
+        "evidence": 20.0,
+        "efficiency": 5.048,
+        "validity": 5.0,
     }
     assert marks.score == 93.687
 
