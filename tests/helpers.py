@@ -34,7 +34,7 @@ def missing_corpus_message(path: Path) -> str:
     return (
         f"this test is marked `corpus` and needs {path}, which does not exist: put the shared "
         f"corpus at {REPO.parent / 'shared' / 'corpus'} or point {CORPUS_ENV} at it, "
-        "or deselect the corpus tests (the default `-m 'not corpus'`)"
+        "or deselect the corpus tests (the default)"
     )
 
 
