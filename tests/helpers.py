@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -11,14 +12,51 @@ import pytest
 
 from ground_truth.formats.detect import FormatWarning
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+CORPUS_ENV = "DIAGNOSIS_JUDGE_CORPUS"
+
+
+def corpus_root() -> Path:
+    """The shared research corpus: `$DIAGNOSIS_JUDGE_CORPUS`, else `../shared/corpus` beside the repo.
+
+    Only tests marked `corpus` read it (deselected unless `-m corpus` selects them); everything
+    else runs on the small files in `tests/fixtures/`.
+    """
+    configured = os.environ.get(CORPUS_ENV)
+    return Path(configured).expanduser() if configured else REPO.parent / "shared" / "corpus"
+
+
+CORPUS = corpus_root()
+
+
+def missing_corpus_message(path: Path) -> str:
+    return (
+        f"this test is marked `corpus` and needs {path}, which does not exist: put the shared "
+        f"corpus at {REPO.parent / 'shared' / 'corpus'} or point {CORPUS_ENV} at it, "
+        "or deselect the corpus tests (the default)"
+    )
+
+
+# Whether the running test is marked `corpus`: conftest sets it before every test.
+_corpus_marked = False
 
 
 def corpus(*parts: str) -> Path:
-    """A file or folder of the shared corpus; skips the calling test when it is absent."""
+    """A file or folder of the shared corpus, for a test marked `corpus`; fails when absent.
+
+    A corpus test was asked for explicitly, so a missing file is an error, never a skip; and a
+    test without the marker may not read the corpus at all, or a fresh clone would break on it.
+    """
+    if not _corpus_marked:
+        pytest.fail(
+            "this test reads the shared corpus but is not marked `corpus`: mark it "
+            "(@pytest.mark.corpus) or give it a file in tests/fixtures/",
+            pytrace=False,
+        )
     path = CORPUS.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared corpus file not present: {path}")
+        pytest.fail(missing_corpus_message(path), pytrace=False)
     return path
 
 
@@ -30,7 +68,7 @@ def quiet(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[FormatWarning]]
     return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+EXAMPLE = REPO / "examples" / "sregym-mini"
 
 
 def eval_args(gt: Path, outputs: Path, result: Path, *extra: str) -> list[str]:

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import corpus
 
 from agreement import LabelFileError, agreement_report, read_labels
 from agreement.ratings import ItemKey
@@ -18,9 +19,9 @@ from agreement.sregym_bench import (
     to_specs,
     to_submissions,
 )
+from ground_truth import models
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agreement" / "judge_bench_data.96a9057e.yaml"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +29,9 @@ def items():
     return load_bench(FIXTURE)
 
 
+@pytest.mark.corpus
 def test_fixture_is_the_corpus_file_verbatim():
-    original = CORPUS / "sregym" / "judge_benchmark" / FIXTURE.name
-    if not original.exists():
-        pytest.skip("../shared/corpus is not present")
+    original = corpus("sregym", "judge_benchmark", FIXTURE.name)
     assert FIXTURE.read_bytes() == original.read_bytes()
 
 
@@ -70,7 +70,6 @@ def test_labels_csv_reads_back_as_verdict_labels(items, tmp_path):
 
 
 def test_specs_and_submissions_validate_as_native_models(items, tmp_path):
-    models = pytest.importorskip("ground_truth.models")
     specs = [models.IncidentSpec.model_validate(s) for s in to_specs(items)]
     subs = [models.Submission.model_validate(s) for s in to_submissions(items)]
     assert [s.id for s in specs] == [s.incident_id for s in subs]
@@ -86,14 +85,30 @@ def test_specs_and_submissions_validate_as_native_models(items, tmp_path):
 @pytest.mark.parametrize(
     ("description", "origin", "affected"),
     [
-        ("The deployment `checkout` has the environment variable `PRODUCT_CATALOG_ADDR` configured "
-         "with an incorrect port `8082` instead of `8080`.", ["checkout"], []),
-        ("The 'product-catalog' deployment is mis-configured to pull the non-existent image "
-         "'app-image:latest'.", ["product-catalog"], []),
-        ("The ConfigMap `geo-config` is missing critical configuration keys, causing the deployment "
-         "`geo` to malfunction.", ["geo-config"], ["geo"]),
-        ("The MongoDB deployments (mongodb-geo, mongodb-profile, and mongodb-rate) are updated to use "
-         "an incompatible image version 'mongo:8.0.14-rc0'.", ["mongodb-geo", "mongodb-profile", "mongodb-rate"], []),
+        (
+            "The deployment `checkout` has the environment variable `PRODUCT_CATALOG_ADDR` configured "
+            "with an incorrect port `8082` instead of `8080`.",
+            ["checkout"],
+            [],
+        ),
+        (
+            "The 'product-catalog' deployment is mis-configured to pull the non-existent image "
+            "'app-image:latest'.",
+            ["product-catalog"],
+            [],
+        ),
+        (
+            "The ConfigMap `geo-config` is missing critical configuration keys, causing the deployment "
+            "`geo` to malfunction.",
+            ["geo-config"],
+            ["geo"],
+        ),
+        (
+            "The MongoDB deployments (mongodb-geo, mongodb-profile, and mongodb-rate) are updated to use "
+            "an incompatible image version 'mongo:8.0.14-rc0'.",
+            ["mongodb-geo", "mongodb-profile", "mongodb-rate"],
+            [],
+        ),
         ("The password in valkey is invalidated, therefore dependent services cannot work", [], []),
     ],
 )
@@ -116,11 +131,21 @@ def test_bad_bench_files(tmp_path):
 def test_bench_verdicts_against_a_judge_result(items):
     """A judge result over the bench ids pairs with the developer's labels by incident id."""
     cases = [
-        {"incident_id": i.id, "trial": "1", "composite": 1.0 if i.oracle == "True" else 0.0,
-         "passed": i.oracle == "True" or i.index == 0, "complete": True, "dimensions": []}
+        {
+            "incident_id": i.id,
+            "trial": "1",
+            "composite": 1.0 if i.oracle == "True" else 0.0,
+            "passed": i.oracle == "True" or i.index == 0,
+            "complete": True,
+            "dimensions": [],
+        }
         for i in items
     ]
-    result = {"config": {"judge": {"name": "rules", "model": None}}, "judgments": [], "cases": cases}
+    result = {
+        "config": {"judge": {"name": "rules", "model": None}},
+        "judgments": [],
+        "cases": cases,
+    }
     report = agreement_report([result, to_ratings(items)], B=50, levels=["verdict"])
     [pair] = report.level("verdict").pairwise
     assert (pair.rater_a, pair.rater_b, pair.n) == ("rules", "sregym-developer", 29)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import corpus
+from helpers import FIXTURES
 
 from ground_truth import Submission, load_specs
 from judge import evaluate
@@ -39,8 +39,8 @@ def test_one_agent_has_no_breakdown() -> None:
 
 
 def test_sregym_submissions_file_reports_each_agent(tmp_path: Path, capsys) -> None:
-    data = corpus(
-        "sregym", "agent_diagnoses", "service_port_conflict_hotel_reservation_submissions.json"
+    data = (
+        FIXTURES / "formats" / "sregym" / "service_port_conflict_hotel_reservation_submissions.json"
     )
     out = tmp_path / "r.json"
     assert (

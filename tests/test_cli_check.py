@@ -6,7 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import corpus
+import pytest
+from helpers import FIXTURES, corpus
 
 from judge.cli import main
 
@@ -51,8 +52,13 @@ def test_reports_missing_orphans_empty_and_unanswerable(tmp_path: Path, capsys) 
     assert any("D1-Q1" in reason for reason in findings["rules_unanswerable"]["bare"])
 
 
-def test_dirty_itbench_ground_truth_warns_with_file_and_field(capsys) -> None:
-    gt = corpus("itbench", "ground_truth", "itbench-evaluations_data", "ground_truths.json")
+@pytest.mark.parametrize("where", ["fixture", pytest.param("corpus", marks=pytest.mark.corpus)])
+def test_dirty_itbench_ground_truth_warns_with_file_and_field(capsys, where: str) -> None:
+    gt = (
+        FIXTURES / "formats" / "itbench" / "synthetic" / "ground_truths.json"
+        if where == "fixture"
+        else corpus("itbench", "ground_truth", "itbench-evaluations_data", "ground_truths.json")
+    )
     code, findings = check(capsys, "--ground-truth", str(gt))
     assert code == 0
     assert any(

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import one_incident_args
+from helpers import corpus, one_incident_args
 
 from judge.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "srezero"
+ITBENCH = Path(__file__).resolve().parent / "fixtures" / "formats" / "itbench" / "synthetic"
 TASKS = FIXTURES / "task_configs_all_40.json"
 RUN = FIXTURES / "example_results_scripted_v0.5.json"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
@@ -91,15 +92,15 @@ def test_eval_without_trajectories_has_no_resolution_section(tmp_path: Path) -> 
     assert json.loads(out.read_text())["resolution"] is None
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "itbench"
-
-
-def test_eval_scores_structured_entities_beside_the_checklist(tmp_path: Path) -> None:
-    """Real ITBench agent outputs (no license: read from the corpus, never copied)."""
-    gt = CORPUS / "ground_truth" / "itbench-evaluations_data" / "ground_truths.json"
-    outputs = CORPUS / "agent_outputs" / "itbench-evaluations_data"
-    if not gt.exists():
-        pytest.skip("../shared/corpus is not present")
+@pytest.mark.parametrize("where", ["fixture", pytest.param("corpus", marks=pytest.mark.corpus)])
+def test_eval_scores_structured_entities_beside_the_checklist(tmp_path: Path, where: str) -> None:
+    """ITBench-Evaluations' layout and agent schema: the real files (no license, corpus only)
+    and hand-written ones of the same shape."""
+    if where == "fixture":
+        gt, outputs = ITBENCH / "ground_truths.json", ITBENCH / "agent_outputs"
+    else:
+        gt = corpus("itbench", "ground_truth", "itbench-evaluations_data", "ground_truths.json")
+        outputs = corpus("itbench", "agent_outputs", "itbench-evaluations_data")
     out = tmp_path / "results.json"
     code = main(
         ["eval", "--ground-truth", str(gt), "--outputs", str(outputs), "--result-file", str(out)]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import FIXTURES, corpus
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import IncidentSpec, Submission
@@ -23,15 +24,11 @@ from ground_truth.models import IncidentSpec, Submission
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 GROUND_TRUTH = EXAMPLE / "ground_truth"
 OUTPUTS = EXAMPLE / "outputs"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-SREGYM_40 = CORPUS / "sregym" / "problems" / "ground_truth_40.json"
-SREGYM_REGISTRY = CORPUS / "sregym-registry" / "root_causes_all_123.yaml"
+# verbatim copies of corpus files (tests/fixtures/formats/ATTRIBUTION.md, agreement/SOURCE.md)
 SREGYM_SUBMISSIONS = (
-    CORPUS
-    / "sregym"
-    / "agent_diagnoses"
-    / "service_port_conflict_hotel_reservation_submissions.json"
+    FIXTURES / "formats" / "sregym" / "service_port_conflict_hotel_reservation_submissions.json"
 )
+SREGYM_BENCH = FIXTURES / "agreement" / "judge_bench_data.96a9057e.yaml"
 SREGYM_COMMIT = "ba07faf1a322f9b6d4a279643bb796aa2f36f64b"
 QUALITIES = {"correct", "victim-blamed", "wrong mechanism", "over-scoped", "vague"}
 REQUIRED_INCIDENTS = {
@@ -71,14 +68,14 @@ def _alternatives(group: str) -> list[str]:
 
 
 def _sregym_problems() -> dict[str, dict[str, Any]]:
-    if not SREGYM_40.is_file() or not SREGYM_REGISTRY.is_file():
-        pytest.skip("../shared/corpus/sregym* is not present beside the repository")
-    problems = json.loads(SREGYM_40.read_text(encoding="utf-8"))["problems"]
+    path = corpus("sregym", "problems", "ground_truth_40.json")
+    problems = json.loads(path.read_text(encoding="utf-8"))["problems"]
     return {p["problem_id"]: p for p in problems}
 
 
 def _sregym_registry() -> dict[str, dict[str, Any]]:
-    problems = yaml.safe_load(SREGYM_REGISTRY.read_text(encoding="utf-8"))["problems"]
+    path = corpus("sregym-registry", "root_causes_all_123.yaml")
+    problems = yaml.safe_load(path.read_text(encoding="utf-8"))["problems"]
     return {p["problem_id"]: p for p in problems}
 
 
@@ -140,6 +137,7 @@ def test_keywords_symptoms_and_components_are_grounded_in_the_text(path: Path) -
         assert any(n.lower() in text for n in ref.all_names()), ref.name
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.stem)
 def test_ground_truth_is_the_exact_sregym_string(path: Path) -> None:
     problems = _sregym_problems()
@@ -149,6 +147,7 @@ def test_ground_truth_is_the_exact_sregym_string(path: Path) -> None:
     assert spec.source["file"] == problems[spec.id]["source_path"]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.stem)
 def test_parameters_are_injected_values_from_the_source(path: Path) -> None:
     problems = _sregym_problems()
@@ -202,8 +201,6 @@ def test_readme_table_matches_expected_quality() -> None:
 
 
 def test_real_service_port_conflict_diagnoses_are_verbatim() -> None:
-    if not SREGYM_SUBMISSIONS.is_file():
-        pytest.skip("../shared/corpus/sregym is not present beside the repository")
     source = json.loads(SREGYM_SUBMISSIONS.read_text(encoding="utf-8"))
     real = {d["agent"]: d["non_empty_submissions_in_order"] for d in source["diagnoses"]}
     for trial in _trial_dirs("service_port_conflict_hotel_reservation"):
@@ -212,10 +209,7 @@ def test_real_service_port_conflict_diagnoses_are_verbatim() -> None:
 
 
 def test_judge_benchmark_answers_are_quoted_verbatim() -> None:
-    bench_file = CORPUS / "sregym" / "judge_benchmark" / "judge_bench_data.96a9057e.yaml"
-    if not bench_file.is_file():
-        pytest.skip("../shared/corpus/sregym is not present beside the repository")
-    answers = [item["answer"] for item in yaml.safe_load(bench_file.read_text(encoding="utf-8"))]
+    answers = [item["answer"] for item in yaml.safe_load(SREGYM_BENCH.read_text(encoding="utf-8"))]
     checked = 0
     for spec in SPEC_FILES:
         for trial in _trial_dirs(spec.stem):

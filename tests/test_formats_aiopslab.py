@@ -138,6 +138,7 @@ def test_parse_submission_forms():
     assert task_type_of("network_delay_hotel_res-analysis-1") == "analysis"
 
 
+@pytest.mark.corpus
 def test_corpus_problems_and_missing_components():
     specs, found = quiet(load_aiopslab_specs, corpus("aiopslab", "ground_truth.yaml"))
     assert len(specs) == 89
@@ -147,6 +148,7 @@ def test_corpus_problems_and_missing_components():
     }
 
 
+@pytest.mark.corpus
 def test_corpus_sessions_bundle_and_raw_dumps_merge():
     folder = corpus("aiopslab")
     subs, found = quiet(load_aiopslab_submissions, folder)
@@ -173,6 +175,7 @@ def test_corpus_sessions_bundle_and_raw_dumps_merge():
     )
 
 
+@pytest.mark.corpus
 def test_fork_scoring_difference_is_reported():
     folder = corpus("aiopslab")
     specs, _ = quiet(load_aiopslab_specs, folder / "ground_truth.yaml")
@@ -188,6 +191,7 @@ def test_fork_scoring_difference_is_reported():
     assert sum("the fork scored" in str(w) for w in found) == 7
 
 
+@pytest.mark.corpus
 def test_fork_verdicts_as_rater_tables():
     folder = corpus("aiopslab")
     rows = load_aiopslab_verdicts(folder / "ai_sre_data_detailed_results_openai_gpt-5_0922.csv")

@@ -8,8 +8,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-from helpers import CORPUS
+from helpers import corpus
 
+from ground_truth import loaders
 from ground_truth.errors import InputError
 from ground_truth.formats import detect
 from ground_truth.formats.detect import (
@@ -62,6 +63,21 @@ FIXTURE_CASES = [
     ("sregym/results_judged.csv", NOT_SPECS, "sregym"),
     ("openrca/agent-Telecom.csv", "openrca", "openrca"),
     ("forge/label_Online-Boutique-cloudbed-1.csv", "forge", NOT_SUBMISSIONS),
+    ("itbench/synthetic/ground_truths.json", "itbench", NOT_SUBMISSIONS),
+    ("itbench/synthetic/agent_outputs", NOT_SPECS, "itbench"),
+    ("itbench/synthetic/agent_outputs_current", NOT_SPECS, "itbench"),
+    ("itbench/synthetic/judge_results/leaderboard_run.json", NOT_SPECS, "itbench"),
+    ("sregym/problems", "sregym", NOT_SUBMISSIONS),
+    ("sregym-registry/root_causes_all_123.excerpt.yaml", "sregym", NOT_SUBMISSIONS),
+    ("sregym/legacy_09-10_18-40_arena_results.csv", NOT_SPECS, "sregym"),
+    ("aiopslab/ground_truth.excerpt.yaml", "aiopslab", NOT_SUBMISSIONS),
+    ("aiopslab/sessions/ai_sre_data_sessions.json", NOT_SPECS, "aiopslab"),
+    ("aiopslab/sessions/session_c-0002.json", NOT_SPECS, "aiopslab"),
+    ("openrca", "openrca", "openrca"),
+    ("forge", "forge", "forge"),
+    ("../srezero/task_configs_all_40.json", "srezero", None),
+    ("../srezero/example_results_scripted_v0.5.json", None, "srezero"),
+    ("cloud-opsbench", NOT_SPECS, NOT_SUBMISSIONS),
 ]
 
 
@@ -84,17 +100,10 @@ def test_detection_on_fixtures(relative, spec_format, submission_format):
     check_detection(FIXTURES / relative, spec_format, submission_format)
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("relative, spec_format, submission_format", CORPUS_CASES)
 def test_detection_on_the_corpus(relative, spec_format, submission_format):
-    path = CORPUS / relative
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    if (
-        "srezero" in (spec_format, submission_format)
-        and "srezero" not in detect.available_formats()
-    ):
-        pytest.skip("the SRE-Zero adapter is not installed")
-    check_detection(path, spec_format, submission_format)
+    check_detection(corpus(relative), spec_format, submission_format)
 
 
 def test_unknown_input_names_the_formats_tried(tmp_path):
@@ -169,23 +178,48 @@ ROUND_TRIPS = [
     ("fixture", "openrca/agent-Telecom.csv", "openrca", "specs"),
     ("fixture", "openrca/agent-Telecom.csv", "openrca", "submissions"),
     ("fixture", "forge/label_Online-Boutique-cloudbed-1.csv", "forge", "specs"),
-    ("corpus", "itbench/ground_truth/itbench-evaluations_data", "itbench", "specs"),
-    ("corpus", "itbench/agent_outputs/itbench-evaluations_data", "itbench", "submissions"),
-    ("corpus", "itbench/agent_outputs/itbench-sre-agent_pr11", "itbench", "submissions"),
-    ("corpus", "aiopslab/ground_truth.yaml", "aiopslab", "specs"),
-    ("corpus", "aiopslab", "aiopslab", "submissions"),
-    ("corpus", "sregym-registry", "sregym", "specs"),
-    ("corpus", "openrca", "openrca", "specs"),
-    ("corpus", "rca-llm-reasoning", "forge", "submissions"),
+    ("fixture", "itbench/synthetic/ground_truths.json", "itbench", "specs"),
+    ("fixture", "itbench/synthetic/agent_outputs", "itbench", "submissions"),
+    ("fixture", "itbench/synthetic/agent_outputs_current", "itbench", "submissions"),
+    ("fixture", "aiopslab/ground_truth.excerpt.yaml", "aiopslab", "specs"),
+    ("fixture", "aiopslab/sessions", "aiopslab", "submissions"),
+    ("fixture", "sregym-registry", "sregym", "specs"),
+    ("fixture", "openrca", "openrca", "specs"),
+    ("fixture", "forge", "forge", "submissions"),
+    pytest.param(
+        "corpus",
+        "itbench/ground_truth/itbench-evaluations_data",
+        "itbench",
+        "specs",
+        marks=pytest.mark.corpus,
+    ),
+    pytest.param(
+        "corpus",
+        "itbench/agent_outputs/itbench-evaluations_data",
+        "itbench",
+        "submissions",
+        marks=pytest.mark.corpus,
+    ),
+    pytest.param(
+        "corpus",
+        "itbench/agent_outputs/itbench-sre-agent_pr11",
+        "itbench",
+        "submissions",
+        marks=pytest.mark.corpus,
+    ),
+    pytest.param(
+        "corpus", "aiopslab/ground_truth.yaml", "aiopslab", "specs", marks=pytest.mark.corpus
+    ),
+    pytest.param("corpus", "aiopslab", "aiopslab", "submissions", marks=pytest.mark.corpus),
+    pytest.param("corpus", "sregym-registry", "sregym", "specs", marks=pytest.mark.corpus),
+    pytest.param("corpus", "openrca", "openrca", "specs", marks=pytest.mark.corpus),
+    pytest.param("corpus", "rca-llm-reasoning", "forge", "submissions", marks=pytest.mark.corpus),
 ]
 
 
 @pytest.mark.parametrize("where, relative, fmt, kind", ROUND_TRIPS)
 def test_round_trip_through_the_native_format_loses_nothing(tmp_path, where, relative, fmt, kind):
-    loaders = pytest.importorskip("ground_truth.loaders")
-    path = (FIXTURES if where == "fixture" else CORPUS) / relative
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
+    path = FIXTURES / relative if where == "fixture" else corpus(relative)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)
         if kind == "specs":

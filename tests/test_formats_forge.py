@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import corpus, quiet
 
 from ground_truth.formats.forge import (
@@ -39,6 +40,7 @@ def test_label_csv_specs():
     assert third.parameters["fault_duration"] == "540"
 
 
+@pytest.mark.corpus
 def test_diagnoses_become_ranked_submissions():
     folder = corpus("rca-llm-reasoning")
     subs, _ = quiet(load_forge_submissions, folder)
@@ -61,6 +63,7 @@ def test_diagnoses_become_ranked_submissions():
     assert "Hypothesis 3: Container memory load at redis-cart-0." in sub.diagnosis
 
 
+@pytest.mark.corpus
 def test_joined_ground_truth_equals_the_labels():
     path = corpus("rca-llm-reasoning", "diagnoses_qwen3-32b_react_Online-Boutique-cloudbed-1.json")
     joined = {s.id: s for s in load_forge_specs(path)}

@@ -155,6 +155,7 @@ def test_v2_alone_is_loaded_from_entities_and_solutions(tmp_path):
     assert any("v2 ground truth" in str(w) for w in found)
 
 
+@pytest.mark.corpus
 def test_consolidated_ground_truths_json_and_its_problems():
     path = corpus("itbench", "ground_truth", "itbench-evaluations_data", "ground_truths.json")
     specs, found = quiet(load_itbench_specs, path.parent)
@@ -169,6 +170,7 @@ def test_consolidated_ground_truths_json_and_its_problems():
     assert len(by_id(specs)["38"].fault_origin) == 3
 
 
+@pytest.mark.corpus
 def test_legacy_agent_outputs_layout():
     root = corpus("itbench", "agent_outputs", "itbench-evaluations_data")
     assert looks_like_itbench_submissions(root)
@@ -185,6 +187,7 @@ def test_legacy_agent_outputs_layout():
     assert summary.diagnosis.startswith("Summary: Cascading Failures in E-Commerce Checkout Flow")
 
 
+@pytest.mark.corpus
 def test_current_agent_output_schema_builds_text_from_entities():
     path = corpus(
         "itbench", "agent_outputs", "itbench-sre-agent_pr11", "2", "1", "agent_output.json"
@@ -206,6 +209,7 @@ def test_current_agent_output_schema_builds_text_from_entities():
     assert "- RequestErrorRate: Caused by flagd failure injection" in sub.diagnosis
 
 
+@pytest.mark.corpus
 def test_leaderboard_file_holds_agent_outputs():
     path = corpus(
         "itbench", "judge_results", "agentbeats-leaderboard-v2", "itbench-hub-20260130-214037.json"
@@ -259,6 +263,7 @@ def test_missing_ground_truth_is_an_input_error(tmp_path):
         load_itbench_specs(tmp_path)
 
 
+@pytest.mark.corpus
 def test_judge_results_are_read_for_comparison():
     path = corpus(
         "itbench", "judge_results", "itbench-evaluations_history", "evaluation_results.json"

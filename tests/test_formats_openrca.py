@@ -61,6 +61,7 @@ def test_predictions_become_submissions_and_verdicts():
     assert verdicts[0] == {"incident_id": "Telecom-0", "trial": "1", "verdict": True, "score": 1.0}
 
 
+@pytest.mark.corpus
 def test_second_failures_are_recovered_and_reported():
     folder = corpus("openrca")
     specs, found = quiet(load_openrca_specs, folder)
@@ -114,8 +115,9 @@ def _openrca_score(failures, asked, predictions):
     return best / (len(failures) * len(asked))
 
 
-def test_recovered_ground_truth_reproduces_openrcas_own_scores():
-    folder = corpus("openrca")
+@pytest.mark.parametrize("where", ["fixture", pytest.param("corpus", marks=pytest.mark.corpus)])
+def test_recovered_ground_truth_reproduces_openrcas_own_scores(where):
+    folder = TELECOM.parent if where == "fixture" else corpus("openrca")
     specs = {s.id: s for s in quiet(load_openrca_specs, folder)[0]}
     subs = quiet(load_openrca_submissions, folder)[0]
     rows = {}

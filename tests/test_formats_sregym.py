@@ -76,6 +76,7 @@ def test_submissions_file_also_gives_its_spec():
     )
 
 
+@pytest.mark.corpus
 def test_ground_truth_40_keeps_the_exact_judge_string():
     path = corpus("sregym", "problems", "ground_truth_40.json")
     specs, found = quiet(load_sregym_specs, path)
@@ -93,6 +94,7 @@ def test_ground_truth_40_keeps_the_exact_judge_string():
     assert spec.extra["sregym"]["in_sregym_lite"] is True
 
 
+@pytest.mark.corpus
 def test_registry_known_problems_warn():
     path = corpus("sregym-registry", "root_causes_all_123.yaml")
     specs, found = quiet(load_sregym_specs, path.parent)
@@ -146,7 +148,7 @@ def test_judge_verdicts_as_a_rater_table():
 
 
 def test_legacy_results_csv_has_no_verdicts():
-    path = corpus("sregym", "results_examples", "legacy_09-10_18-40_arena_results.csv")
+    path = FIXTURES / "legacy_09-10_18-40_arena_results.csv"
     assert looks_like_sregym_submissions(path)
     verdicts, found = quiet(load_sregym_verdicts, path)
     assert verdicts == [

@@ -163,11 +163,10 @@ def test_parse_fault_spec(text: str, expected) -> None:
     assert (namespace, description) == expected[1:]
 
 
+@pytest.mark.corpus
 def test_every_sregym_registry_fault_spec_parses(corpus_dir: Path) -> None:
     """All 123 SREGym root-cause strings: the namespace field is never displaced by a kind."""
     path = corpus_dir / "sregym-registry" / "root_causes_all_123.yaml"
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
     problems = yaml.safe_load(path.read_text(encoding="utf-8"))["problems"]
     parsed = 0
     for problem in problems:

@@ -35,21 +35,13 @@ from ground_truth.formats.srezero import load_srezero_specs, load_srezero_submis
 from judge.resolution import check_resolution, compare_metrics, summarize_resolution
 
 FIXTURES = Path(__file__).parent / "fixtures" / "srezero"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sre-zero"
 RECORD_NAME = "example_results_scripted_v0.5.json"
 CONFIG_NAME = "task_configs_all_40.json"
 
 
-def source_dir() -> Path:
-    for folder in (FIXTURES, CORPUS):
-        if (folder / RECORD_NAME).is_file() and (folder / CONFIG_NAME).is_file():
-            return folder
-    pytest.skip("neither the SRE-Zero fixture nor the corpus is present")
-
-
 @pytest.fixture(scope="module")
 def run():
-    folder = source_dir()
+    folder = FIXTURES
     specs = {s.id: s for s in load_srezero_specs(folder / CONFIG_NAME)}
     subs = load_srezero_submissions(folder / RECORD_NAME)
     results = [check_resolution(specs[s.incident_id], s) for s in subs]
@@ -106,7 +98,11 @@ def test_marks_of_the_run(run):
     marks = summarize_resolution(results).srezero.marks
     # success 40 + reward 25 x 0.94556 + evidence 20 + efficiency 10 x (1 - 3.4667/7) + validity 5
     assert marks.components == {
-        "success": 40.0, "reward": 23.639, "evidence": 20.0, "efficiency": 5.048, "validity": 5.0
+        "success": 40.0,
+        "reward": 23.639,
+        "evidence": 20.0,
+        "efficiency": 5.048,
+        "validity": 5.0,
     }
     assert marks.score == 93.687
 

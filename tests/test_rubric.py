@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import FIXTURES
 
 from ground_truth.errors import InputError
 from judge.rubric import available_rubrics, load_rubric, rubrics_dir
 
-SREGYM_V3 = ("sregym", "checklist", "rca_checklists.v3.0.head.yaml")
+# SREGym's file, verbatim (tests/fixtures/formats/ATTRIBUTION.md)
+SREGYM_V3 = FIXTURES / "formats" / "sregym" / "rca_checklists.v3.0.head.yaml"
 
 
 def test_default_rubric_is_sregym_3x3() -> None:
@@ -38,10 +40,8 @@ def test_by_name_and_by_path_give_the_same_rubric() -> None:
     )
 
 
-def test_sregym_v3_file_loads_unchanged_with_the_shipped_hash(corpus_dir: Path) -> None:
-    path = corpus_dir.joinpath(*SREGYM_V3)
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
+def test_sregym_v3_file_loads_unchanged_with_the_shipped_hash() -> None:
+    path = SREGYM_V3
     upstream = load_rubric(path)
     shipped = load_rubric("sregym-v3")
     assert upstream.hash == shipped.hash

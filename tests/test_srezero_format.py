@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import corpus
 
 from ground_truth.errors import InputError
 from ground_truth.formats.srezero import (
@@ -22,7 +23,6 @@ from ground_truth.formats.srezero import (
 FIXTURES = Path(__file__).parent / "fixtures" / "srezero"
 CONFIGS = FIXTURES / "task_configs_all_40.json"
 RECORD = FIXTURES / "example_results_scripted_v0.5.json"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sre-zero"
 
 
 def write(path: Path, data: object) -> Path:
@@ -34,11 +34,10 @@ def one_config() -> dict:
     return json.loads(CONFIGS.read_text())["tasks"]["cache_auth_token_expired"]
 
 
+@pytest.mark.corpus
 def test_fixtures_are_the_corpus_files_unchanged():
-    if not CORPUS.is_dir():
-        pytest.skip("corpus not present")
     for name in ("task_configs_all_40.json", "example_results_scripted_v0.5.json"):
-        assert (FIXTURES / name).read_bytes() == (CORPUS / name).read_bytes()
+        assert (FIXTURES / name).read_bytes() == corpus("sre-zero", name).read_bytes()
 
 
 def test_all_40_task_configs_become_specs():
@@ -82,8 +81,10 @@ def test_single_config_list_and_folder_are_read(tmp_path):
     [
         (lambda c: c.pop("root_cause"), "tasks.t.root_cause"),
         (lambda c: c.update(root_cause_keywords="cache"), "tasks.t.root_cause_keywords"),
-        (lambda c: c["correct_fix"].update(action_type="reboot"),
-         "tasks.t.correct_fix.action_type"),
+        (
+            lambda c: c["correct_fix"].update(action_type="reboot"),
+            "tasks.t.correct_fix.action_type",
+        ),
         (lambda c: c.update(max_steps=0), "tasks.t.max_steps"),
     ],
 )
@@ -115,11 +116,16 @@ def test_run_record_becomes_submissions_with_trajectories():
     assert sub.diagnosis == "Root cause: cache service crashed\nFix: restart cache service"
     actions = sub.trajectory.actions
     assert [a.tool for a in actions] == [
-        "check_status", "inspect_logs", "inspect_metrics", "restart_service", "resolve_incident"
+        "check_status",
+        "inspect_logs",
+        "inspect_metrics",
+        "restart_service",
+        "resolve_incident",
     ]
     assert actions[3].args == {"service": "cache"}
     assert actions[4].args == {
-        "root_cause": "cache service crashed", "fix": "restart cache service"
+        "root_cause": "cache service crashed",
+        "fix": "restart cache service",
     }
     assert all(a.accepted for a in actions)
     assert actions[4].observation == "Incident resolved."
@@ -135,16 +141,26 @@ def _record(actions: list[tuple[str, str]], task: str = "cache_crash") -> dict:
         {"step": i + 1, "action": a, "reward": 0.0, "summary": s}
         for i, (a, s) in enumerate(actions)
     ]
-    return {"task_id": task, "metrics": {"success": False}, "evidence_coverage": 0.0,
-            "trajectory": trajectory}
+    return {
+        "task_id": task,
+        "metrics": {"success": False},
+        "evidence_coverage": 0.0,
+        "trajectory": trajectory,
+    }
 
 
 def test_rejections_and_repeated_episodes(tmp_path):
     records = [
-        _record([("inspect logs", "Invalid action."),
-                 ("resolve_incident(cache down, restart cache)", "Resolution rejected.")]),
-        {**_record([("check_status(cache)", "cache status is crashed.")]),
-         "agent_error": "TimeoutError: model did not answer"},
+        _record(
+            [
+                ("inspect logs", "Invalid action."),
+                ("resolve_incident(cache down, restart cache)", "Resolution rejected."),
+            ]
+        ),
+        {
+            **_record([("check_status(cache)", "cache status is crashed.")]),
+            "agent_error": "TimeoutError: model did not answer",
+        },
     ]
     subs = load_srezero_submissions(write(tmp_path / "run.json", records))
     assert [s.trial for s in subs] == ["1", "2"]
@@ -175,7 +191,8 @@ def test_baseline_marks_runs_get_distinct_trials(tmp_path):
     data = {"runs": [run, {**run, "model": "m2"}]}
     subs = load_srezero_submissions(write(tmp_path / "marks.json", data))
     assert [(s.agent, s.trial) for s in subs] == [
-        ("react/m1", "react/m1#1"), ("react/m2", "react/m2#1")
+        ("react/m1", "react/m1#1"),
+        ("react/m2", "react/m2#1"),
     ]
 
 
@@ -185,8 +202,10 @@ def test_baseline_marks_runs_get_distinct_trials(tmp_path):
         ({"agent": "x"}, "records"),
         ({"records": [{"trajectory": []}]}, "records[0].task_id"),
         ({"records": [{"task_id": "t", "trajectory": {}}]}, "records[0].trajectory"),
-        ({"records": [{"task_id": "t", "trajectory": [{"action": 3}]}]},
-         "records[0].trajectory[0].action"),
+        (
+            {"records": [{"task_id": "t", "trajectory": [{"action": 3}]}]},
+            "records[0].trajectory[0].action",
+        ),
         ({"records": [{"task_id": "t", "trajectory": [], "metrics": []}]}, "records[0].metrics"),
     ],
 )
@@ -222,16 +241,31 @@ def test_project_loaders_dispatch_to_this_adapter():
     [
         ("inspect_logs(cache)", "inspect_logs", {"service": "cache"}),
         ("  inspect_config ( cache )  ", "inspect_config", {"service": "cache"}),
-        ("inspect_config(cache, ttl_seconds)", "inspect_config",
-         {"service": "cache", "key": "ttl_seconds"}),
-        ("update_config(cache, TTL_SECONDS, 300)", "update_config",
-         {"service": "cache", "key": "TTL_SECONDS", "value": 300}),
-        ("update_config(cache, RATIO, 0.5)", "update_config",
-         {"service": "cache", "key": "RATIO", "value": 0.5}),
-        ("update_config(db, FLAG, TRUE)", "update_config",
-         {"service": "db", "key": "FLAG", "value": True}),
-        ('resolve_incident("pool, exhausted", \'grow pool\')', "resolve_incident",
-         {"root_cause": "pool, exhausted", "fix": "grow pool"}),
+        (
+            "inspect_config(cache, ttl_seconds)",
+            "inspect_config",
+            {"service": "cache", "key": "ttl_seconds"},
+        ),
+        (
+            "update_config(cache, TTL_SECONDS, 300)",
+            "update_config",
+            {"service": "cache", "key": "TTL_SECONDS", "value": 300},
+        ),
+        (
+            "update_config(cache, RATIO, 0.5)",
+            "update_config",
+            {"service": "cache", "key": "RATIO", "value": 0.5},
+        ),
+        (
+            "update_config(db, FLAG, TRUE)",
+            "update_config",
+            {"service": "db", "key": "FLAG", "value": True},
+        ),
+        (
+            "resolve_incident(\"pool, exhausted\", 'grow pool')",
+            "resolve_incident",
+            {"root_cause": "pool, exhausted", "fix": "grow pool"},
+        ),
         ("escalate(need a human)", "escalate", {"reason": "need a human"}),
     ],
 )
@@ -259,7 +293,10 @@ def test_action_grammar_rejects(text):
 
 
 def test_canonical_format_round_trips():
-    for text in ("update_config(cache, FLAG, True)", "inspect_config(cache)",
-                 "resolve_incident(a b, c d)"):
+    for text in (
+        "update_config(cache, FLAG, True)",
+        "inspect_config(cache)",
+        "resolve_incident(a b, c d)",
+    ):
         tool, args = parse_srezero_action(text)
         assert format_srezero_action(tool, args) == text

@@ -27,8 +27,6 @@ def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("build")
-    pytest.importorskip("hatchling")
     out = tmp_path_factory.mktemp("dist")
     _run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", str(out), str(REPO)],
