@@ -324,7 +324,8 @@ class ValidityReport(BaseModel):
     questions_asked: int
     unscored: int
     unscored_rate: float | None
-    provider_errors: dict[str, int]
+    provider_errors: dict[str, int] = Field(description="Calls that failed for good, by kind.")
+    retried_errors: dict[str, int] = Field(description="Every failed attempt, retried ones too.")
     complete: bool
     labellers: list[str]
     vs_labellers: list[Comparison]
@@ -448,6 +449,7 @@ def measure(
         unscored=unscored,
         unscored_rate=unscored / asked if asked else None,
         provider_errors=dict(result.errors),
+        retried_errors=dict(result.attempt_errors),
         complete=result.complete,
         labellers=names,
         vs_labellers=[compare(report, table, judge_name, p, rubric, bootstrap) for p in names],
@@ -525,6 +527,7 @@ def render(report: ValidityReport) -> str:
         f"{report.incidents} incidents ({report.rubric}; pass = composite >= {report.threshold:.2f})",
         f"Unscored: {report.unscored} of {report.questions_asked} questions ({_pct(report.unscored_rate)})"
         + (f"; provider errors {report.provider_errors}" if report.provider_errors else "")
+        + (f"; failed attempts {report.retried_errors}" if report.retried_errors else "")
         + ("" if report.complete else "; the run is INCOMPLETE"),
         "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(report.kinds.items())),
     ]

@@ -256,3 +256,43 @@ def test_committed_sregym_ground_truths_are_the_registry_text():
         for case in validity.load_cases(path):
             if case.ground_truth is not None:
                 assert case.ground_truth == texts[case.incident_id], (path.name, case.case)
+
+
+class _D3Fails:
+    """The rules judge, except that every D3 call fails at the provider (unscored, never No)."""
+
+    name = "flaky"
+
+    def __init__(self):
+        from judge import RulesJudge
+
+        self.rules = RulesJudge()
+
+    def describe(self):
+        return {"name": self.name, "label": self.name}
+
+    async def judge(self, task):
+        from judge.judgment import unscored
+
+        if task.dimension.id == "D3":
+            return unscored(task.question_ids, "HTTP 500 from the provider", "server_error")
+        return await self.rules.judge(task)
+
+
+def test_provider_failures_are_reported_and_left_out_of_kappa(tmp_path, monkeypatch):
+    root = _write_root(tmp_path / "v", TINY[:2])
+    labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:2] for q in QUESTIONS}
+    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    monkeypatch.setattr(validity, "make_judge", lambda *args: _D3Fails())
+    out = io.StringIO()
+    code = validity.main(
+        ["--half", "tune", "--root", str(root), "--json", str(tmp_path / "r.json")], out=out
+    )
+    assert code == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["unscored"] == 6 and report["unscored_rate"] == pytest.approx(6 / 18)
+    assert report["provider_errors"] == {"server_error": 2}
+    assert report["vs_labellers"][0]["pooled"]["n"] == 12
+    assert (
+        "Unscored: 6 of 18 questions (33.3%); provider errors {'server_error': 2}" in out.getvalue()
+    )
