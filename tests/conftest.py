@@ -9,8 +9,9 @@ corpus-wide counts and parity) are marked `corpus` and deselected by default; se
 
 from __future__ import annotations
 
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,37 @@ def bad_dir() -> Path:
 def corpus_dir() -> Path:
     """The shared corpus folder, for tests marked `corpus`; fails when it is absent."""
     return helpers.corpus()
+
+
+def mount(target: Path, *args: str) -> None:
+    """Mount, or skip the test saying why the sandbox does not allow it."""
+    target.mkdir(exist_ok=True)
+    try:
+        done = subprocess.run(["mount", *args, str(target)], capture_output=True, text=True)
+    except OSError as exc:
+        pytest.skip(f"cannot run mount: {exc}")
+    if done.returncode != 0:
+        pytest.skip(f"mounting is not permitted here: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A real 160 KB tmpfs: room for a small file, not for a result or many answers."""
+    target = tmp_path / "small"
+    mount(target, "-t", "tmpfs", "-o", "size=160k", "tmpfs")
+    yield target
+    subprocess.run(["umount", "-l", str(target)], check=False)
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Callable[[Path], None]:
+    """Makes a folder a read-only bind mount of itself: read-only even for root."""
+    mounted: list[Path] = []
+
+    def make(folder: Path) -> None:
+        mount(folder, "--bind", "-o", "ro", str(folder))
+        mounted.append(folder)
+
+    yield make
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

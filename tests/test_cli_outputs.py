@@ -69,15 +69,21 @@ def test_an_unwritable_output_is_exit_2_before_any_call(
     assert not (tmp_path / "r.json").exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only directory")
-def test_a_read_only_result_directory_is_found_before_any_call(tmp_path: Path, capsys) -> None:
+def test_a_read_only_result_directory_is_found_before_any_call(
+    tmp_path: Path, capsys, read_only_dir
+) -> None:
+    """Root writes through mode bits, so as root the folder is a read-only bind mount."""
     folder = tmp_path / "results"
     folder.mkdir()
-    folder.chmod(0o555)
-    try:
+    if os.geteuid() == 0:
+        read_only_dir(folder)
         code, n_calls = run_with(tmp_path, "--result-file", folder / "r.json")
-    finally:
-        folder.chmod(0o755)
+    else:
+        folder.chmod(0o555)
+        try:
+            code, n_calls = run_with(tmp_path, "--result-file", folder / "r.json")
+        finally:
+            folder.chmod(0o755)
     assert code == 2 and n_calls == 0
     assert "cannot create a file" in capsys.readouterr().err
 

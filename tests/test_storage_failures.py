@@ -16,7 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,40 +133,6 @@ def one_line_error(err: str, path: Path, words: str) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert str(path) in lines[0] and words in lines[0] and "Traceback" not in err
-
-
-def mount(target: Path, *args: str) -> None:
-    """Mount, or skip the test saying why the sandbox does not allow it."""
-    target.mkdir(exist_ok=True)
-    try:
-        done = subprocess.run(["mount", *args, str(target)], capture_output=True, text=True)
-    except OSError as exc:
-        pytest.skip(f"cannot run mount: {exc}")
-    if done.returncode != 0:
-        pytest.skip(f"mounting is not permitted here: {done.stderr.strip()}")
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A real 160 KB tmpfs: room for a small file, not for a result or many answers."""
-    target = tmp_path / "small"
-    mount(target, "-t", "tmpfs", "-o", "size=160k", "tmpfs")
-    yield target
-    subprocess.run(["umount", "-l", str(target)], check=False)
-
-
-@pytest.fixture
-def read_only_dir(tmp_path: Path) -> Callable[[Path], None]:
-    """Makes a folder a read-only bind mount of itself: read-only even for root."""
-    mounted: list[Path] = []
-
-    def make(folder: Path) -> None:
-        mount(folder, "--bind", "-o", "ro", str(folder))
-        mounted.append(folder)
-
-    yield make
-    for folder in mounted:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 @pytest.fixture
