@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agreement.errors import LabelFileError
+from agreement.files import parse_json, read_text
 from agreement.ratings import (
     VERDICT,
     ItemKey,
@@ -120,7 +121,9 @@ def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -
         rater.labels["verdict"][ItemKey(incident, trial, VERDICT)] = normalize_answer(
             case.get("passed"), path=path, field=f"{field}.passed"
         )
-        rater.composites[(incident, trial)] = _number(case.get("composite"), path, f"{field}.composite")
+        rater.composites[(incident, trial)] = _number(
+            case.get("composite"), path, f"{field}.composite"
+        )
         for j, dim in enumerate(case.get("dimensions") or []):
             dfield = f"{field}.dimensions[{j}]"
             if not isinstance(dim, Mapping) or not dim.get("dimension_id"):
@@ -165,11 +168,7 @@ def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
         return source, None
     path = str(source)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LabelFileError(path, f"cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelFileError(path, "not UTF-8 text; expected a judge result JSON") from exc
+        data = parse_json(read_text(path, hint="; expected a judge result JSON"), path)
     except json.JSONDecodeError as exc:
         raise LabelFileError(
             path, f"not valid JSON ({exc.msg}); expected a judge result file", row=exc.lineno
@@ -249,14 +248,7 @@ def read_labels(path: str | Path, *, annotator: str | None = None) -> RatingTabl
 
 
 def _csv_rows(path: str) -> list[tuple[int, dict[str, str]]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise LabelFileError(path, f"cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelFileError(
-            path, "not UTF-8 text; save the sheet as 'CSV UTF-8'", row=None
-        ) from exc
+    text = read_text(path, "utf-8-sig", hint="; save the sheet as 'CSV UTF-8'")
     header_line = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=header_line.count)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -276,7 +268,7 @@ def _csv_rows(path: str) -> list[tuple[int, dict[str, str]]]:
     rows = []
     try:
         for number, cells in enumerate(reader, start=2):
-            if len(cells) > len(columns) and any(c.strip() for c in cells[len(columns):]):
+            if len(cells) > len(columns) and any(c.strip() for c in cells[len(columns) :]):
                 raise LabelFileError(
                     path, f"{len(cells)} cells but the header has {len(columns)}", row=number
                 )
@@ -359,8 +351,15 @@ def label_rows(
     rows = []
     for incident, trial, extra in cases:
         ground = (specs_text or {}).get(incident) or str(extra.get("ground_truth") or "")
-        diagnosis = _lookup_diagnosis(diagnoses, incident, trial) or str(extra.get("diagnosis") or "")
-        base = {"incident_id": incident, "trial": trial, "ground_truth": ground, "diagnosis": diagnosis}
+        diagnosis = _lookup_diagnosis(diagnoses, incident, trial) or str(
+            extra.get("diagnosis") or ""
+        )
+        base = {
+            "incident_id": incident,
+            "trial": trial,
+            "ground_truth": ground,
+            "diagnosis": diagnosis,
+        }
         for question, dimension in questions.get((incident, trial), []):
             rows.append(_row(base, dimension, question, qtexts.get(question, ""), annotator))
         rows.append(_row(base, "", VERDICT, VERDICT_TEXT, annotator))
@@ -387,7 +386,9 @@ def write_label_template(
     return len(rows)
 
 
-def _row(base: dict[str, str], dimension: str, question: str, text: str, annotator: str) -> dict[str, str]:
+def _row(
+    base: dict[str, str], dimension: str, question: str, text: str, annotator: str
+) -> dict[str, str]:
     return {
         **base,
         "dimension_id": dimension,

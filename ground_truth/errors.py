@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 
@@ -21,3 +22,18 @@ class InputError(ValueError):
         self.field = field
         self.message = message
         super().__init__(located(path, message, field))
+
+
+class FormatWarning(UserWarning):
+    """A known problem in an input file: loaded anyway (or the item skipped), but a person should
+    know. `judge check --strict` counts them."""
+
+    def __init__(self, path: str | Path | None, message: str, field: str | None = None):
+        self.path = str(path) if path is not None else None
+        self.field = field
+        self.message = message
+        super().__init__(located(path, message, field))
+
+
+def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
+    warnings.warn(FormatWarning(path, message, field), stacklevel=3)

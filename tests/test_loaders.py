@@ -373,7 +373,7 @@ def test_agent_output_that_is_not_an_object(tmp_path: Path) -> None:
 
 def test_outputs_with_no_submissions(tmp_path: Path) -> None:
     (tmp_path / "inc" / "1").mkdir(parents=True)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputError) as caught, pytest.warns(UserWarning, match="without agent_"):
         load_submissions(tmp_path)
     assert caught.value.path == str(tmp_path)
     assert "no submissions" in str(caught.value)

@@ -17,33 +17,20 @@ from __future__ import annotations
 
 import csv
 import importlib
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, located
-from ..loaders import read_data as read_structured
-from ..loaders import read_text
+from ..errors import FormatWarning as FormatWarning
+from ..errors import InputError
+from ..errors import warn_format as warn_format
+from ..reading import input_files, read_head, read_text
+from ..reading import read_data as read_structured
 
 FORMATS = ("itbench", "sregym", "srezero", "aiopslab", "openrca", "forge")
 STRUCTURED_SUFFIXES = (".json", ".yaml", ".yml")
 # How many files of a directory a `looks_like_*` check opens before giving up.
 SNIFF_LIMIT = 20
-
-
-class FormatWarning(UserWarning):
-    """A known problem in a benchmark file: loaded anyway, but a person should know."""
-
-    def __init__(self, path: str | Path | None, message: str, field: str | None = None):
-        self.path = str(path) if path is not None else None
-        self.field = field
-        self.message = message
-        super().__init__(located(path, message, field))
-
-
-def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
-    warnings.warn(FormatWarning(path, message, field), stacklevel=3)
 
 
 # ---------------------------------------------------------------- registry and dispatch
@@ -157,9 +144,8 @@ def read_csv_rows(path: Path) -> list[dict[str, str]]:
 def csv_header(path: Path) -> list[str]:
     """The header of a CSV file, or [] when it cannot be read (for `looks_like_*`)."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            return next(csv.reader(handle), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
+        return next(csv.reader(read_head(path).splitlines()), [])
+    except (InputError, csv.Error):
         return []
 
 
@@ -176,11 +162,9 @@ def sniff_structured(path: Path) -> Any:
 def files_with_suffix(path: Path, suffixes: Iterable[str]) -> list[Path]:
     """`path` itself if it is such a file, else those files directly inside the directory."""
     suffixes = tuple(suffixes)
-    if path.is_file():
-        return [path] if path.suffix.lower() in suffixes else []
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
-    return []
+        return input_files(path, lambda p: p.suffix.lower() in suffixes, recursive=False)
+    return [path] if path.suffix.lower() in suffixes else []
 
 
 def any_file(path: Path, suffixes: Iterable[str], test: Callable[[Path], bool]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_OK, console
+from .common import EXIT_OK, add_max_input_argument, console
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -20,6 +20,7 @@ def _bootstrap_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("-o", "--output", type=Path, help="also write the report as JSON here")
+    add_max_input_argument(p)
 
 
 def _register_agreement(commands: argparse._SubParsersAction) -> None:
@@ -76,6 +77,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
         "--rubric", default=None, help="rubric for the question texts (default: the result's)"
     )
     t.add_argument("--annotator", default="", help="prefill the annotator column")
+    add_max_input_argument(t)
     t.set_defaults(handler=cmd_labels_template)
     s = sub.add_parser(
         "import-sregym-bench",
@@ -85,6 +87,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
     )
     s.add_argument("bench", type=Path)
     s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    add_max_input_argument(s)
     s.set_defaults(handler=cmd_labels_import_bench)
 
 
