@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, warn_format
 from .models import IncidentSpec, Submission
+
+if TYPE_CHECKING:
+    from .formats.registry import FormatAdapter, Kind
 from .reading import YAML_LOADER, input_files, parse_json, read_data, read_text, regular_file_size
 
 __all__ = ["YAML_LOADER", "load_specs", "load_submissions", "read_data", "read_text"]
@@ -60,10 +63,7 @@ def load_specs(path: str | Path, format: str = "auto") -> list[IncidentSpec]:
     """Load every incident spec under `path` (a file or a directory)."""
     path = Path(path)
     _check_input(path, "--ground-truth")
-    files = _spec_files(path) if format in ("auto", "native") else []
-    if format == "auto":
-        format = "native" if _looks_native_specs(files) else _detect("spec", path)
-    specs = _load_native_specs(files) if format == "native" else _adapter("spec", path, format)
+    specs = _adapter(path, format, "specs").load_specs(path) if _has_files(path) else []
     if not specs:
         raise InputError(path, "holds no incident specs (expected YAML/JSON spec files)")
     _reject_duplicate_ids(specs)
@@ -74,6 +74,10 @@ def _spec_files(path: Path) -> list[Path]:
     if not path.is_dir():
         return [path]
     return input_files(path, lambda p: p.suffix.lower() in SPEC_SUFFIXES)
+
+
+def _has_files(path: Path) -> bool:
+    return not path.is_dir() or any(p.is_file() for p in path.rglob("*"))
 
 
 def _check_input(path: Path, flag: str) -> None:
@@ -92,16 +96,22 @@ def _spec_items(data: Any) -> tuple[list[Any], str]:
     return [data], ""
 
 
-def _looks_native_specs(files: list[Path]) -> bool:
-    if not files:
-        return True  # let the native loader say what is missing
+def _native_spec_confidence(path: Path) -> float:
+    """1 for YAML/JSON specs with `ground_truth`; less for a mapping with an `id` (a native spec
+    missing a field, which the native loader then names); 0 for anything else."""
+    files = _spec_files(path)
+    if not files or files[0].suffix.lower() not in SPEC_SUFFIXES:
+        return 0.0
     items, _ = _spec_items(read_data(files[0]))
-    return bool(items) and isinstance(items[0], dict) and "ground_truth" in items[0]
+    first = items[0] if items else None
+    if not isinstance(first, dict):
+        return 0.0
+    return 1.0 if "ground_truth" in first else 0.3 if "id" in first else 0.0
 
 
-def _load_native_specs(files: list[Path]) -> list[IncidentSpec]:
+def _load_native_specs(path: Path) -> list[IncidentSpec]:
     specs: list[IncidentSpec] = []
-    for file in files:
+    for file in _spec_files(path):
         items, key = _spec_items(read_data(file))
         for i, item in enumerate(items):
             prefix = f"{key}[{i}]" if key else (f"[{i}]" if len(items) > 1 else "")
@@ -134,12 +144,7 @@ def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]
     """Load every submission under `path`: an outputs directory, or a JSONL/JSON file."""
     path = Path(path)
     _check_input(path, "--outputs")
-    if format == "auto":
-        format = "native" if _looks_native_submissions(path) else _detect("submission", path)
-    if format == "native":
-        subs = _load_native_file(path) if path.is_file() else _load_native_dir(path)
-    else:
-        subs = _adapter("submission", path, format)
+    subs = _adapter(path, format, "submissions").load_submissions(path)
     if not subs:
         raise InputError(
             path,
@@ -149,24 +154,28 @@ def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]
     return subs
 
 
-def _looks_native_submissions(path: Path) -> bool:
+def _native_submission_confidence(path: Path) -> float:
+    """1 when the first submission has a `diagnosis`; less for what the native loader can still
+    explain (an `agent_output.json` or a row without one, trial folders without any output)."""
     if path.is_file():
-        return path.suffix.lower() in {".jsonl", ".json"} and _first_has(path, "diagnosis")
-    outputs = list(_agent_output_files(path))
+        if path.suffix.lower() not in {".jsonl", ".json"}:
+            return 0.0
+        return _first_row_confidence(path)
+    outputs = _agent_output_files(path)
     if outputs:
-        return _first_has(outputs[0], "diagnosis")
-    return _detect("submission", path) == "native"
+        return max(_first_row_confidence(outputs[0]), 0.3)
+    return 0.1 if any(p.is_dir() for p in path.glob("*/*")) else 0.0
 
 
-def _first_has(path: Path, key: str) -> bool:
+def _first_row_confidence(path: Path) -> float:
     text = read_text(path).lstrip()
-    try:
-        first = parse_json(text.splitlines()[0] if path.suffix == ".jsonl" else text, path)
-    except (InputError, IndexError):
-        return True  # let the native loader report the syntax error
+    lines = text.splitlines()
+    first = parse_json(lines[0] if path.suffix == ".jsonl" and lines else text, path)
     if isinstance(first, list):
         first = first[0] if first else {}
-    return isinstance(first, dict) and key in first
+    if not isinstance(first, dict):
+        return 0.0
+    return 1.0 if "diagnosis" in first else 0.3 if "incident_id" in first else 0.0
 
 
 def _agent_output_files(root: Path) -> list[Path]:
@@ -266,33 +275,34 @@ def _reject_duplicate_submissions(subs: Iterable[Submission]) -> None:
         seen[sub.key] = sub
 
 
-# ---------------------------------------------------------------- other formats
+# ---------------------------------------------------------------- dispatch
 
 
-def _detect(kind: str, path: Path) -> str:
-    """The adapter format that claims `path`; "native" when none does.
+class NativeAdapter:
+    """The project's own formats, as a format adapter (see `ground_truth.formats.registry`)."""
 
-    Input that no adapter claims is most often a native file with a field missing (a spec
-    without `ground_truth`, an `agent_output.json` without `diagnosis`): the native loader then
-    names that file and field, which a person can act on.
-    """
-    try:
-        from .formats import detect
-    except ImportError:
-        return "native"
-    finder = detect.detect_spec_format if kind == "spec" else detect.detect_submission_format
-    try:
-        return finder(path)
-    except InputError as exc:
-        if exc.field != "format":
-            raise
-        return "native"
+    name = "native"
+    looks_for: ClassVar[dict[str, str]] = {
+        "specs": "YAML/JSON incident specs (mappings with id and ground_truth)",
+        "submissions": f"<incident>/<trial>/{AGENT_OUTPUT} or JSONL/JSON rows with a diagnosis",
+    }
+
+    def sniff(self, path: Path, kind: str) -> float:
+        if kind == "specs":
+            return _native_spec_confidence(path)
+        return _native_submission_confidence(path)
+
+    def load_specs(self, path: Path) -> list[IncidentSpec]:
+        return _load_native_specs(path)
+
+    def load_submissions(self, path: Path) -> list[Submission]:
+        return _load_native_file(path) if path.is_file() else _load_native_dir(path)
 
 
-def _adapter(kind: str, path: Path, format: str) -> list[Any]:
-    try:
-        from .formats import detect
-    except ImportError:
-        raise InputError(path, f"format {format!r} is not supported by this installation") from None
-    loader = detect.load_specs_as if kind == "spec" else detect.load_submissions_as
-    return loader(path, format)
+NATIVE = NativeAdapter()
+
+
+def _adapter(path: Path, format: str, kind: Kind) -> FormatAdapter:
+    from .formats.registry import detect, get_adapter
+
+    return detect(path, kind) if format == "auto" else get_adapter(format, path)
