@@ -73,7 +73,8 @@ def read_result(
     """
     data, path = _load_json(source)
     name = rater or _default_rater(data, path)
-    main = RaterLabels(name=name, kind="judge", source=path)
+    rubric = rubric_hash(data)
+    main = RaterLabels(name=name, kind="judge", source=path, rubric=rubric)
     members: dict[str, RaterLabels] = {}
     seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]] = {}
     judgments = _list_field(data, "judgments", path)
@@ -87,7 +88,9 @@ def read_result(
         if not by_judge and own_label and judge != own_label:
             continue  # a panel member's answer; the panel's own is the result's
         if by_judge:
-            target = members.setdefault(judge, RaterLabels(name=judge, kind="judge", source=path))
+            target = members.setdefault(
+                judge, RaterLabels(name=judge, kind="judge", source=path, rubric=rubric)
+            )
         key = ItemKey(
             _text(row, "incident_id", path, field),
             _text(row, "trial", path, field, default="1"),
@@ -109,6 +112,13 @@ def read_result(
             member.dimension_of.update(main.dimension_of)
             table.add(member)
     return table
+
+
+def rubric_hash(data: Mapping[str, Any]) -> str | None:
+    """The content hash of the rubric a result was made with (`config.rubric.hash`)."""
+    rubric = (data.get("config") or {}).get("rubric")
+    value = rubric.get("hash") if isinstance(rubric, Mapping) else None
+    return str(value) if value else None
 
 
 def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -> None:

@@ -40,6 +40,11 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print SREGym's Table 2 (markdown) for the verdict level",
     )
+    p.add_argument(
+        "--allow-rubric-mismatch",
+        action="store_true",
+        help="compare results made with different rubrics (refused by default: exit 2)",
+    )
     _bootstrap_arguments(p)
     p.set_defaults(handler=cmd_agreement)
 
@@ -101,7 +106,12 @@ def _write_json(path: Path | None, text: str) -> None:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from agreement import agreement_report, render_report, table2_markdown
 
-    report = agreement_report(args.sources, B=args.bootstrap, seed=args.seed)
+    report = agreement_report(
+        args.sources,
+        B=args.bootstrap,
+        seed=args.seed,
+        allow_rubric_mismatch=args.allow_rubric_mismatch,
+    )
     out = console()
     out.print(render_report(report, breakdown=args.breakdown))
     if args.table2:
