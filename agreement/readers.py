@@ -282,7 +282,7 @@ def _csv_rows(path: str) -> list[tuple[int, dict[str, str]]]:
                 raise LabelFileError(
                     path, f"{len(cells)} cells but the header has {len(columns)}", row=number
                 )
-            rows.append((number, dict(zip(columns, cells, strict=False))))
+            rows.append((number, {c: from_sheet(v) for c, v in zip(columns, cells, strict=False)}))
     except csv.Error as exc:
         raise LabelFileError(path, f"malformed CSV: {exc}", row=reader.line_num) from exc
     return rows
@@ -376,6 +376,9 @@ def label_rows(
     return rows
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def write_label_template(
     result: Source,
     path: str | Path,
@@ -392,8 +395,19 @@ def write_label_template(
     with open(path, "w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LABEL_COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: to_sheet(v) for k, v in row.items()} for row in rows)
     return len(rows)
+
+
+def to_sheet(value: str) -> str:
+    """A label-sheet cell that starts like a formula (`=`, `+`, `-`, `@`, tab, CR: OWASP's
+    CSV-injection list) gets a leading `'`, so a spreadsheet shows it as text, never runs it."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def from_sheet(value: str) -> str:
+    """Undo `to_sheet`, so the sheet reads back with the ids it was written with."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_START) else value
 
 
 def _row(
