@@ -150,15 +150,26 @@ def _too_deep() -> str:
 
 
 def check_depth(data: Any, path: Path | str | None, field: str | None = None) -> None:
-    """Refuse parsed data nested deeper than `MAX_DEPTH` (iteratively: it may be very deep)."""
+    """Refuse parsed data nested deeper than `MAX_DEPTH`."""
+    if nesting_depth(data) > MAX_DEPTH:
+        raise InputError(path, _too_deep(), field=field)
+
+
+def nesting_depth(data: Any, stop: int = MAX_DEPTH) -> int:
+    """How deep lists and mappings nest in `data` (a scalar: 0), counted without recursion and
+    only up to `stop` + 1, so a cycle or a very deep value ends the count quickly."""
+    deepest = 0
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise InputError(path, _too_deep(), field=field)
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            return deepest
         children = value.values() if isinstance(value, dict) else value
-        if isinstance(value, (dict, list)):
-            stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _check_yaml_events(text: str, path: Path | str | None) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import quiet
+from pydantic import ValidationError
 
 from agreement import LabelFileError
 from agreement.files import set_max_input_mb as set_label_limit
@@ -20,6 +21,7 @@ from agreement.readers import read_labels
 from agreement.sregym_bench import load_bench
 from ground_truth.errors import InputError
 from ground_truth.loaders import load_specs, load_submissions
+from ground_truth.models import IncidentSpec
 from ground_truth.reading import DEFAULT_MAX_INPUT_MB, max_input_bytes, set_max_input_mb
 from judge.cli import main
 from judge.rubric import load_rubric
@@ -90,6 +92,15 @@ def test_valid_900_level_parameters_value_is_refused_not_a_recursion_error(tmp_p
     with pytest.raises(InputError, match="nested more than") as caught:
         load_specs(path)
     assert caught.value.path == str(path)
+
+
+def test_a_spec_built_in_code_cannot_carry_a_too_deep_value() -> None:
+    deep: object = "leaf"
+    for _ in range(900):
+        deep = [deep]
+    with pytest.raises(ValidationError, match="nested more than"):
+        IncidentSpec(id="a", ground_truth=GT, parameters={"v": deep})
+    assert IncidentSpec(id="a", ground_truth=GT, parameters={"v": [[1]]}).parameters
 
 
 def test_deep_jsonl_submission_is_refused(tmp_path: Path) -> None:
