@@ -28,6 +28,12 @@ MAX_DEPTH = 100
 MAX_YAML_NODES = 1_000_000
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
 
+
+class RefusedInput(InputError):
+    """An input refused whatever its format (not a regular file, too big, too deep, an alias
+    bomb): detection stops at it instead of asking the next format adapter."""
+
+
 _limit = {"bytes": DEFAULT_MAX_INPUT_MB * 1024 * 1024}
 
 
@@ -62,7 +68,7 @@ def regular_file_size(path: Path) -> int:
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(path, f"is {_kind(info.st_mode)}; only regular files are read")
+        raise RefusedInput(path, f"is {_kind(info.st_mode)}; only regular files are read")
     return info.st_size
 
 
@@ -72,18 +78,18 @@ def read_bytes(path: Path) -> bytes:
     limit = max_input_bytes()
     too_big = f"larger than the {limit / 1024 / 1024:g} MB limit per input file (--max-input-mb)"
     if regular_file_size(path) > limit:
-        raise InputError(path, too_big)
+        raise RefusedInput(path, too_big)
     try:
         # O_NONBLOCK: if the file was swapped for a FIFO since the check, open must not block.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise InputError(path, "is not a regular file; only regular files are read")
+                raise RefusedInput(path, "is not a regular file; only regular files are read")
             data = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
     if len(data) > limit:
-        raise InputError(path, too_big)
+        raise RefusedInput(path, too_big)
     return data
 
 
@@ -118,7 +124,7 @@ def parse_json(text: str, path: Path | str | None, field: str | None = None) -> 
         where = field or f"line {exc.lineno}"
         raise InputError(path, f"invalid JSON: {exc.msg}", field=where) from None
     except RecursionError:
-        raise InputError(path, _too_deep(), field=field) from None
+        raise RefusedInput(path, _too_deep(), field=field) from None
     check_depth(data, path, field)
     return data
 
@@ -134,7 +140,7 @@ def parse_yaml(text: str, path: Path | str | None) -> Any:
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(path, f"invalid YAML: {problem}", field=where) from None
     except RecursionError:
-        raise InputError(path, _too_deep()) from None
+        raise RefusedInput(path, _too_deep()) from None
 
 
 def read_data(path: Path) -> Any:
@@ -152,7 +158,7 @@ def _too_deep() -> str:
 def check_depth(data: Any, path: Path | str | None, field: str | None = None) -> None:
     """Refuse parsed data nested deeper than `MAX_DEPTH`."""
     if nesting_depth(data) > MAX_DEPTH:
-        raise InputError(path, _too_deep(), field=field)
+        raise RefusedInput(path, _too_deep(), field=field)
 
 
 def nesting_depth(data: Any, stop: int = MAX_DEPTH) -> int:
@@ -181,7 +187,7 @@ def _check_yaml_events(text: str, path: Path | str | None) -> None:
     for event in yaml.parse(text, Loader=YAML_LOADER):
         if isinstance(event, yaml.AliasEvent):
             if event.anchor not in sizes:
-                raise InputError(
+                raise RefusedInput(
                     path,
                     f"YAML alias *{event.anchor} refers to a node that holds it"
                     " (or to no node); refused",
@@ -191,7 +197,7 @@ def _check_yaml_events(text: str, path: Path | str | None) -> None:
             sizes.pop(event.anchor or "", None)
             open_nodes.append([event.anchor, 1])
             if len(open_nodes) > MAX_DEPTH:
-                raise InputError(path, _too_deep())
+                raise RefusedInput(path, _too_deep())
             continue
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, count = open_nodes.pop()
@@ -208,7 +214,7 @@ def _check_yaml_events(text: str, path: Path | str | None) -> None:
         else:
             total += count
         if total + sum(n for _, n in open_nodes) > MAX_YAML_NODES:
-            raise InputError(
+            raise RefusedInput(
                 path,
                 f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes (an alias bomb?);"
                 " refused",

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import InputError
+from ..reading import RefusedInput
 
 Kind = Literal["specs", "submissions"]
 ENTRY_POINT_GROUP = "diagnosis_judge.formats"
@@ -227,6 +228,8 @@ def _sniff(adapter: FormatAdapter, path: Path, kind: Kind) -> tuple[float, Input
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the loader reports what matters, once
             return float(adapter.sniff(path, kind)), None
+    except RefusedInput:
+        raise
     except InputError as exc:
         return 0.0, exc
     except (OSError, ValueError) as exc:
