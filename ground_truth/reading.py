@@ -180,25 +180,26 @@ def nesting_depth(data: Any, stop: int = MAX_DEPTH) -> int:
 
 def _check_yaml_events(text: str, path: Path | str | None) -> None:
     """Walk the parser's events (a flat stream, no recursion) to measure the document's depth
-    and its size once every alias is expanded, before anything is built from it."""
-    sizes: dict[str, int] = {}  # anchor -> expanded node count of its node
-    open_nodes: list[list[Any]] = []  # [anchor, node count so far]
-    total = 0
+    and how many nodes its aliases add once expanded, before anything is built from it."""
+    sizes: dict[str, int] = {}  # anchor -> node count of its node, aliases expanded
+    open_nodes: list[list[Any]] = []  # [anchor, node count so far] of each unclosed collection
+    aliased = 0
     for event in yaml.parse(text, Loader=YAML_LOADER):
-        if isinstance(event, yaml.AliasEvent):
-            if event.anchor not in sizes:
-                raise RefusedInput(
-                    path,
-                    f"YAML alias *{event.anchor} refers to a node that holds it"
-                    " (or to no node); refused",
-                )
-            count = sizes[event.anchor]
-        elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            sizes.pop(event.anchor or "", None)
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            sizes.pop(event.anchor or "", None)  # an alias inside its own anchor is a cycle
             open_nodes.append([event.anchor, 1])
             if len(open_nodes) > MAX_DEPTH:
                 raise RefusedInput(path, _too_deep())
             continue
+        if isinstance(event, yaml.AliasEvent):
+            count = _alias_size(sizes, event.anchor, path)
+            aliased += count
+            if aliased > MAX_YAML_NODES:
+                raise RefusedInput(
+                    path,
+                    f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes (an alias bomb?);"
+                    " refused",
+                )
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, count = open_nodes.pop()
             if anchor:
@@ -211,14 +212,14 @@ def _check_yaml_events(text: str, path: Path | str | None) -> None:
             continue
         if open_nodes:
             open_nodes[-1][1] += count
-        else:
-            total += count
-        if total + sum(n for _, n in open_nodes) > MAX_YAML_NODES:
-            raise RefusedInput(
-                path,
-                f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes (an alias bomb?);"
-                " refused",
-            )
+
+
+def _alias_size(sizes: dict[str, int], anchor: str | None, path: Path | str | None) -> int:
+    if anchor not in sizes:
+        raise RefusedInput(
+            path, f"YAML alias *{anchor} refers to a node that holds it (or to no node); refused"
+        )
+    return sizes[anchor]
 
 
 def input_files(root: Path, accept: Callable[[Path], bool], recursive: bool = True) -> list[Path]:

@@ -19,6 +19,7 @@ from agreement import LabelFileError
 from agreement.files import set_max_input_mb as set_label_limit
 from agreement.readers import read_labels
 from agreement.sregym_bench import load_bench
+from ground_truth import reading
 from ground_truth.errors import InputError
 from ground_truth.loaders import load_specs, load_submissions
 from ground_truth.models import IncidentSpec
@@ -169,6 +170,17 @@ def test_modest_aliases_still_load(tmp_path: Path) -> None:
     path = tmp_path / "aliases.yaml"
     path.write_text(f"id: a\nground_truth: '{GT}'\nparameters:\n  x: &x [1, 2]\n  y: *x\n")
     assert load_specs(path)[0].parameters == {"x": [1, 2], "y": [1, 2]}
+
+
+def test_only_nodes_added_by_aliases_count_against_the_limit(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reading, "MAX_YAML_NODES", 1000)
+    path = tmp_path / "big.yaml"
+    items = "".join(f"    - {i}\n" for i in range(2000))
+    path.write_text(f"id: a\nground_truth: '{GT}'\nparameters:\n  many: &m\n{items}")
+    assert len(load_specs(path)[0].parameters["many"]) == 2000
+    path.write_text(path.read_text() + "  again: *m\n")
+    with pytest.raises(InputError, match="more than 1,000 nodes"):
+        load_specs(path)
 
 
 def _indent(text: str) -> str:
