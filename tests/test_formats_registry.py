@@ -3,6 +3,7 @@ loudly, a third-party adapter registers through the `diagnosis_judge.formats` en
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import textwrap
@@ -188,3 +189,9 @@ def test_an_unclaimed_input_says_why_an_adapter_could_not_read_it(tmp_path: Path
 def test_unknown_format_name_lists_the_adapters(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"unknown format 'nope'.*native, itbench"):
         load_specs(OPENRCA_CSV, format="nope")
+
+
+def test_cross_check_of_a_format_not_installed_is_skipped(tmp_path: Path) -> None:
+    specs = tmp_path / "specs.json"
+    specs.write_text(json.dumps([{"id": "a", "ground_truth": "x", "source": {"format": "gone"}}]))
+    assert main(["check", "--ground-truth", str(specs)]) == 0

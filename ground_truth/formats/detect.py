@@ -68,9 +68,10 @@ def _adapter(path: str | Path, fmt: str) -> Any:
 
 def cross_check(fmt: str, specs: list[Any], submissions: list[Any]) -> None:
     """Lint specs and submissions of one format together (`judge check`): warnings only."""
-    from .registry import get_adapter
+    from .registry import adapters
 
-    check = getattr(get_adapter(fmt), "cross_check", None)
+    adapter = next((a for a in adapters() if a.name == fmt), None)
+    check = getattr(adapter, "cross_check", None)  # items may name a format not installed here
     if callable(check):
         check(specs, submissions)
 
