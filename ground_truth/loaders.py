@@ -17,12 +17,10 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, warn_format
 from .models import IncidentSpec, Submission
+from .reading import input_files, parse_json, read_data, read_text, regular_file_size
 
 if TYPE_CHECKING:
     from .formats.registry import FormatAdapter, Kind
-from .reading import YAML_LOADER, input_files, parse_json, read_data, read_text, regular_file_size
-
-__all__ = ["YAML_LOADER", "load_specs", "load_submissions", "read_data", "read_text"]
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
 AGENT_OUTPUT = "agent_output.json"

@@ -42,7 +42,8 @@ class FormatAdapter(Protocol):
     An adapter may also define `cross_check(specs, submissions)`, warnings only, and
     `looks_for`, a mapping from kind to a short description of what `sniff` looks for."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def sniff(self, path: Path, kind: Kind) -> float: ...
 
@@ -61,7 +62,7 @@ class FunctionAdapter:
     submissions_check: Callable[[Path], bool]
     specs_loader: Callable[[Path], list[Any]]
     submissions_loader: Callable[[Path], list[Any]]
-    cross_checker: Callable[[list[Any], list[Any]], None] | None = None
+    cross_checker: Callable[[list[Any], list[Any]], object] | None = None
 
     def sniff(self, path: Path, kind: Kind) -> float:
         check = self.specs_check if kind == "specs" else self.submissions_check
