@@ -286,3 +286,11 @@ def test_submission_naming_its_own_folder_is_quiet(tmp_path: Path) -> None:
     file.write_text(json.dumps({"diagnosis": "x", "incident_id": "a", "trial": 1}))
     subs, found = quiet(load_submissions, tmp_path)
     assert [s.key for s in subs] == [("a", "1")] and not found
+
+
+def test_agreement_obeys_max_input_mb(tmp_path: Path, capsys) -> None:
+    result = tmp_path / "big.json"
+    result.write_text(json.dumps({"judgments": [], "cases": [], "pad": "x" * 20_000}))
+    assert main(["agreement", str(result), str(result), "--max-input-mb", "0.01"]) == 2
+    err = capsys.readouterr().err
+    assert str(result) in err and "--max-input-mb" in err
