@@ -137,3 +137,16 @@ def test_cases_whose_joined_names_look_alike_do_not_collide() -> None:
         for key in rows
     }
     assert {key: row["failing_questions"] for key, row in rows.items()} == by_case
+
+
+def test_judge_check_prints_names_safely(tmp_path: Path, capsys) -> None:
+    from judge.cli import main
+
+    gt = tmp_path / "gt.json"
+    gt.write_text(json.dumps([{"id": "a", "ground_truth": GT}]))
+    trial = tmp_path / "out" / "x[red]y[bold]\x1b[2J" / "1"
+    trial.mkdir(parents=True)
+    (trial / "agent_output.json").write_text('{"diagnosis": "d"}')
+    assert main(["check", "--ground-truth", str(gt), "--outputs", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "x[red]y[bold]\\x1b[2J" in out
