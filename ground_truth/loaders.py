@@ -146,10 +146,21 @@ def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]
     if not subs:
         raise InputError(
             path,
-            f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)",
+            f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)"
+            + _empty_trials_note(path),
         )
     _reject_duplicate_submissions(subs)
     return subs
+
+
+def _empty_trials_note(path: Path) -> str:
+    """Trial folders found without an agent output, said in the error itself: the warnings
+    about each are lost when loading fails."""
+    trials = _trial_dirs(path) if path.is_dir() else []
+    if not trials:
+        return ""
+    first = trials[0].relative_to(path)
+    return f"; {len(trials)} trial folder(s) have no {AGENT_OUTPUT}, e.g. {first}"
 
 
 def _native_submission_confidence(path: Path) -> float:

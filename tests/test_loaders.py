@@ -377,6 +377,7 @@ def test_outputs_with_no_submissions(tmp_path: Path) -> None:
         load_submissions(tmp_path)
     assert caught.value.path == str(tmp_path)
     assert "no submissions" in str(caught.value)
+    assert "1 trial folder(s) have no agent_output.json, e.g. inc/1" in str(caught.value)
 
 
 def test_duplicate_submission_names_both_files(tmp_path: Path) -> None:
