@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from agreement.errors import LabelFileError
@@ -62,7 +63,9 @@ def normalize_answer(
             return "Yes"
         if text in NO_SPELLINGS:
             return "No"
-    raise LabelFileError(path, f"{value!r} is not a Yes/No answer; use {ACCEPTED}", row=row, field=field)
+    raise LabelFileError(
+        path, f"{value!r} is not a Yes/No answer; use {ACCEPTED}", row=row, field=field
+    )
 
 
 def base_name(name: str) -> str:
@@ -84,6 +87,7 @@ class RaterLabels:
     dimension_of: dict[str, str] = field(default_factory=dict)
     dimension_scores: dict[ItemKey, float | None] = field(default_factory=dict)
     composites: dict[tuple[str, str], float | None] = field(default_factory=dict)
+    rubric: str | None = None  # content hash of the rubric a judge answered (judges only)
 
     def renamed(self, name: str) -> RaterLabels:
         return RaterLabels(
@@ -94,6 +98,7 @@ class RaterLabels:
             self.dimension_of,
             self.dimension_scores,
             self.composites,
+            self.rubric,
         )
 
 
@@ -107,8 +112,10 @@ class RatingTable:
     """Raters by name, with aligned access by level and unit.
 
     Adding a rater whose name is taken: two people of the same name are merged (one person may
-    label in several files; conflicting answers are an error); two judges of the same name are
-    repeated runs and become `name#1`, `name#2`, ... which the report treats as self-consistency.
+    label in several files; conflicting answers are an error). Two judges of the same name from
+    different sources are different raters, named after their file (`m (run2.json)`): a shared
+    name does not make two result files repeated runs. Self-consistency comes from the repeats one
+    result holds (`name#1`, `name#2`, from `judge eval --repeat`) or from explicit groups.
     """
 
     def __init__(self, raters: Iterable[RaterLabels] = (), dimension_pass: float = DIMENSION_PASS):
@@ -120,36 +127,31 @@ class RatingTable:
     def add(self, rater: RaterLabels) -> str:
         """Add a rater; return the name it is stored under."""
         existing = self._raters.get(rater.name)
-        if existing is None and not self._has_repeats(rater.name):
+        if existing is None:
             self._raters[rater.name] = rater
             return rater.name
-        if existing is not None and existing.kind == rater.kind == "human":
+        if existing.kind == rater.kind == "human":
             _merge_into(existing, rater)
             return existing.name
-        if existing is not None and existing.kind != rater.kind:
-            name = f"{rater.name} ({rater.kind})"
-            return self.add(rater.renamed(name))
-        return self._add_repeat(rater)
+        if existing.kind != rater.kind:
+            return self.add(rater.renamed(f"{rater.name} ({rater.kind})"))
+        return self.add(rater.renamed(self._qualified(rater)))
 
     def extend(self, other: RatingTable | Iterable[RaterLabels]) -> None:
         raters = other.raters if isinstance(other, RatingTable) else other
         for rater in raters:
             self.add(rater)
 
-    def _has_repeats(self, name: str) -> bool:
-        return f"{name}#1" in self._raters
-
-    def _add_repeat(self, rater: RaterLabels) -> str:
-        name = rater.name
-        if name in self._raters:
-            first = self._raters.pop(name)
-            self._raters[f"{name}#1"] = first.renamed(f"{name}#1")
-        k = 2
-        while f"{name}#{k}" in self._raters:
-            k += 1
-        new = f"{name}#{k}"
-        self._raters[new] = rater.renamed(new)
-        return new
+    def _qualified(self, rater: RaterLabels) -> str:
+        """A free name for a judge whose name is taken, saying which file it came from."""
+        candidates = []
+        if rater.source:
+            candidates = [
+                f"{rater.name} ({Path(rater.source).name})",
+                f"{rater.name} ({rater.source})",
+            ]
+        candidates += [f"{rater.name} ({k})" for k in range(2, len(self._raters) + 3)]
+        return next(name for name in candidates if name not in self._raters)
 
     @property
     def raters(self) -> list[RaterLabels]:
@@ -193,7 +195,9 @@ class RatingTable:
                 key: None if score is None else ("Yes" if score >= self.dimension_pass else "No")
                 for key, score in rater.dimension_scores.items()
             }
-        return derive_dimensions(rater.labels["question"], self.dimension_map(), self.dimension_pass)
+        return derive_dimensions(
+            rater.labels["question"], self.dimension_map(), self.dimension_pass
+        )
 
     def count(self, name: str, level: Level) -> int:
         """Items at `level` the rater answered (missing ones not counted)."""
@@ -224,9 +228,7 @@ class RatingTable:
         keys = sorted(
             k
             for k, v in la.items()
-            if v is not None
-            and lb.get(k) is not None
-            and (wanted is None or k.unit in wanted)
+            if v is not None and lb.get(k) is not None and (wanted is None or k.unit in wanted)
         )
         return PairedItems(keys, [la[k] for k in keys], [lb[k] for k in keys])  # type: ignore[misc]
 

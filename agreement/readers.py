@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agreement.errors import LabelFileError
+from agreement.files import parse_json, read_text
 from agreement.ratings import (
     VERDICT,
     ItemKey,
@@ -72,7 +73,8 @@ def read_result(
     """
     data, path = _load_json(source)
     name = rater or _default_rater(data, path)
-    main = RaterLabels(name=name, kind="judge", source=path)
+    rubric = rubric_hash(data)
+    main = RaterLabels(name=name, kind="judge", source=path, rubric=rubric)
     members: dict[str, RaterLabels] = {}
     seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]] = {}
     judgments = _list_field(data, "judgments", path)
@@ -86,7 +88,9 @@ def read_result(
         if not by_judge and own_label and judge != own_label:
             continue  # a panel member's answer; the panel's own is the result's
         if by_judge:
-            target = members.setdefault(judge, RaterLabels(name=judge, kind="judge", source=path))
+            target = members.setdefault(
+                judge, RaterLabels(name=judge, kind="judge", source=path, rubric=rubric)
+            )
         key = ItemKey(
             _text(row, "incident_id", path, field),
             _text(row, "trial", path, field, default="1"),
@@ -110,6 +114,13 @@ def read_result(
     return table
 
 
+def rubric_hash(data: Mapping[str, Any]) -> str | None:
+    """The content hash of the rubric a result was made with (`config.rubric.hash`)."""
+    rubric = (data.get("config") or {}).get("rubric")
+    value = rubric.get("hash") if isinstance(rubric, Mapping) else None
+    return str(value) if value else None
+
+
 def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -> None:
     for i, case in enumerate(_list_field(data, "cases", path)):
         field = f"cases[{i}]"
@@ -120,7 +131,9 @@ def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -
         rater.labels["verdict"][ItemKey(incident, trial, VERDICT)] = normalize_answer(
             case.get("passed"), path=path, field=f"{field}.passed"
         )
-        rater.composites[(incident, trial)] = _number(case.get("composite"), path, f"{field}.composite")
+        rater.composites[(incident, trial)] = _number(
+            case.get("composite"), path, f"{field}.composite"
+        )
         for j, dim in enumerate(case.get("dimensions") or []):
             dfield = f"{field}.dimensions[{j}]"
             if not isinstance(dim, Mapping) or not dim.get("dimension_id"):
@@ -165,11 +178,7 @@ def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
         return source, None
     path = str(source)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LabelFileError(path, f"cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelFileError(path, "not UTF-8 text; expected a judge result JSON") from exc
+        data = parse_json(read_text(path, hint="; expected a judge result JSON"), path)
     except json.JSONDecodeError as exc:
         raise LabelFileError(
             path, f"not valid JSON ({exc.msg}); expected a judge result file", row=exc.lineno
@@ -249,14 +258,7 @@ def read_labels(path: str | Path, *, annotator: str | None = None) -> RatingTabl
 
 
 def _csv_rows(path: str) -> list[tuple[int, dict[str, str]]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise LabelFileError(path, f"cannot read the file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelFileError(
-            path, "not UTF-8 text; save the sheet as 'CSV UTF-8'", row=None
-        ) from exc
+    text = read_text(path, "utf-8-sig", hint="; save the sheet as 'CSV UTF-8'")
     header_line = text.split("\n", 1)[0]
     delimiter = max((",", ";", "\t"), key=header_line.count)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -276,11 +278,11 @@ def _csv_rows(path: str) -> list[tuple[int, dict[str, str]]]:
     rows = []
     try:
         for number, cells in enumerate(reader, start=2):
-            if len(cells) > len(columns) and any(c.strip() for c in cells[len(columns):]):
+            if len(cells) > len(columns) and any(c.strip() for c in cells[len(columns) :]):
                 raise LabelFileError(
                     path, f"{len(cells)} cells but the header has {len(columns)}", row=number
                 )
-            rows.append((number, dict(zip(columns, cells, strict=False))))
+            rows.append((number, {c: from_sheet(v) for c, v in zip(columns, cells, strict=False)}))
     except csv.Error as exc:
         raise LabelFileError(path, f"malformed CSV: {exc}", row=reader.line_num) from exc
     return rows
@@ -359,12 +361,22 @@ def label_rows(
     rows = []
     for incident, trial, extra in cases:
         ground = (specs_text or {}).get(incident) or str(extra.get("ground_truth") or "")
-        diagnosis = _lookup_diagnosis(diagnoses, incident, trial) or str(extra.get("diagnosis") or "")
-        base = {"incident_id": incident, "trial": trial, "ground_truth": ground, "diagnosis": diagnosis}
+        diagnosis = _lookup_diagnosis(diagnoses, incident, trial) or str(
+            extra.get("diagnosis") or ""
+        )
+        base = {
+            "incident_id": incident,
+            "trial": trial,
+            "ground_truth": ground,
+            "diagnosis": diagnosis,
+        }
         for question, dimension in questions.get((incident, trial), []):
             rows.append(_row(base, dimension, question, qtexts.get(question, ""), annotator))
         rows.append(_row(base, "", VERDICT, VERDICT_TEXT, annotator))
     return rows
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def write_label_template(
@@ -383,11 +395,24 @@ def write_label_template(
     with open(path, "w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LABEL_COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: to_sheet(v) for k, v in row.items()} for row in rows)
     return len(rows)
 
 
-def _row(base: dict[str, str], dimension: str, question: str, text: str, annotator: str) -> dict[str, str]:
+def to_sheet(value: str) -> str:
+    """A label-sheet cell that starts like a formula (`=`, `+`, `-`, `@`, tab, CR: OWASP's
+    CSV-injection list) gets a leading `'`, so a spreadsheet shows it as text, never runs it."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def from_sheet(value: str) -> str:
+    """Undo `to_sheet`, so the sheet reads back with the ids it was written with."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_START) else value
+
+
+def _row(
+    base: dict[str, str], dimension: str, question: str, text: str, annotator: str
+) -> dict[str, str]:
     return {
         **base,
         "dimension_id": dimension,

@@ -22,7 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agreement.ratings import LEVELS, Level, RatingTable, base_name
+from agreement.errors import LabelFileError
+from agreement.ratings import LEVELS, Level, RaterLabels, RatingTable, base_name
 from agreement.readers import Source, read_ratings
 from agreement.stats import (
     CONFIDENCE,
@@ -222,7 +223,9 @@ def human_ceiling(
     people: Sequence[str] | None = None,
 ) -> list[GroupAgreement]:
     """Agreement among people (default: every human rater) at each level where they overlap."""
-    people = list(people) if people is not None else [r.name for r in table.raters if r.kind == "human"]
+    people = (
+        list(people) if people is not None else [r.name for r in table.raters if r.kind == "human"]
+    )
     if len(people) < 2:
         return []
     out = []
@@ -258,11 +261,13 @@ def agreement_report(
     dimension_pass: float = 0.5,
     repeats: Sequence[Sequence[str]] | None = None,
     breakdown: bool = True,
+    allow_rubric_mismatch: bool = False,
 ) -> AgreementReport:
     """Agreement among any mix of judge result files and label CSVs (paths, dicts or tables).
 
     `repeats` lists groups of rater names that are the same judge run again; by default they are
-    found by name (`m#1`, `m#2`; two result files with the same judge name get these names).
+    the repeats one result holds (`m#1`, `m#2`). Results made with different rubrics (content
+    hash) are refused unless `allow_rubric_mismatch`: their question ids need not mean the same.
     """
     unknown = [level for level in levels if level not in LEVELS]
     if unknown:
@@ -272,6 +277,8 @@ def agreement_report(
         table.dimension_pass = dimension_pass
     else:
         table = read_ratings(sources, dimension_pass=dimension_pass)
+    if not allow_rubric_mismatch:
+        check_same_rubric(table)
     bootstrap = ClusterBootstrap(table.incidents(), B=B, seed=seed)
     return AgreementReport(
         settings=Settings(bootstrap_B=B, seed=seed, dimension_pass=dimension_pass),
@@ -290,6 +297,25 @@ def agreement_report(
     )
 
 
+def check_same_rubric(table: RatingTable) -> None:
+    """Refuse judges that answered different rubrics (by content hash), naming their files."""
+    first: dict[str, RaterLabels] = {}
+    for rater in table.raters:
+        if rater.rubric and rater.rubric not in first:
+            first[rater.rubric] = rater
+    if len(first) < 2:
+        return
+    listing = "; ".join(
+        f"{r.rubric[:12]} in {r.source or r.name}" for r in first.values() if r.rubric
+    )
+    raise LabelFileError(
+        list(first.values())[1].source,
+        f"the results were made with different rubrics ({listing}), so their question ids need"
+        " not mean the same; compare them anyway with --allow-rubric-mismatch",
+        field="config.rubric.hash",
+    )
+
+
 # --- SREGym Table 2 ---------------------------------------------------------------------------
 
 
@@ -305,7 +331,9 @@ class Table2Row(BaseModel):
 
     def cells(self, digits: int = 2) -> list[str]:
         agreement = "n/a" if self.agreement.value is None else f"{self.agreement.value:.{digits}f}"
-        kappa = self.kappa.text(digits) if self.kappa.defined else f"undefined ({self.kappa.undefined})"
+        kappa = (
+            self.kappa.text(digits) if self.kappa.defined else f"undefined ({self.kappa.undefined})"
+        )
         return [self.judge_a, self.judge_b, agreement, kappa]
 
 

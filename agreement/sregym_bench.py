@@ -28,10 +28,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel
 
 from agreement.errors import LabelFileError
+from agreement.files import parse_yaml, read_text
 from agreement.ratings import VERDICT, ItemKey, RaterLabels, RatingTable
 from agreement.readers import LABEL_COLUMNS, VERDICT_TEXT
 
@@ -50,8 +50,13 @@ FORMAT = "sregym-judge-bench"
 _COMMENT = re.compile(r"^- description:.*#\s*([A-Za-z0-9_.-]+)\s*$")
 _QUOTED = re.compile(r"`([^`]+)`|'([^']+)'")
 _LISTED = re.compile(r"\b(deployments|services)\s*\(([^)]+)\)", re.IGNORECASE)
-_KINDS = {"deployment": "Deployment", "deployments": "Deployment", "service": "Service",
-          "services": "Service", "configmap": "ConfigMap"}
+_KINDS = {
+    "deployment": "Deployment",
+    "deployments": "Deployment",
+    "service": "Service",
+    "services": "Service",
+    "configmap": "ConfigMap",
+}
 
 
 class BenchItem(BaseModel):
@@ -71,23 +76,24 @@ def item_id(index: int) -> str:
 def load_bench(path: str | Path) -> list[BenchItem]:
     """Parse the YAML list; an unknown `oracle` or missing field names the item."""
     path = str(path)
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise LabelFileError(path, f"not valid YAML: {exc}") from exc
+    text = read_text(path)
+    data = parse_yaml(text, path)
     if not isinstance(data, list):
         raise LabelFileError(path, "expected a YAML list of {description, answer, oracle} items")
     comments = _problem_ids(text)
     items = []
     for i, raw in enumerate(data):
         field = f"[{i}]"
-        if not isinstance(raw, dict) or not all(k in raw for k in ("description", "answer", "oracle")):
+        if not isinstance(raw, dict) or not all(
+            k in raw for k in ("description", "answer", "oracle")
+        ):
             raise LabelFileError(path, "expected description, answer and oracle", field=field)
         oracle = str(raw["oracle"])
         if oracle not in ORACLE_TO_VERDICT:
             known = ", ".join(ORACLE_TO_VERDICT)
-            raise LabelFileError(path, f"unknown oracle {oracle!r}; expected {known}", field=f"{field}.oracle")
+            raise LabelFileError(
+                path, f"unknown oracle {oracle!r}; expected {known}", field=f"{field}.oracle"
+            )
         items.append(
             BenchItem(
                 id=item_id(i),
@@ -127,7 +133,8 @@ def label_rows(items: list[BenchItem], annotator: str = ANNOTATOR) -> list[dict[
             "diagnosis": item.answer,
             "answer": item.verdict,
             "annotator": annotator,
-            "notes": f"oracle={item.oracle}" + (f"; problem_id={item.problem_id}" if item.problem_id else ""),
+            "notes": f"oracle={item.oracle}"
+            + (f"; problem_id={item.problem_id}" if item.problem_id else ""),
         }
         for item in items
     ]
@@ -143,7 +150,9 @@ def write_labels(items: list[BenchItem], path: str | Path, annotator: str = ANNO
 
 
 def to_ratings(items: list[BenchItem], annotator: str = ANNOTATOR) -> RatingTable:
-    rater = RaterLabels(name=annotator, kind="human", source=f"{REPOSITORY}/{ORIGIN_PATH}@{COMMIT[:8]}")
+    rater = RaterLabels(
+        name=annotator, kind="human", source=f"{REPOSITORY}/{ORIGIN_PATH}@{COMMIT[:8]}"
+    )
     for item in items:
         rater.labels["verdict"][ItemKey(item.id, "1", VERDICT)] = item.verdict
     return RatingTable([rater])
@@ -221,7 +230,10 @@ def to_specs(items: list[BenchItem]) -> list[dict[str, Any]]:
         spec: dict[str, Any] = {
             "id": item.id,
             "ground_truth": item.description,
-            "source": {**_source(item), "extraction": "components: agreement.sregym_bench.components"},
+            "source": {
+                **_source(item),
+                "extraction": "components: agreement.sregym_bench.components",
+            },
             "extra": {"oracle": item.oracle},
         }
         spec.update({k: v for k, v in found.items() if v})
@@ -247,10 +259,12 @@ def export_native(items: list[BenchItem], directory: str | Path) -> dict[str, Pa
         "labels": out / "labels.csv",
     }
     paths["specs"].write_text(
-        json.dumps({"incidents": to_specs(items)}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps({"incidents": to_specs(items)}, indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
     )
     paths["submissions"].write_text(
-        "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in to_submissions(items)), encoding="utf-8"
+        "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in to_submissions(items)),
+        encoding="utf-8",
     )
     write_labels(items, paths["labels"])
     return paths

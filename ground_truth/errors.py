@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from pathlib import Path
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` with every control character but those in `keep` shown as an escape (`\\x1b`):
+    names read from input files cannot clear a terminal, move its cursor, hide text behind a
+    carriage return or reorder it with bidi controls when printed."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def located(path: str | Path | None, message: str, field: str | None = None) -> str:
     """`file: field: message`, the shape of every message about an input file."""
-    where = str(path) if path is not None else "<input>"
+    where = visible(str(path)) if path is not None else "<input>"
     if field:
-        where += f": {field}"
-    return f"{where}: {message}"
+        where += f": {visible(field)}"
+    return f"{where}: {visible(message, keep=chr(10))}"
 
 
 class InputError(ValueError):
@@ -21,3 +37,18 @@ class InputError(ValueError):
         self.field = field
         self.message = message
         super().__init__(located(path, message, field))
+
+
+class FormatWarning(UserWarning):
+    """A known problem in an input file: loaded anyway (or the item skipped), but a person should
+    know. `judge check --strict` counts them."""
+
+    def __init__(self, path: str | Path | None, message: str, field: str | None = None):
+        self.path = str(path) if path is not None else None
+        self.field = field
+        self.message = message
+        super().__init__(located(path, message, field))
+
+
+def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
+    warnings.warn(FormatWarning(path, message, field), stacklevel=3)

@@ -9,49 +9,21 @@ full `Submission` objects.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError
+from .errors import InputError, warn_format
 from .models import IncidentSpec, Submission
+from .reading import input_files, parse_json, read_data, read_text, regular_file_size
+
+if TYPE_CHECKING:
+    from .formats.registry import FormatAdapter, Kind
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
 AGENT_OUTPUT = "agent_output.json"
-
-
-def read_text(path: Path) -> str:
-    """Read a file as UTF-8, or fail naming the file and the offending byte."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            path, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-        ) from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-
-
-def read_data(path: Path) -> Any:
-    """Parse a YAML or JSON file, naming the line of a syntax error."""
-    text = read_text(path)
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {exc.lineno}") from None
-    try:
-        return yaml.load(text, Loader=YAML_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(path, f"invalid YAML: {problem}", field=where) from None
 
 
 def validation_error(path: Path, exc: ValidationError, prefix: str = "") -> InputError:
@@ -88,11 +60,8 @@ def _loaded_from(item: IncidentSpec | Submission) -> str | None:
 def load_specs(path: str | Path, format: str = "auto") -> list[IncidentSpec]:
     """Load every incident spec under `path` (a file or a directory)."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file or directory", field="--ground-truth")
-    if format == "auto":
-        format = "native" if _looks_native_specs(path) else _detect("spec", path)
-    specs = _load_native_specs(path) if format == "native" else _adapter("spec", path, format)
+    _check_input(path, "--ground-truth")
+    specs = _adapter(path, format, "specs").load_specs(path) if _has_files(path) else []
     if not specs:
         raise InputError(path, "holds no incident specs (expected YAML/JSON spec files)")
     _reject_duplicate_ids(specs)
@@ -100,9 +69,21 @@ def load_specs(path: str | Path, format: str = "auto") -> list[IncidentSpec]:
 
 
 def _spec_files(path: Path) -> list[Path]:
-    if path.is_file():
+    if not path.is_dir():
         return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES)
+    return input_files(path, lambda p: p.suffix.lower() in SPEC_SUFFIXES)
+
+
+def _has_files(path: Path) -> bool:
+    return not path.is_dir() or any(p.is_file() for p in path.rglob("*"))
+
+
+def _check_input(path: Path, flag: str) -> None:
+    """`path` exists and is a directory or a regular file (a FIFO would hang, a device never end)."""
+    if not path.exists() and not path.is_symlink():
+        raise InputError(path, "no such file or directory", field=flag)
+    if not path.is_dir():
+        regular_file_size(path)
 
 
 def _spec_items(data: Any) -> tuple[list[Any], str]:
@@ -113,12 +94,17 @@ def _spec_items(data: Any) -> tuple[list[Any], str]:
     return [data], ""
 
 
-def _looks_native_specs(path: Path) -> bool:
+def _native_spec_confidence(path: Path) -> float:
+    """1 for YAML/JSON specs with `ground_truth`; less for a mapping with an `id` (a native spec
+    missing a field, which the native loader then names); 0 for anything else."""
     files = _spec_files(path)
-    if not files:
-        return True  # let the native loader say what is missing
+    if not files or files[0].suffix.lower() not in SPEC_SUFFIXES:
+        return 0.0
     items, _ = _spec_items(read_data(files[0]))
-    return bool(items) and isinstance(items[0], dict) and "ground_truth" in items[0]
+    first = items[0] if items else None
+    if not isinstance(first, dict):
+        return 0.0
+    return 1.0 if "ground_truth" in first else 0.3 if "id" in first else 0.0
 
 
 def _load_native_specs(path: Path) -> list[IncidentSpec]:
@@ -155,60 +141,109 @@ def _reject_duplicate_ids(specs: Iterable[IncidentSpec]) -> None:
 def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]:
     """Load every submission under `path`: an outputs directory, or a JSONL/JSON file."""
     path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file or directory", field="--outputs")
-    if format == "auto":
-        format = "native" if _looks_native_submissions(path) else _detect("submission", path)
-    if format == "native":
-        subs = _load_native_file(path) if path.is_file() else _load_native_dir(path)
-    else:
-        subs = _adapter("submission", path, format)
+    _check_input(path, "--outputs")
+    subs = _adapter(path, format, "submissions").load_submissions(path)
     if not subs:
         raise InputError(
             path,
-            f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)",
+            f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)"
+            + _empty_trials_note(path),
         )
     _reject_duplicate_submissions(subs)
     return subs
 
 
-def _looks_native_submissions(path: Path) -> bool:
+def _empty_trials_note(path: Path) -> str:
+    """Trial folders found without an agent output, said in the error itself: the warnings
+    about each are lost when loading fails."""
+    trials = _trial_dirs(path) if path.is_dir() else []
+    if not trials:
+        return ""
+    first = trials[0].relative_to(path)
+    return f"; {len(trials)} trial folder(s) have no {AGENT_OUTPUT}, e.g. {first}"
+
+
+def _native_submission_confidence(path: Path) -> float:
+    """1 when the first submission has a `diagnosis`; less for what the native loader can still
+    explain (an `agent_output.json` or a row without one, trial folders without any output)."""
     if path.is_file():
-        return path.suffix.lower() in {".jsonl", ".json"} and _first_has(path, "diagnosis")
-    outputs = list(_agent_output_files(path))
+        if path.suffix.lower() not in {".jsonl", ".json"}:
+            return 0.0
+        return _first_row_confidence(path)
+    outputs = _agent_output_files(path)
     if outputs:
-        return _first_has(outputs[0], "diagnosis")
-    return _detect("submission", path) == "native"
+        return max(_first_row_confidence(outputs[0]), 0.3)
+    return 0.1 if any(p.is_dir() for p in path.glob("*/*")) else 0.0
 
 
-def _first_has(path: Path, key: str) -> bool:
+def _first_row_confidence(path: Path) -> float:
     text = read_text(path).lstrip()
-    try:
-        first = json.loads(text.splitlines()[0]) if path.suffix == ".jsonl" else json.loads(text)
-    except (json.JSONDecodeError, IndexError):
-        return True  # let the native loader report the syntax error
+    lines = text.splitlines()
+    first = parse_json(lines[0] if path.suffix == ".jsonl" and lines else text, path)
     if isinstance(first, list):
         first = first[0] if first else {}
-    return isinstance(first, dict) and key in first
+    if not isinstance(first, dict):
+        return 0.0
+    return 1.0 if "diagnosis" in first else 0.3 if "incident_id" in first else 0.0
 
 
-def _agent_output_files(root: Path) -> Iterable[Path]:
+def _agent_output_files(root: Path) -> list[Path]:
     return sorted(root.glob(f"*/*/{AGENT_OUTPUT}")) + sorted(
         root.glob(f"*/*/outputs/{AGENT_OUTPUT}")
     )
 
 
+def _trial_dirs(root: Path) -> list[Path]:
+    """`<root>/<incident>/<trial>/` folders (symbolic links to folders are not followed)."""
+
+    def dirs(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+
+    return [trial for incident in dirs(root) for trial in dirs(incident)]
+
+
+def _trial_outputs(trial_dir: Path) -> list[Path]:
+    """The trial's agent output files; none (with a warning saying why) when there is none."""
+    found, broken = [], False
+    for file in (trial_dir / AGENT_OUTPUT, trial_dir / "outputs" / AGENT_OUTPUT):
+        if file.is_symlink() and not file.exists():
+            warn_format(file, "broken or looping symbolic link, skipped")
+            broken = True
+        elif file.exists():
+            regular_file_size(file)
+            found.append(file)
+    if not found and not broken:
+        warn_format(trial_dir, f"trial folder without {AGENT_OUTPUT}, skipped")
+    return found
+
+
 def _load_native_dir(root: Path) -> list[Submission]:
-    subs = []
-    for file in _agent_output_files(root):
-        trial_dir = file.parent.parent if file.parent.name == "outputs" else file.parent
-        data = read_data(file)
-        if not isinstance(data, dict):
-            raise InputError(file, "expected a JSON object with a 'diagnosis' field")
-        data = {"incident_id": trial_dir.parent.name, "trial": trial_dir.name, **data}
-        data["source"] = _source(file, data.get("source"))
-        subs.append(validate(Submission, data, file))
-    return subs
+    return [
+        _load_agent_output(file, trial_dir)
+        for trial_dir in _trial_dirs(root)
+        for file in _trial_outputs(trial_dir)
+    ]
+
+
+def _load_agent_output(file: Path, trial_dir: Path) -> Submission:
+    data = read_data(file)
+    if not isinstance(data, dict):
+        raise InputError(file, "expected a JSON object with a 'diagnosis' field")
+    data = {**data, **_folder_key(file, data, trial_dir.parent.name, trial_dir.name)}
+    data["source"] = _source(file, data.get("source"))
+    return validate(Submission, data, file)
+
+
+def _folder_key(file: Path, data: dict[str, Any], incident: str, trial: str) -> dict[str, str]:
+    """The folders name the incident and trial; a file naming others is warned about, not obeyed:
+    a submission may never move itself to another incident."""
+    for field, folder in (("incident_id", incident), ("trial", trial)):
+        named = data.get(field)
+        if named is not None and str(named) != folder:
+            warn_format(
+                file, f"names {named!r} but its folder says {folder!r}; the folder wins", field
+            )
+    return {"incident_id": incident, "trial": trial}
 
 
 def _load_native_file(path: Path) -> list[Submission]:
@@ -231,10 +266,7 @@ def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            rows.append((f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {number}") from None
+        rows.append((f"line {number}", parse_json(line, path, field=f"line {number}")))
     return rows
 
 
@@ -252,33 +284,34 @@ def _reject_duplicate_submissions(subs: Iterable[Submission]) -> None:
         seen[sub.key] = sub
 
 
-# ---------------------------------------------------------------- other formats
+# ---------------------------------------------------------------- dispatch
 
 
-def _detect(kind: str, path: Path) -> str:
-    """The adapter format that claims `path`; "native" when none does.
+class NativeAdapter:
+    """The project's own formats, as a format adapter (see `ground_truth.formats.registry`)."""
 
-    Input that no adapter claims is most often a native file with a field missing (a spec
-    without `ground_truth`, an `agent_output.json` without `diagnosis`): the native loader then
-    names that file and field, which a person can act on.
-    """
-    try:
-        from .formats import detect
-    except ImportError:
-        return "native"
-    finder = detect.detect_spec_format if kind == "spec" else detect.detect_submission_format
-    try:
-        return finder(path)
-    except InputError as exc:
-        if exc.field != "format":
-            raise
-        return "native"
+    name = "native"
+    looks_for: ClassVar[dict[str, str]] = {
+        "specs": "YAML/JSON incident specs (mappings with id and ground_truth)",
+        "submissions": f"<incident>/<trial>/{AGENT_OUTPUT} or JSONL/JSON rows with a diagnosis",
+    }
+
+    def sniff(self, path: Path, kind: str) -> float:
+        if kind == "specs":
+            return _native_spec_confidence(path)
+        return _native_submission_confidence(path)
+
+    def load_specs(self, path: Path) -> list[IncidentSpec]:
+        return _load_native_specs(path)
+
+    def load_submissions(self, path: Path) -> list[Submission]:
+        return _load_native_file(path) if path.is_file() else _load_native_dir(path)
 
 
-def _adapter(kind: str, path: Path, format: str) -> list[Any]:
-    try:
-        from .formats import detect
-    except ImportError:
-        raise InputError(path, f"format {format!r} is not supported by this installation") from None
-    loader = detect.load_specs_as if kind == "spec" else detect.load_submissions_as
-    return loader(path, format)
+NATIVE = NativeAdapter()
+
+
+def _adapter(path: Path, format: str, kind: Kind) -> FormatAdapter:
+    from .formats.registry import detect, get_adapter
+
+    return detect(path, kind) if format == "auto" else get_adapter(format, path)

@@ -113,6 +113,17 @@ class IncidentSpec(BaseModel):
     def _id_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) else value
 
+    @field_validator("parameters", "extra", mode="before")
+    @classmethod
+    def _bounded_depth(cls, value: Any) -> Any:
+        """Free-form data is walked recursively later (the rules judge flattens `parameters`):
+        refuse nesting that would end in a RecursionError, however the spec was built."""
+        from .reading import MAX_DEPTH, nesting_depth
+
+        if nesting_depth(value) > MAX_DEPTH:
+            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        return value
+
     @model_validator(mode="after")
     def _origin_from_fault_spec(self) -> IncidentSpec:
         """A SREGym `[fault_spec] component=...; namespace=...` string names the origin."""

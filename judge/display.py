@@ -10,8 +10,10 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .results import EvalResult
+from .safe_text import visible
 from .scoring import Estimate
 
 MIN_NAME_WIDTH = 10
@@ -49,7 +51,7 @@ def _incident_rows(result: EvalResult, dims: list[str], show_k: bool) -> list[li
             if inc.n_complete == inc.n_trials
             else f"{inc.n_complete}/{inc.n_trials}"
         )
-        cells = [inc.incident_id, trials, fmt(inc.mean_composite), fmt(inc.pass_at_1)]
+        cells = [visible(inc.incident_id), trials, fmt(inc.mean_composite), fmt(inc.pass_at_1)]
         if show_k:
             cells += [fmt(inc.pass_at_k), fmt(inc.pass_hat_k)]
         rows.append(cells + [fmt(inc.dimension_means.get(d)) for d in dims])
@@ -88,7 +90,8 @@ def _build(headers: list[str], rows: list[list[str]], result: EvalResult, name_w
             and inc.mean_composite is not None
             and inc.mean_composite < threshold - 1e-9
         )
-        table.add_row(shorten(row[0], name_width), *row[1:], style="red" if low else None)
+        name = Text(shorten(row[0], name_width))  # Text: never parsed as rich markup
+        table.add_row(name, *row[1:], style="red" if low else None)
     return table
 
 
@@ -118,17 +121,16 @@ def summary_table(result: EvalResult) -> Table:
             "provider errors", ", ".join(f"{k}: {v}" for k, v in sorted(result.errors.items()))
         )
     table.add_row("missing incidents", _listing(result.missing))
-    table.add_row(
-        "orphan submissions", _listing([f"{o.incident_id}/{o.trial}" for o in result.orphans])
-    )
+    orphans = [f"{o.incident_id} (trial {o.trial})" for o in result.orphans]
+    table.add_row("orphan submissions", _listing(orphans))
     return table
 
 
-def _listing(items: list[str], most: int = 5) -> str:
+def _listing(items: list[str], most: int = 5) -> Text:
     if not items:
-        return "0"
-    shown = ", ".join(items[:most])
-    return f"{len(items)}: {shown}" + (" …" if len(items) > most else "")
+        return Text("0")
+    shown = ", ".join(visible(item) for item in items[:most])
+    return Text(f"{len(items)}: {shown}" + (" …" if len(items) > most else ""))
 
 
 def agent_table(result: EvalResult) -> Table | None:
@@ -145,7 +147,7 @@ def agent_table(result: EvalResult) -> Table | None:
         table.add_column(col, justify=justify)
     for agent, o in result.by_agent.items():
         table.add_row(
-            shorten(agent, 40),
+            Text(shorten(visible(agent), 40)),
             f"{o.n_incidents_scored} of {o.n_incidents}",
             fmt_estimate(o.mean_composite),
             fmt_estimate(o.pass_rate),

@@ -31,7 +31,9 @@ ANSWERS = {
 }
 
 
-def write_csv(path: Path, rows: list[list[str]], encoding: str = "utf-8", delimiter: str = ",") -> Path:
+def write_csv(
+    path: Path, rows: list[list[str]], encoding: str = "utf-8", delimiter: str = ","
+) -> Path:
     with open(path, "w", encoding=encoding, newline="") as handle:
         csv.writer(handle, delimiter=delimiter).writerows(rows)
     return path
@@ -40,7 +42,9 @@ def write_csv(path: Path, rows: list[list[str]], encoding: str = "utf-8", delimi
 # --- normalisation ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["yes", "Yes", "YES", " yes ", "true", "TRUE", "1", "pass", "PASS", True, 1])
+@pytest.mark.parametrize(
+    "value", ["yes", "Yes", "YES", " yes ", "true", "TRUE", "1", "pass", "PASS", True, 1]
+)
 def test_yes_spellings(value):
     assert normalize_answer(value) == "Yes"
 
@@ -100,10 +104,16 @@ def test_dimension_pass_threshold_is_a_table_setting():
     assert read_ratings([result], dimension_pass=0.6).labels("llm", "dimension")[key] == "No"
 
 
-def test_same_judge_twice_becomes_repeats():
+def test_same_judge_name_in_two_results_is_two_raters_not_repeats(tmp_path):
     result = result_from_answers(ANSWERS, model="m")
     table = read_ratings([result, result, result_from_answers(ANSWERS, model="other"), result])
-    assert table.names == ["m#1", "m#2", "other", "m#3"]
+    assert table.names == ["m", "m (2)", "other", "m (3)"]
+    paths = [tmp_path / "c.json", *(tmp_path / d / "run.json" for d in "abd")]
+    for path in paths:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(result))
+    names = read_ratings(paths).names
+    assert names == ["m", "m (run.json)", f"m ({paths[2]})", f"m ({paths[3]})"]
 
 
 def test_panel_members_split_by_judge_field():
@@ -187,7 +197,9 @@ def test_labels_csv_with_two_annotators_and_verdict_rows(tmp_path):
 
 
 def test_default_annotator_is_the_argument_or_file_stem(tmp_path):
-    path = write_csv(tmp_path / "carol.csv", [["incident_id", "question_id", "answer"], ["i", "verdict", "1"]])
+    path = write_csv(
+        tmp_path / "carol.csv", [["incident_id", "question_id", "answer"], ["i", "verdict", "1"]]
+    )
     assert read_labels(path).names == ["carol"]
     assert read_labels(path, annotator="dave").names == ["dave"]
 
@@ -199,17 +211,25 @@ def test_bom_and_semicolons_and_extra_columns(tmp_path):
         encoding="utf-8-sig",
         delimiter=";",
     )
-    assert read_labels(path, annotator="x").labels("x", "question") == {ItemKey("i", "1", "D1-Q1"): "Yes"}
+    assert read_labels(path, annotator="x").labels("x", "question") == {
+        ItemKey("i", "1", "D1-Q1"): "Yes"
+    }
 
 
 @pytest.mark.parametrize(
     ("rows", "expected"),
     [
-        ([HEADER, ["i", "1", "D1-Q1", "yes", "a"], ["i", "1", "D1-Q2", "maybe", "a"]], "row 3: answer: 'maybe'"),
+        (
+            [HEADER, ["i", "1", "D1-Q1", "yes", "a"], ["i", "1", "D1-Q2", "maybe", "a"]],
+            "row 3: answer: 'maybe'",
+        ),
         ([HEADER, ["", "1", "D1-Q1", "yes", "a"]], "row 2: incident_id: empty incident_id"),
         ([HEADER, ["i", "1", "", "yes", "a"]], "row 2: question_id: empty question_id"),
         ([["incident_id", "answer"], ["i", "yes"]], "row 1: missing column(s) question_id"),
-        ([HEADER, ["i", "1", "D1-Q1", "yes", "a"], ["i", "1", "D1-Q1", "no", "a"]], "row 3: answer: annotator 'a'"),
+        (
+            [HEADER, ["i", "1", "D1-Q1", "yes", "a"], ["i", "1", "D1-Q1", "no", "a"]],
+            "row 3: answer: annotator 'a'",
+        ),
         ([HEADER, ["i", "1", "D1-Q1", "yes", "a", "extra"]], "row 2: 6 cells but the header has 5"),
         ([HEADER], "no label rows"),
     ],
@@ -234,7 +254,10 @@ def test_not_utf8_and_empty_files(tmp_path):
 
 
 def test_duplicate_row_with_same_answer_is_fine(tmp_path):
-    path = write_csv(tmp_path / "d.csv", [HEADER, ["i", "1", "verdict", "yes", "a"], ["i", "1", "verdict", "1", "a"]])
+    path = write_csv(
+        tmp_path / "d.csv",
+        [HEADER, ["i", "1", "verdict", "yes", "a"], ["i", "1", "verdict", "1", "a"]],
+    )
     assert read_labels(path).labels("a", "verdict") == {ItemKey("i", "1", "verdict"): "Yes"}
 
 
@@ -281,10 +304,15 @@ def test_human_dimension_pass_is_derived_from_question_labels(tmp_path):
         ItemKey("i", "1", "D1-Q3"): "No",
         ItemKey("i", "1", "D2-Q1"): None,
     }
-    derived = derive_dimensions(questions, {"D1-Q1": "D1", "D1-Q2": "D1", "D1-Q3": "D1", "D2-Q1": "D2"})
+    derived = derive_dimensions(
+        questions, {"D1-Q1": "D1", "D1-Q2": "D1", "D1-Q3": "D1", "D2-Q1": "D2"}
+    )
     assert derived == {ItemKey("i", "1", "D1"): "No", ItemKey("i", "1", "D2"): None}
     # without a dimension_id column the map comes from a judge in the same table
-    path = write_csv(tmp_path / "h.csv", [HEADER, ["inc-1", "1", "D1-Q1", "yes", "h"], ["inc-1", "1", "D1-Q2", "yes", "h"]])
+    path = write_csv(
+        tmp_path / "h.csv",
+        [HEADER, ["inc-1", "1", "D1-Q1", "yes", "h"], ["inc-1", "1", "D1-Q2", "yes", "h"]],
+    )
     table = read_ratings([result_from_answers(ANSWERS), path])
     assert table.labels("h", "dimension") == {ItemKey("inc-1", "1", "D1"): "Yes"}
 
@@ -344,7 +372,9 @@ def test_empty_template_reads_as_all_missing(tmp_path):
 
 
 def test_sources_can_be_named_with_tuples(tmp_path):
-    path = write_csv(tmp_path / "x.csv", [["incident_id", "question_id", "answer"], ["i", "verdict", "1"]])
+    path = write_csv(
+        tmp_path / "x.csv", [["incident_id", "question_id", "answer"], ["i", "verdict", "1"]]
+    )
     result = result_from_answers(ANSWERS, model="m")
     table = read_ratings([(result, "first"), (result, "second"), (path, "pat")])
     assert table.names == ["first", "second", "pat"]
@@ -363,4 +393,6 @@ def test_agreement_imports_neither_judge_nor_ground_truth():
             elif isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]
             for name in names:
-                assert name.split(".")[0] not in ("judge", "ground_truth"), f"{module.name} imports {name}"
+                assert name.split(".")[0] not in ("judge", "ground_truth"), (
+                    f"{module.name} imports {name}"
+                )

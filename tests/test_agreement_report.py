@@ -18,6 +18,7 @@ from agreement import (
     calibrate,
     pairwise,
     read_ratings,
+    read_result,
     render_calibration,
     render_report,
     render_table,
@@ -34,7 +35,9 @@ B = 60
 
 def truth(n: int = 24, seed: int = 0) -> dict[tuple[str, str, str], str]:
     rng = random.Random(seed)
-    return {(f"inc-{i:02d}", "1", q): rng.choice(["Yes", "No"]) for i in range(n) for q in QUESTIONS}
+    return {
+        (f"inc-{i:02d}", "1", q): rng.choice(["Yes", "No"]) for i in range(n) for q in QUESTIONS
+    }
 
 
 def noisy(answers: dict, flip: float, seed: int, missing: float = 0.0) -> dict:
@@ -102,7 +105,9 @@ def test_report_structure(mixed):
     pooled = next(b for b in question.breakdown if b.kind == "dimension-pooled" and b.unit == "D1")
     per_q = [b for b in question.breakdown if b.kind == "question" and b.unit.startswith("D1")]
     pair = ("judge-a", "alice")
-    assert pooled.pairwise[1].n == sum(next(p for p in b.pairwise if (p.rater_a, p.rater_b) == pair).n for b in per_q)
+    assert pooled.pairwise[1].n == sum(
+        next(p for p in b.pairwise if (p.rater_a, p.rater_b) == pair).n for b in per_q
+    )
     assert [b.unit for b in report.level("dimension").breakdown] == ["D1", "D2"]
     assert report.level("verdict").breakdown == []
     assert [g.level for g in report.human_ceiling] == ["question", "dimension", "verdict"]
@@ -140,6 +145,11 @@ def test_self_consistency_from_repeated_runs_and_explicit_groups():
     base = truth(12)
     runs = [result_from_answers(noisy(base, 0.1, seed), model="m") for seed in (1, 2, 3)]
     report = agreement_report(runs, B=B, levels=["question", "verdict"])
+    assert report.self_consistency == []  # three results sharing a judge name are not repeats
+    table = RatingTable()
+    for k, run in enumerate(runs, start=1):
+        table.extend(read_result(run, rater=f"m#{k}"))
+    report = agreement_report(table, B=B, levels=["question", "verdict"])
     assert [g.name for g in report.self_consistency] == ["m", "m"]
     group = report.self_consistency[0]
     assert group.raters == ["m#1", "m#2", "m#3"] and len(group.pairwise) == 3
@@ -171,7 +181,11 @@ def test_table2_rows_and_markdown(mixed):
     judge_a, judge_b, paths = mixed
     report = agreement_report([judge_a, judge_b, paths[0]], B=B)
     rows = table2_rows(report)
-    assert [(r.judge_a, r.judge_b) for r in rows] == [("judge-a", "judge-b"), ("judge-a", "alice"), ("judge-b", "alice")]
+    assert [(r.judge_a, r.judge_b) for r in rows] == [
+        ("judge-a", "judge-b"),
+        ("judge-a", "alice"),
+        ("judge-b", "alice"),
+    ]
     cells = rows[1].cells()
     assert cells[:2] == ["judge-a", "alice"]
     assert cells[3].count("[") == 1 and cells[3].endswith("]")

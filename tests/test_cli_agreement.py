@@ -128,3 +128,36 @@ def test_bad_label_file_exits_2_naming_file_and_row(bench: Path, tmp_path: Path,
     assert code == 2
     err = capsys.readouterr().err
     assert "bad.csv" in err and "perhaps" in err
+
+
+def _copy_result(bench: Path, tmp_path: Path, name: str, rubric_hash: str | None = None) -> Path:
+    data = json.loads((bench / "rules.json").read_text())
+    if rubric_hash is not None:
+        data["config"]["rubric"]["hash"] = rubric_hash
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_agreement_refuses_results_of_different_rubrics(
+    bench: Path, tmp_path: Path, capsys
+) -> None:
+    other = _copy_result(bench, tmp_path, "other-rubric.json", rubric_hash="0" * 64)
+    args = ["agreement", str(bench / "rules.json"), str(other), "--bootstrap", "20"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert str(other) in err and "different rubrics" in err and "--allow-rubric-mismatch" in err
+    assert main([*args, "--allow-rubric-mismatch"]) == 0
+
+
+def test_two_result_files_sharing_a_judge_name_are_not_self_consistency(
+    bench: Path, tmp_path: Path
+) -> None:
+    again = _copy_result(bench, tmp_path, "again.json")
+    out = tmp_path / "agreement.json"
+    args = ["agreement", str(bench / "rules.json"), str(again), "--bootstrap", "20"]
+    assert main([*args, "-o", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["self_consistency"] == []
+    names = [r["name"] for r in report["raters"]]
+    assert len(set(names)) == 2 and any("again.json" in n for n in names)

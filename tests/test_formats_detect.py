@@ -12,7 +12,6 @@ from helpers import corpus
 
 from ground_truth import loaders
 from ground_truth.errors import InputError
-from ground_truth.formats import detect
 from ground_truth.formats.detect import (
     FormatWarning,
     detect_spec_format,
@@ -135,15 +134,15 @@ def test_forcing_a_format_uses_that_adapter():
         load_specs_as(FIXTURES / "itbench" / "scenarios", "openrca")
 
 
-def test_a_missing_srezero_adapter_is_tolerated(monkeypatch):
+def test_a_missing_adapter_fails_loudly(monkeypatch):
+    import ground_truth.formats as formats
+
+    monkeypatch.delattr(formats, "srezero", raising=False)
     monkeypatch.setitem(sys.modules, "ground_truth.formats.srezero", None)
-    assert "srezero" not in detect.available_formats("specs")
-    assert detect_spec_format(FIXTURES / "itbench" / "scenarios") == "itbench"
-    with pytest.raises(InputError) as err:
+    with pytest.raises(ImportError):
         detect_spec_format(FIXTURES / "sregym" / "results_judged.csv")
-    assert "srezero" not in str(err.value)
-    with pytest.raises(InputError, match="has no ground truth adapter"):
-        load_specs_as(FIXTURES / "itbench" / "scenarios", "srezero")
+    with pytest.raises(ImportError):
+        load_specs_as(FIXTURES / "itbench" / "scenarios", "itbench")
 
 
 def test_format_warning_names_file_and_field():

@@ -372,10 +372,11 @@ def test_agent_output_that_is_not_an_object(tmp_path: Path) -> None:
 
 def test_outputs_with_no_submissions(tmp_path: Path) -> None:
     (tmp_path / "inc" / "1").mkdir(parents=True)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputError) as caught, pytest.warns(UserWarning, match="without agent_"):
         load_submissions(tmp_path)
     assert caught.value.path == str(tmp_path)
     assert "no submissions" in str(caught.value)
+    assert "1 trial folder(s) have no agent_output.json, e.g. inc/1" in str(caught.value)
 
 
 def test_duplicate_submission_names_both_files(tmp_path: Path) -> None:

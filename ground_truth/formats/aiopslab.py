@@ -46,6 +46,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..models import Action, ComponentRef, Entity, IncidentSpec, Submission, Trajectory
+from ..reading import check_depth
 from .detect import (
     STRUCTURED_SUFFIXES,
     any_file,
@@ -295,9 +296,11 @@ def parse_submission(args: str | None) -> Any:
     text = args.strip()
     for parse in (json.loads, ast.literal_eval):
         try:
-            return parse(text)
+            value = parse(text)
+            check_depth(value, None)
+            return value
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
+            continue  # InputError (too deep) is a ValueError: kept as text
     return text
 
 

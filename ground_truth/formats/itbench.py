@@ -51,6 +51,7 @@ from pydantic import ValidationError
 from ..entities import filter_literal, parse_entity_name, service_key
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
+from ..reading import parse_json
 from .detect import (
     read_structured,
     read_text,
@@ -627,16 +628,13 @@ def _sniff_output(path: Path) -> Any:
 
 def _parse_output(text: str, path: Path) -> Any:
     """An agent output file: JSON, or a JSON string holding (fenced) JSON."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {exc.lineno}") from None
+    data = parse_json(text, path)
     if isinstance(data, str):
         fenced = re.search(r"```(?:json)?\s*(.*?)```", data, re.S)
         try:
-            data = json.loads(fenced.group(1) if fenced else data)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"the JSON string holds invalid JSON: {exc.msg}") from None
+            data = parse_json(fenced.group(1) if fenced else data, path)
+        except InputError as exc:
+            raise InputError(path, f"the JSON string holds {exc.message}") from None
     return data
 
 

@@ -33,13 +33,13 @@ OpenRCA's own score goes to `source["openrca_score"]`, and `load_openrca_verdict
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
+from ..reading import parse_json
 from .detect import csv_header, files_with_suffix, read_csv_rows, warn_format
 
 FORMAT = "openrca"
@@ -321,8 +321,8 @@ def load_openrca_submissions(path: str | Path) -> list[Submission]:
 
 def _prediction(text: str, file: Path, line: int) -> list[dict[str, Any]]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = parse_json(text, file, field=f"line {line}")
+    except InputError:
         data = None
     if isinstance(data, dict):
         items = [

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import InputError
 from ..models import Action, ComponentRef, IncidentSpec, Submission, Trajectory
+from ..reading import input_files, parse_json, read_text
 
 FORMAT = "srezero"
 
@@ -36,8 +37,14 @@ FORMAT = "srezero"
 # naming any other service is invalid.
 SREZERO_SERVICES = ("web_server", "database", "cache", "message_queue", "load_balancer")
 SERVICE_TOOLS = frozenset(
-    {"inspect_logs", "inspect_metrics", "check_status", "inspect_config", "restart_service",
-     "update_config"}
+    {
+        "inspect_logs",
+        "inspect_metrics",
+        "check_status",
+        "inspect_config",
+        "restart_service",
+        "update_config",
+    }
 )
 SREZERO_TOOLS = SERVICE_TOOLS | {"resolve_incident", "escalate"}
 REMEDIATION_TOOLS = frozenset({"restart_service", "update_config"})
@@ -454,8 +461,8 @@ def _sniff(path: Path, test: Any) -> bool:
     if not files:
         return False
     try:
-        data = json.loads(files[0].read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = _read_json(files[0])
+    except InputError:
         return False
     return bool(test(data))
 
@@ -480,21 +487,12 @@ def _is_run(data: Any) -> bool:
 
 def _json_files(path: Path) -> list[Path]:
     if path.is_dir():
-        return sorted(p for p in path.glob("*.json") if p.is_file())
+        return input_files(path, lambda p: p.suffix == ".json", recursive=False)
     return [path] if path.is_file() else []
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (offset {exc.start})") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON: {exc.msg}", field=f"line {exc.lineno}") from None
+    return parse_json(read_text(path), path)
 
 
 def _validation_error(path: Path, exc: ValidationError, prefix: str) -> InputError:

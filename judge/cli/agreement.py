@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_OK, console
+from .common import EXIT_OK, add_max_input_argument, console
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -20,6 +20,7 @@ def _bootstrap_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("-o", "--output", type=Path, help="also write the report as JSON here")
+    add_max_input_argument(p)
 
 
 def _register_agreement(commands: argparse._SubParsersAction) -> None:
@@ -38,6 +39,11 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
         "--table2",
         action="store_true",
         help="print SREGym's Table 2 (markdown) for the verdict level",
+    )
+    p.add_argument(
+        "--allow-rubric-mismatch",
+        action="store_true",
+        help="compare results made with different rubrics (refused by default: exit 2)",
     )
     _bootstrap_arguments(p)
     p.set_defaults(handler=cmd_agreement)
@@ -76,6 +82,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
         "--rubric", default=None, help="rubric for the question texts (default: the result's)"
     )
     t.add_argument("--annotator", default="", help="prefill the annotator column")
+    add_max_input_argument(t)
     t.set_defaults(handler=cmd_labels_template)
     s = sub.add_parser(
         "import-sregym-bench",
@@ -85,6 +92,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
     )
     s.add_argument("bench", type=Path)
     s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    add_max_input_argument(s)
     s.set_defaults(handler=cmd_labels_import_bench)
 
 
@@ -98,7 +106,12 @@ def _write_json(path: Path | None, text: str) -> None:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from agreement import agreement_report, render_report, table2_markdown
 
-    report = agreement_report(args.sources, B=args.bootstrap, seed=args.seed)
+    report = agreement_report(
+        args.sources,
+        B=args.bootstrap,
+        seed=args.seed,
+        allow_rubric_mismatch=args.allow_rubric_mismatch,
+    )
     out = console()
     out.print(render_report(report, breakdown=args.breakdown))
     if args.table2:

@@ -123,6 +123,8 @@ def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
 
 
 def _print(findings: dict[str, Any]) -> None:
+    from ..safe_text import visible
+
     out = console()
     gt = findings["ground_truth"]
     out.print(
@@ -139,9 +141,11 @@ def _print(findings: dict[str, Any]) -> None:
             ("empty_diagnoses", "empty diagnoses"),
         ):
             if findings[key]:
+                shown = ", ".join(visible(item) for item in findings[key][:10])
                 out.print(
-                    f"{label} ({len(findings[key])}): {', '.join(findings[key][:10])}"
-                    + (" …" if len(findings[key]) > 10 else "")
+                    f"{label} ({len(findings[key])}): {shown}"
+                    + (" …" if len(findings[key]) > 10 else ""),
+                    markup=False,
                 )
     for message in findings["warnings"]:
         out.print(f"warning: {message}", markup=False)
@@ -151,7 +155,7 @@ def _print(findings: dict[str, Any]) -> None:
             f"the rules judge leaves questions unscored for {len(unanswerable)} of {gt['n_specs']} specs:"
         )
         for spec_id, reasons in list(unanswerable.items())[:20]:
-            out.print(f"  {spec_id}: " + "; ".join(reasons), markup=False)
+            out.print(f"  {visible(spec_id)}: " + "; ".join(reasons), markup=False)
     if (
         not findings["warnings"]
         and not unanswerable

@@ -72,6 +72,34 @@ def add_input_arguments(
     p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
     p.add_argument("--outputs", required=outputs_required, type=Path, help=outputs_help)
     p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_max_input_argument(p)
+
+
+class _MaxInputMB(argparse.Action):
+    """Applies the limit as it is parsed, so every reader of input files obeys it."""
+
+    def __call__(self, parser: Any, namespace: Any, value: Any, option: Any = None) -> None:
+        from agreement.files import set_max_input_mb as set_for_labels
+        from ground_truth.reading import set_max_input_mb
+
+        if value <= 0:
+            parser.error(f"{option}: must be a positive number of megabytes")
+        set_max_input_mb(value)
+        set_for_labels(value)
+        setattr(namespace, self.dest, value)
+
+
+def add_max_input_argument(p: argparse.ArgumentParser) -> None:
+    from ground_truth.reading import DEFAULT_MAX_INPUT_MB
+
+    p.add_argument(
+        "--max-input-mb",
+        type=float,
+        default=DEFAULT_MAX_INPUT_MB,
+        action=_MaxInputMB,
+        metavar="MB",
+        help=f"refuse any input file larger than this (default: {DEFAULT_MAX_INPUT_MB})",
+    )
 
 
 def collect_warnings(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..judgment import Judgment
 from ..results import EvalResult, write_json_atomic
+from ..safe_text import csv_cell
 from ..scoring import CaseResult
 from .texts import case_key
 from .view import case_status, optional_sections
@@ -57,7 +58,7 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value) if isinstance(value, float) else str(value)
+    return repr(value) if isinstance(value, float) else csv_cell(str(value))
 
 
 def csv_text(result: EvalResult) -> str:

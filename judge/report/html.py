@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..results import EvalResult, write_json_atomic
+from ..safe_text import visible
 from .texts import ReportTexts, texts_from
 from .view import build_view
 
@@ -42,9 +43,19 @@ def _yesno(value: Any) -> str:
     return "unknown" if value is None else "yes" if value else "no"
 
 
+def _visible(value: Any) -> Any:
+    """Every value the page shows, with control characters made visible (`\\x1b`, `\\x00`):
+    an escape sequence or a NUL in an incident id must not reach a terminal that `cat`s the
+    page, nor hide text in a browser."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value), keep="\n\t"))
+    return visible(value, keep="\n\t") if isinstance(value, str) else value
+
+
 @cache
 def _environment() -> Environment:
     env = Environment(
+        finalize=_visible,
         loader=FileSystemLoader(_templates_dir()),
         autoescape=True,
         undefined=StrictUndefined,

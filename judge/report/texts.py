@@ -5,6 +5,7 @@ All optional. The report shows what it has and says what it lacks.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from ground_truth.models import IncidentSpec, Submission
 class ReportTexts(BaseModel):
     ground_truth: dict[str, str] = Field(default_factory=dict, description="By incident id.")
     diagnoses: dict[str, str] = Field(
-        default_factory=dict, description="By 'incident_id/trial' (see `case_key`)."
+        default_factory=dict, description='By `["incident_id", "trial"]` as JSON (see `case_key`).'
     )
     questions: dict[str, str] = Field(default_factory=dict, description="By question id.")
     dimensions: dict[str, str] = Field(default_factory=dict, description="Names by dimension id.")
@@ -27,7 +28,9 @@ class ReportTexts(BaseModel):
 
 
 def case_key(incident_id: str, trial: str) -> str:
-    return f"{incident_id}/{trial}"
+    """One string per case that no two cases share: incident `a` trial `b/1` and incident `a/b`
+    trial `1` would both be `a/b/1` joined with a slash."""
+    return json.dumps([incident_id, trial])
 
 
 def texts_from(

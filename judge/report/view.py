@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from ..judgment import Judgment
 from ..results import CallRecord, EvalResult
+from ..safe_text import visible
 from ..scoring import CaseResult, Estimate, IncidentSummary
 from . import plots
 from .highlight import highlight
@@ -548,7 +549,7 @@ def _plots(view: ReportView) -> dict[str, Markup]:
         )
     if 1 < len(result.incidents) <= MAX_INCIDENT_BARS:
         out["incidents"] = plots.incident_scores(
-            [i.incident_id for i in result.incidents],
+            [visible(i.incident_id) for i in result.incidents],
             [i.mean_composite for i in result.incidents],
             threshold,
         )

@@ -1,0 +1,270 @@
+"""The one way input files are read: regular files only, under a size limit, with bounded nesting
+and bounded YAML alias expansion.
+
+An input is something a person (or an attacker) hands the tool, so reading it must never hang (a
+FIFO, `/dev/zero`), exhaust memory (a huge file, a "billion laughs" YAML alias bomb) or crash
+with a RecursionError (100,000 nested brackets). Each of those is an `InputError` naming the file:
+exit 2. Broken or looping symbolic links found while listing a directory are `FormatWarning`s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError, warn_format
+
+DEFAULT_MAX_INPUT_MB = 64
+# Real benchmark files nest fewer than 20 levels; the rest of the pipeline (pydantic, the rules
+# judge's flattening of `parameters`) recurses over what is loaded.
+MAX_DEPTH = 100
+# Nodes a YAML document may have once its aliases are expanded (a 700-byte alias bomb has 10^9).
+MAX_YAML_NODES = 1_000_000
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
+
+
+class RefusedInput(InputError):
+    """An input refused whatever its format (not a regular file, too big, too deep, an alias
+    bomb): detection stops at it instead of asking the next format adapter."""
+
+
+_limit = {"bytes": DEFAULT_MAX_INPUT_MB * 1024 * 1024}
+
+
+def set_max_input_mb(megabytes: float) -> None:
+    """Change the per-file size limit (`--max-input-mb`) for the rest of the process."""
+    if megabytes <= 0:
+        raise InputError(
+            None, f"must be a positive number of megabytes, got {megabytes}", field="--max-input-mb"
+        )
+    _limit["bytes"] = int(megabytes * 1024 * 1024)
+
+
+def max_input_bytes() -> int:
+    return _limit["bytes"]
+
+
+def _kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO (named pipe)",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+def regular_file_size(path: Path) -> int:
+    """The size of `path`, which must be (a symbolic link to) a regular file."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise RefusedInput(path, f"is {_kind(info.st_mode)}; only regular files are read")
+    return info.st_size
+
+
+def read_bytes(path: Path) -> bytes:
+    """The content of a regular file, refused when it exceeds the size limit."""
+    path = Path(path)
+    limit = max_input_bytes()
+    too_big = f"larger than the {limit / 1024 / 1024:g} MB limit per input file (--max-input-mb)"
+    if regular_file_size(path) > limit:
+        raise RefusedInput(path, too_big)
+    try:
+        # O_NONBLOCK: if the file was swapped for a FIFO since the check, open must not block.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise RefusedInput(path, "is not a regular file; only regular files are read")
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    if len(data) > limit:
+        raise RefusedInput(path, too_big)
+    return data
+
+
+def read_head(path: Path, size: int = 64 * 1024) -> str:
+    """The first `size` bytes of a regular file as text (undecodable bytes replaced): for
+    sniffing a format without reading a whole file."""
+    regular_file_size(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(size).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+
+
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """Read a file as UTF-8, or fail naming the file and the offending byte."""
+    data = read_bytes(path)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
+
+
+def parse_json(text: str, path: Path | str | None, field: str | None = None) -> Any:
+    """Parse JSON text read from `path`, refusing nesting deeper than `MAX_DEPTH`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = field or f"line {exc.lineno}"
+        raise InputError(path, f"invalid JSON: {exc.msg}", field=where) from None
+    except RecursionError:
+        raise RefusedInput(path, _too_deep(), field=field) from None
+    check_depth(data, path, field)
+    return data
+
+
+def parse_yaml(text: str, path: Path | str | None) -> Any:
+    """Parse YAML text read from `path`, after checking its nesting and alias expansion."""
+    try:
+        _check_yaml_events(text, path)
+        return yaml.load(text, Loader=YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(path, f"invalid YAML: {problem}", field=where) from None
+    except RecursionError:
+        raise RefusedInput(path, _too_deep()) from None
+
+
+def read_data(path: Path) -> Any:
+    """Parse a YAML or JSON file (by its suffix), naming the line of a syntax error."""
+    text = read_text(path)
+    if path.suffix.lower() == ".json":
+        return parse_json(text, path)
+    return parse_yaml(text, path)
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_DEPTH} levels deep; refused"
+
+
+def check_depth(data: Any, path: Path | str | None, field: str | None = None) -> None:
+    """Refuse parsed data nested deeper than `MAX_DEPTH`."""
+    if nesting_depth(data) > MAX_DEPTH:
+        raise RefusedInput(path, _too_deep(), field=field)
+
+
+def nesting_depth(data: Any, stop: int = MAX_DEPTH) -> int:
+    """How deep lists and mappings nest in `data` (a scalar: 0), counted without recursion and
+    only up to `stop` + 1, so a cycle or a very deep value ends the count quickly."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            return deepest
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _check_yaml_events(text: str, path: Path | str | None) -> None:
+    """Walk the parser's events (a flat stream, no recursion) to measure the document's depth
+    and how many nodes its aliases add once expanded, before anything is built from it."""
+    sizes: dict[str, int] = {}  # anchor -> node count of its node, aliases expanded
+    open_nodes: list[list[Any]] = []  # [anchor, node count so far] of each unclosed collection
+    aliased = 0
+    for event in yaml.parse(text, Loader=YAML_LOADER):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            sizes.pop(event.anchor or "", None)  # an alias inside its own anchor is a cycle
+            open_nodes.append([event.anchor, 1])
+            if len(open_nodes) > MAX_DEPTH:
+                raise RefusedInput(path, _too_deep())
+            continue
+        if isinstance(event, yaml.AliasEvent):
+            count = _alias_size(sizes, event.anchor, path)
+            aliased += count
+            if aliased > MAX_YAML_NODES:
+                raise RefusedInput(
+                    path,
+                    f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes (an alias bomb?);"
+                    " refused",
+                )
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, count = open_nodes.pop()
+            if anchor:
+                sizes[anchor] = count
+        elif isinstance(event, yaml.ScalarEvent):
+            count = 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        else:
+            continue
+        if open_nodes:
+            open_nodes[-1][1] += count
+
+
+def _alias_size(sizes: dict[str, int], anchor: str | None, path: Path | str | None) -> int:
+    if anchor not in sizes:
+        raise RefusedInput(
+            path, f"YAML alias *{anchor} refers to a node that holds it (or to no node); refused"
+        )
+    return sizes[anchor]
+
+
+def input_files(root: Path, accept: Callable[[Path], bool], recursive: bool = True) -> list[Path]:
+    """The files under directory `root` whose path `accept`s, sorted.
+
+    Symbolic links to directories are not followed. A broken or looping link that `accept`s is
+    a warning and skipped; one to something that is not a regular file (a device, a FIFO) is an
+    `InputError`, as is such a file itself: it is refused, never silently dropped or read.
+    """
+    found = []
+    for path in _walk(root, recursive):
+        if not accept(path):
+            continue
+        problem = _link_problem(path)
+        if problem:
+            warn_format(path, f"{problem}, skipped")
+            continue
+        regular_file_size(path)
+        found.append(path)
+    return sorted(found)
+
+
+def _walk(root: Path, recursive: bool) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        names = files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        yield from (Path(folder, name) for name in sorted(names) if _not_dir(Path(folder, name)))
+        if not recursive:
+            return
+
+
+def _not_dir(path: Path) -> bool:
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return True  # a broken or looping link: reported by the caller
+
+
+def _link_problem(path: Path) -> str | None:
+    if not path.is_symlink():
+        return None
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return f"broken symbolic link (to {os.readlink(path)})"
+    except OSError as exc:
+        return f"unreadable symbolic link ({exc.strerror})"
+    return None

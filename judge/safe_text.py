@@ -1,0 +1,18 @@
+"""Untrusted text (incident ids, trial and agent names) made safe to show in a terminal, a page
+or a spreadsheet: control characters visible (`ground_truth.errors.visible`), and a CSV cell
+that starts like a formula (`=`, `+`, `-`, `@`, tab, CR: OWASP's CSV-injection list) prefixed
+with `'`, which spreadsheets read as "this is text"."""
+
+from __future__ import annotations
+
+from ground_truth.errors import visible
+
+__all__ = ["FORMULA_START", "csv_cell", "visible"]
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """A CSV cell: control characters visible (newlines kept), a formula-like start made inert."""
+    text = visible(text, keep="\n")
+    return "'" + text if text.startswith(FORMULA_START) else text
