@@ -628,7 +628,10 @@ def _label_problems(root: Path, half: str, cases: list[Case], questions: list[st
                 for k, v in rater.labels["question"].items()
                 if v is not None
             }
-            for incident, trial in sorted(wanted):
+            # the first labeller labels every case; a second one may label a subset, but whole cases
+            first = path.name.split(".")[-2] == "a"
+            touched = {(i, t) for i, t, _ in labelled}
+            for incident, trial in sorted(wanted if first else wanted & touched):
                 missing = [q for q in questions if (incident, trial, q) not in labelled]
                 if missing:
                     problems.append(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, corpus_path
+from helpers import REPO, corpus
 from sklearn.metrics import cohen_kappa_score
 
 from ground_truth import IncidentSpec, Submission, load_specs
@@ -247,9 +247,10 @@ def test_check_case_files_reports_every_kind_of_problem(tmp_path):
     assert "no label sheet test.<labeller>.csv" in problems
 
 
+@pytest.mark.corpus
 def test_committed_sregym_ground_truths_are_the_registry_text():
     registry = yaml.safe_load(
-        corpus_path("sregym-registry", "root_causes_all_123.yaml").read_text()
+        corpus("sregym-registry", "root_causes_all_123.yaml").read_text()
     )
     texts = {p["problem_id"]: p["root_cause_text"] for p in registry["problems"]}
     for path in sorted((validity.VALIDITY / "cases").glob("*.yaml")):
