@@ -88,7 +88,7 @@ def test_no_submission_at_all_exits_2(tmp_path: Path, capsys, empty: str) -> Non
     code = main(eval_args(gt, outputs, tmp_path / "r.json", "--no-progress"))
     err = capsys.readouterr().err
     assert code == 2 and not (tmp_path / "r.json").exists()
-    assert str(outputs) in err and "no submission" in err
+    assert str(outputs) in err and "is empty: no submission to score" in err
 
 
 def test_fail_under_is_exit_1_with_its_reason_in_the_result(tmp_path: Path) -> None:

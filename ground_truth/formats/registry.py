@@ -29,6 +29,7 @@ from ..reading import RefusedInput
 Kind = Literal["specs", "submissions"]
 ENTRY_POINT_GROUP = "diagnosis_judge.formats"
 KIND_NOUN = {"specs": "ground truth", "submissions": "agent outputs"}
+EMPTY_MEANS = {"specs": "no incident spec", "submissions": "no submission to score"}
 
 
 class AdapterError(RuntimeError):
@@ -207,6 +208,8 @@ def detect(path: Path, kind: Kind) -> FormatAdapter:
     """The adapter most confident it can read `path` as `kind`."""
     if not path.exists():
         raise InputError(path, "no such file or directory")
+    if _is_empty(path):
+        raise InputError(path, f"is empty: {EMPTY_MEANS[kind]}")
     every = adapters()
     best: tuple[float, FormatAdapter] | None = None
     reasons: dict[str, InputError] = {}
@@ -221,6 +224,16 @@ def detect(path: Path, kind: Kind) -> FormatAdapter:
     if path.is_file() and "native" in reasons:
         raise reasons["native"]  # a file of ours that does not parse: say where, exactly
     raise InputError(path, _unclaimed(every, kind, reasons), field="format")
+
+
+def _is_empty(path: Path) -> bool:
+    """A folder with no entries at all, or a regular file of whitespace only (small files only:
+    a large file is never read here)."""
+    if path.is_dir():
+        return next(path.iterdir(), None) is None
+    if path.is_file() and path.stat().st_size <= 4096:
+        return not path.read_bytes().strip()
+    return False
 
 
 def _sniff(adapter: FormatAdapter, path: Path, kind: Kind) -> tuple[float, InputError | None]:
