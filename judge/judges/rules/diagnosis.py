@@ -477,21 +477,42 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
                 if not mention.origin or not inside[0].origin:
                     mention.role = "mentioned"
             continue
-        has_origin = any(m.origin for m in inside)
+        if any(m.origin for m in inside):
+            _keep_origin_and_its_coordinates(diagnosis, inside)
+            continue
         previous = inside[0]
-        if has_origin and not previous.origin and _OBJECT_BEFORE.search(lead):
-            previous.role = "mentioned"
-        blamed_ends = [previous.start + len(_token_at(diagnosis.low, previous.start))]
         for mention in inside[1:]:
-            gap = diagnosis.low[blamed_ends[-1] : mention.start]
-            coordinated = bool(_COORDINATED.match(gap))
-            context = has_origin or _OBJECT_BEFORE.search(gap)
-            joined = same(mention.component, previous.component) or coordinated
-            if not joined and context and not mention.origin:
+            gap = diagnosis.low[_end_of(diagnosis, previous) : mention.start]
+            joined = same(mention.component, previous.component) or _COORDINATED.match(gap)
+            if not joined and _OBJECT_BEFORE.search(gap):
                 mention.role = "mentioned"
                 continue
             previous = mention
-            blamed_ends.append(mention.start + len(_token_at(diagnosis.low, mention.start)))
+
+
+def _keep_origin_and_its_coordinates(diagnosis: Diagnosis, inside: list[Mention]) -> None:
+    """A cause naming the origin is about the right fault: the other components it names are
+    its context (`checkout's PRODUCT_CATALOG_ADDR points to product-catalog`), unless written
+    as co-culprits beside a blamed one (`frontend and cart are misconfigured`)."""
+    kept = [m for m in inside if m.origin]
+    for mention in inside:
+        if mention.origin:
+            continue
+        neighbours = [k for k in kept if k is not mention]
+        if any(_coordinated(diagnosis, mention, k) for k in neighbours):
+            kept.append(mention)
+        else:
+            mention.role = "mentioned"
+
+
+def _coordinated(diagnosis: Diagnosis, a: Mention, b: Mention) -> bool:
+    first, second = (a, b) if a.start < b.start else (b, a)
+    gap = diagnosis.low[_end_of(diagnosis, first) : second.start]
+    return bool(_COORDINATED.match(gap))
+
+
+def _end_of(diagnosis: Diagnosis, mention: Mention) -> int:
+    return mention.start + len(_token_at(diagnosis.low, mention.start))
 
 
 def _blame_the_referent(diagnosis: Diagnosis, mentions: list[Mention], segment: Segment) -> None:

@@ -198,11 +198,13 @@ def mentions(text: str, component: ComponentRef) -> bool:
 
 _NAMESPACE_STATED = re.compile(
     r"\b(?:in|from|of|within|under)\s+(?:the\s+)?[`'\"]?([a-z0-9][a-z0-9-]*[a-z0-9])[`'\"]?\s+namespace\b"
-    r"|\bnamespace\s*[:=]?\s*[`'\"]?([a-z0-9][a-z0-9-]*[a-z0-9])"
+    r"|\bnamespace\s*(?:[:=]\s*[`'\"]?|\s[`'\"])([a-z0-9][a-z0-9-]*[a-z0-9])"
     r"|(?:^|\s)-n\s+([a-z0-9][a-z0-9-]*[a-z0-9])"
     r"|(?<![\w/-])([a-z0-9][a-z0-9-]*[a-z0-9])/(?:deployments?|services?|pods?|statefulsets?|daemonsets?)/"
 )
-_NOT_NAMESPACES = frozenset({"the", "same", "this", "that", "a", "its", "their", "default"})
+_NOT_NAMESPACES = frozenset(
+    {"the", "same", "this", "that", "a", "its", "their", "app", "application"}
+)
 
 
 def stated_namespaces(text_lower: str) -> set[str]:
@@ -217,7 +219,9 @@ def stated_namespaces(text_lower: str) -> set[str]:
 
 def prefixed_namespace(text_lower: str, start: int) -> str | None:
     """`staging/user-service`: a namespace written right before a mention."""
-    match = re.search(r"([a-z0-9][a-z0-9-]*[a-z0-9])/$", text_lower[max(0, start - 64) : start])
+    match = re.search(
+        r"(?<![\w./-])([a-z0-9][a-z0-9-]*[a-z0-9])/$", text_lower[max(0, start - 64) : start]
+    )
     if not match:
         return None
     word = match.group(1)

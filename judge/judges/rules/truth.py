@@ -112,6 +112,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     for family in families:
         impacts |= set(taxonomy.FAMILY[family].impacts)
     catalog = _catalog(namespaces, origins)
+    origins = [next((c for c in catalog if same(c, o)), o) for o in origins]
     truth = Truth(
         origins=origins,
         namespaces=namespaces,
@@ -142,13 +143,27 @@ def _without_names(text: str, namespaces: set[str]) -> str:
 
 
 def _catalog(namespaces: set[str], origins: list[ComponentRef]) -> list[ComponentRef]:
-    """Every component the rules know for the truth's namespaces, as ComponentRefs."""
+    """Every component the rules know for the truth's namespaces, as ComponentRefs; the one
+    datastore of its kind in an application also answers to the store's name (`valkey`,
+    `redis` for `valkey-cart`)."""
     known = [
         ComponentRef(name=name, namespace=ns)
         for ns in sorted(namespaces)
         for name in KNOWN_SERVICES.get(ns, [])
     ]
-    return _unique([*origins, *known])
+    catalog = _unique([*origins, *known])
+    stores: dict[str, list[int]] = {}
+    for i, c in enumerate(catalog):
+        parts = names.tokens(c.name)
+        if len(parts) > 1 and parts[0] in names.STORE_SYNONYMS:
+            stores.setdefault(names.canonical(parts[0]), []).append(i)
+    for store, members in stores.items():
+        if len(members) == 1 and not any(names.canonical(c.name) == store for c in catalog):
+            c = catalog[members[0]]
+            catalog[members[0]] = c.model_copy(
+                update={"aliases": [*c.aliases, names.tokens(c.name)[0]]}
+            )
+    return catalog
 
 
 def _unique(components: list[ComponentRef]) -> list[ComponentRef]:
