@@ -76,6 +76,13 @@ _BLAME_CUE = re.compile(
     r"|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
 )
+# `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.
+_CAUSE_BEFORE = re.compile(
+    r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
+    r"(?:likely\s+|probable\s+)?(?:root[- ]?cause|culprit|cause)\b"
+    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\s*[.;,]?\s*$",
+    re.I,
+)
 _LIST_HEDGE = re.compile(
     r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects?\b|\bcandidates?\b|\bany\s+of\s*:"
     r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
@@ -312,6 +319,8 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         return [Segment(start, end, "exonerated")]
     if _LIST_HEDGE.search(clause):
         return [Segment(start, end, "listed")]
+    if _CAUSE_BEFORE.search(clause):
+        return [Segment(start, end, "blamed", strong=True)]
     if cue := _AFTER_CUE.search(clause):
         before = Segment(start, start + cue.start(), "effect")
         after = Segment(start + cue.end(), end, "blamed", strong=True)

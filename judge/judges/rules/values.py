@@ -27,7 +27,6 @@ _DETAIL = re.compile(
 _KEY_VALUE = re.compile(
     r"\b([a-z][\w.]{1,60})\s*(?:=|:|\s+(?:set\s+)?to|\s+of|\s+is)\s*[`'\"]?([\w./-]+)", re.I
 )
-_KEY_BEFORE = re.compile(r"\b([A-Za-z][\w.]*[A-Za-z_])\W{0,3}(?:\w+\W+){0,3}$")
 _NUMBER = re.compile(r"^\d[\d,]*(?:\.\d+)?(?:\s?[a-z%]+)?$", re.I)
 _BORING = frozenset(
     {
@@ -101,18 +100,42 @@ def _value_regex(value: str) -> re.Pattern[str]:
 
 
 def _key_regex(key: str) -> re.Pattern[str]:
-    parts = [p for p in re.split(r"[-_\s.]+|(?<=[a-z])(?=[A-Z])", key) if p]
-    body = r"[-_ .]?".join(re.escape(p.lower()) for p in parts)
-    return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])")
+    """`failureThreshold` also as `failure threshold`; `a|b` is either key."""
+    bodies = []
+    for alternative in key.split("|"):
+        parts = [p for p in re.split(r"[-_\s.]+|(?<=[a-z])(?=[A-Z])", alternative) if p]
+        bodies.append(r"[-_ .]?".join(re.escape(p.lower()) for p in parts))
+    return re.compile(rf"(?<![a-z0-9])(?:{'|'.join(bodies)})(?![a-z0-9])")
+
+
+_NUMBER_WORDS = {
+    "zero": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+def with_digits(text: str) -> str:
+    """`scaled to zero replicas` states the same value as `replicas: 0`."""
+    return _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
 
 
 def make_value(value: str, key: str | None) -> Value | None:
     norm = _normalise(value)
     if len(norm) < 1 or norm in _BORING or (not norm.isdigit() and len(norm) < 2):
         return None
-    key_norm = key.strip().strip("`'\"") if key else None
-    if key_norm and (key_norm.lower() in _KEY_STOPWORDS or len(key_norm) < 2):
-        key_norm = None
+    keys = [k.strip().strip("`'\"") for k in (key or "").split("|")]
+    keys = [k for k in keys if len(k) >= 2 and k.lower() not in _KEY_STOPWORDS]
+    key_norm = "|".join(keys) or None
     if norm.isdigit() and len(norm) == 1 and not key_norm:
         return None
     return Value(
@@ -131,13 +154,14 @@ def truth_values(
         ns.lower() for ns in truth.namespaces
     }
     found: list[Value] = []
+    mechanism_text = with_digits(mechanism_text)
     keyed = {
         m.group(2).lower().strip("`'\""): m.group(1) for m in _KEY_VALUE.finditer(mechanism_text)
     }
     for match in _DETAIL.finditer(mechanism_text):
         raw = next(g for g in match.groups() if g)
         norm = _normalise(raw)
-        key = keyed.get(norm) or _key_before(mechanism_text[: match.start()], norm)
+        key = keyed.get(norm) or _key_around(mechanism_text, match.start(), match.end(), norm)
         if "=" in raw or ": " in raw:
             key, _, rest = raw.partition("=" if "=" in raw else ": ")
             norm = _normalise(rest)
@@ -155,23 +179,28 @@ def truth_values(
     return list({(v.value, v.key): v for v in found}.values())
 
 
-def _key_before(prefix: str, value: str) -> str | None:
-    """For a number: the word just before it (`GOGC environment variable set to 10` -> GOGC)."""
+def _key_around(text: str, start: int, end: int, value: str) -> str | None:
+    """For a number: the word before it and the word after it (`GOGC ... set to 10`,
+    `0 replicas`), either of which may name it in a diagnosis."""
     if not _NUMBER.match(value):
         return None
-    match = _KEY_BEFORE.search(prefix[-60:])
-    if not match:
-        return None
-    words = [
-        w for w in re.findall(r"[A-Za-z][\w.]*", prefix[-60:]) if w.lower() not in _KEY_STOPWORDS
+    before = [
+        w
+        for w in re.findall(r"[A-Za-z][\w.]*", text[max(0, start - 60) : start])
+        if w.lower() not in _KEY_STOPWORDS
     ]
-    return words[-1] if words else None
+    after = re.match(r"\s*([A-Za-z][\w.]*)", text[end : end + 30])
+    keys = before[-1:]
+    if after and after.group(1).lower() not in _KEY_STOPWORDS:
+        keys.append(after.group(1))
+    return "|".join(keys) or None
 
 
 def matching(values: list[Value], text_lower: str) -> list[tuple[Value, int]]:
     """The truth's details the diagnosis states (value beside the right key, or a named key),
     with where; a key followed by another value does not count."""
     hits: list[tuple[Value, int]] = []
+    text_lower = with_digits(text_lower)
     for value in values:
         at = _value_at(value, text_lower)
         if at is not None:
