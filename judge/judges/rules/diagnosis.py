@@ -180,10 +180,6 @@ _FUNCTION_WORDS = frozenset(
         "since",
     ]
 )
-_VALUE_WORDS = re.compile(
-    r"(?:intended|value|default|expected|original|correct|earlier|later|instead of|host|address)"
-    r"\W{0,3}(?:\w+\W{1,3}){0,2}[`'\"]$"
-)
 _COORDINATED = re.compile(
     r"^[`'\")]*(?:\s*(?:deployments?|services?|pods?|statefulsets?)\s*)?(?:,\s*|\s+(?:and|or|as well as|plus|along with)\s+"
     r"|\s*,\s*(?:and|or)\s+)(?:the\s+|both\s+)?[`'\"(]*$"
@@ -354,7 +350,7 @@ def _mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
         strict = not any(same(component, t) for t in truth_names)
         origin = any(same(component, o) for o in truth.origins) or truth.owned_by_origin(component)
         for start in names.find(low, component, strict=strict):
-            if _is_value(low, start, component):
+            if names.is_value_at(low, start):
                 continue
             found.append(_mention(diagnosis, truth, component, start, origin))
     found.extend(_unknown_components(diagnosis, truth, found))
@@ -401,18 +397,6 @@ def _comma_list(low: str, group: list[Mention]) -> bool:
 
 def _segment_of(diagnosis: Diagnosis, at: int) -> Segment | None:
     return next((s for s in diagnosis.segments if s.start <= at < s.end), None)
-
-
-def _is_value(low: str, start: int, component: ComponentRef) -> bool:
-    """`product-catalog:8080`, `cart.astronomy-shop.svc`, `http://cart`, `ADDR=cart`: a value."""
-    end = start + len(re.match(r"[\w./-]*", low[start:]).group(0))  # type: ignore[union-attr]
-    after = low[end : end + 40]
-    before = low[max(0, start - 8) : start]
-    if re.match(r":\d", low[start + len(_token_at(low, start)) :]) or re.match(r":\d", after):
-        return True
-    if ".svc" in low[start : start + 80].split(" ")[0] or "://" in before or before.endswith("="):
-        return True
-    return bool(_VALUE_WORDS.search(low[max(0, start - 40) : start]))
 
 
 def _token_at(low: str, start: int) -> str:
@@ -553,11 +537,17 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         if any(segment.start <= m.start < segment.end for m in diagnosis.mentions):
             continue
         located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
+        text = diagnosis.low[segment.start : segment.end]
+        referent = [m for m in mentions if m.start < segment.start][-1:]
         same_clause = [
             m for m, s in located if s and s.clause == segment.clause and s.role == "effect"
         ]
         same_sentence = [m for m, s in located if s and s.sentence == segment.sentence][:1]
-        for mention in same_clause or same_sentence or mentions[:1]:
+        if _PRONOUN_SUBJECT.search(text) and referent:
+            chosen = referent
+        else:
+            chosen = same_clause or same_sentence or mentions[:1]
+        for mention in chosen:
             if mention.role != "blamed" or segment.strong:
                 mention.strong = mention.strong or segment.strong
             mention.role = "blamed"

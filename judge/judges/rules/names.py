@@ -199,6 +199,7 @@ def mentions(text: str, component: ComponentRef) -> bool:
 _NAMESPACE_STATED = re.compile(
     r"\b(?:in|from|of|within|under)\s+(?:the\s+)?[`'\"]?([a-z0-9][a-z0-9-]*[a-z0-9])[`'\"]?\s+namespace\b"
     r"|\bnamespace\s*(?:[:=]\s*[`'\"]?|\s[`'\"])([a-z0-9][a-z0-9-]*[a-z0-9])"
+    r"|\b(?:in|from|within)\s+(?:the\s+)?namespace\s+([a-z0-9][a-z0-9-]*[a-z0-9])"
     r"|(?:^|\s)-n\s+([a-z0-9][a-z0-9-]*[a-z0-9])"
     r"|(?<![\w/-])([a-z0-9][a-z0-9-]*[a-z0-9])/(?:deployments?|services?|pods?|statefulsets?|daemonsets?)/"
 )
@@ -267,3 +268,24 @@ KIND_PREFIXES = frozenset(
         "networkpolicy",
     }
 )
+
+
+_VALUE_WORDS = re.compile(
+    r"(?:intended|value|default|expected|original|correct|earlier|later|instead of|host|address)"
+    r"\W{0,3}(?:\w+\W{1,3}){0,2}[`'\"]$"
+)
+
+
+def is_value_at(text_lower: str, start: int) -> bool:
+    r"""A name used as a value, not as the component: `product-catalog:8080`,
+    `cart.astronomy-shop.svc`, `http://cart`, `ADDR=cart`, `the intended value \`frontend\``."""
+    token = re.match(r"[\w./-]*", text_lower[start:])
+    end = start + (len(token.group(0)) if token else 0)
+    word = re.match(r"[a-z0-9_-]+", text_lower[start:])
+    word_end = start + (len(word.group(0)) if word else 0)
+    before = text_lower[max(0, start - 8) : start]
+    if re.match(r":\d", text_lower[word_end:]) or re.match(r":\d", text_lower[end:]):
+        return True
+    if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
+        return True
+    return bool(_VALUE_WORDS.search(text_lower[max(0, start - 40) : start]))

@@ -141,10 +141,19 @@ def origin_distinguished(qid: str, case: Case) -> QuestionAnswer:
     hits = _origin_blamed(case)
     if not hits or case.diagnosis.no_fault:
         return _no(qid)
-    wrong = _wrongly_blamed(case)
-    if wrong:
-        return _no(qid, case.quote(wrong[0]), "Medium")
+    victims = [m for m in _wrongly_blamed(case) if _is_victim(case, m)]
+    if victims:
+        return _no(qid, case.quote(victims[0]), "Medium")
     return _yes(qid, case.quote(hits[0]))
+
+
+def _is_victim(case: Case, mention: Mention) -> bool:
+    """Downstream of the fault: the truth lists it as affected, or the diagnosis itself says it
+    suffers (names it in an effect)."""
+    component = mention.component
+    if any(same(component, a) for a in case.truth.affected):
+        return True
+    return any(m.role == "effect" and same(m.component, component) for m in case.diagnosis.mentions)
 
 
 def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
@@ -257,7 +266,7 @@ def all_components_named(qid: str, case: Case) -> QuestionAnswer:
     truth, d = case.truth, case.diagnosis
     if not truth.listed:
         return _unscored(qid, "the ground truth lists no components")
-    if d.no_fault:
+    if d.no_fault or not _origin_blamed(case):
         return _no(qid)
     last = None
     for component in truth.listed:
@@ -283,7 +292,10 @@ def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
         hits = text_match.found_any(d.claim_text, case.spec.symptoms)
         if hits:
             return _yes(qid, _quote_term(d, hits[0]))
-    stated = taxonomy.impacts_in(d.claim_text)
+    stated = taxonomy.impacts_in(taxonomy.without_denied_impacts(d.claim_text))
+    contradicted = taxonomy.contradicted_impacts(d.claim_text, truth.impacts, truth.families)
+    if contradicted:
+        return _no(qid, _impact_quote(d, sorted(contradicted)[0]), "Medium")
     if not truth.impacts:
         if stated:
             return _yes(qid, _impact_quote(d, sorted(stated)[0]), "Low")

@@ -561,7 +561,7 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"exits?",
             r"exited",
         ),
-        "restarts": (r"restart\w*", r"killed", r"crashloop\w*", r"terminat\w+"),
+        "restarts": (r"restart\w*", r"killed", r"crashloop\w*", r"terminat\w+", r"evict\w*"),
         "startup": (
             r"(?:fail|fails|failing|failed|unable|cannot|can't)\s+to\s+start",
             r"not start\w*",
@@ -600,7 +600,17 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"timeouts?",
             r"deadline exceeded",
         ),
-        "errors": (r"errors?", r"fail\w*", r"5\d\d", r"unavailable", r"exceptions?", r"broken"),
+        "errors": (
+            r"(?:requests?|calls?|quer(?:y|ies)|operations?|endpoints?|flows?|pages?|actions?|lookups?|paths?|traffic)"
+            r"\s+(?:\S+\s+){0,3}(?:fail\w*|error\w*|time\s*out|timing\s+out|break\w*|return\w*\s+(?:an\s+)?errors?)",
+            r"(?:fail\w*|error\w*)\s+(?:\w+\s+){0,2}(?:requests?|calls?|quer(?:y|ies)|operations?)",
+            r"5\d\d",
+            r"5xx",
+            r"error\s+rates?",
+            r"errors?\s+(?:on|in|for|when|from|with)",
+            r"exceptions?",
+            r"errors?\s+out",
+        ),
         "unavailable": (
             r"unavailable",
             r"(?:is|are|went|goes)\s+down",
@@ -675,3 +685,33 @@ def compatible(claimed: str, truth: set[str]) -> bool:
 def first_match(patterns: list[re.Pattern[str]], text: str) -> int | None:
     hits = [m.start() for p in patterns if (m := p.search(text))]
     return min(hits) if hits else None
+
+
+# Impacts specific enough that stating one the truth does not imply contradicts it (OOMKilled
+# restarts when the pods run but cannot connect), and the families that imply each.
+_SPECIFIC_IMPACTS = {
+    "oom": {"memory"},
+    "image_pull": {"image"},
+    "pending": {"scheduling", "requests", "storage", "quota"},
+}
+_DENIED = re.compile(
+    r"\b(?:no|not|never|without|zero)\s+(?:\w+\s+)?(restart\w*|crash\w*|oom\w*|errors?|pending)",
+    re.I,
+)
+
+
+def without_denied_impacts(text: str) -> str:
+    """`no restarts, just NotReady` states NotReady, not restarts."""
+    return _DENIED.sub(" ", text)
+
+
+def contradicted_impacts(text: str, truth_impacts: set[str], truth_families: set[str]) -> set[str]:
+    """Impacts the diagnosis states (or denies) against what the truth states or implies."""
+    stated = impacts_in(without_denied_impacts(text))
+    out = {
+        impact
+        for impact, families in _SPECIFIC_IMPACTS.items()
+        if impact in stated and impact not in truth_impacts and not families & truth_families
+    }
+    denied = impacts_in(" ".join(m.group(1) for m in _DENIED.finditer(text)))
+    return out | (denied & truth_impacts & {"restarts", "crash", "oom"})

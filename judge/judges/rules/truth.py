@@ -27,6 +27,7 @@ from ground_truth.models import ComponentRef, IncidentSpec
 from ..catalog import KNOWN_SERVICES
 from . import names, taxonomy, values
 
+KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
 MAX_PARAMETER_VALUES = 200
 MAX_PARAMETER_DEPTH = 12
 
@@ -72,12 +73,24 @@ class Truth:
         return [*self.origins, *self.contributing, *self.affected]
 
     def owned_by_origin(self, component: ComponentRef) -> bool:
-        """A resource the mechanism names after the origin (`deny-all-recommendation` for
-        `recommendation`): blaming it puts the fault at the origin."""
-        if not any(same(component, c) for c in self.contributing):
-            return False
-        parts = set(names.tokens(component.name))
-        return any(o.name != "*" and set(names.tokens(o.name)) < parts for o in self.origins)
+        """Part of the origin: a resource the mechanism names after it (`deny-all-recommendation`
+        for `recommendation`), or a member of an origin that names a group (`mongodb-geo` for
+        `mongodb` when no component is called just `mongodb`)."""
+        parts = names.tokens(component.name)
+        for origin in self.origins:
+            own = names.tokens(origin.name)
+            if origin.name == "*" or not own or len(own) >= len(parts):
+                continue
+            group = not any(
+                names.canonical(k.name) == names.canonical(origin.name)
+                for k in self.catalog
+                if k is not origin
+            )
+            if parts[: len(own)] == own and group and origin.name.lower() not in KNOWN_NAMES:
+                return True
+            if set(own) < set(parts) and any(same(component, c) for c in self.contributing):
+                return True
+        return False
 
 
 def parse_truth(spec: IncidentSpec) -> Truth:
@@ -193,15 +206,17 @@ def _others(
 ) -> tuple[list[ComponentRef], list[ComponentRef]]:
     """Components the description names besides the origin: in the mechanism (contributing) or
     after it (affected); the spec's own lists come first."""
-    mechanism = truth.mechanism_text.lower()
+    sentences = re.split(r"(?<=[.!?])\s+", truth.mechanism_text, maxsplit=1)
+    mechanism = sentences[0].lower()
+    consequence = " ".join([*sentences[1:], consequence]).lower()
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
     for component in truth.catalog:
         if is_origin(truth, component):
             continue
-        if names.find(mechanism, component):
+        if _named(mechanism, component):
             contributing.append(component)
-        elif names.find(consequence, component):
+        elif _named(consequence, component):
             affected.append(component)
     contributing = _unique([c for c in contributing if not is_origin(truth, c)])
     affected = _unique(
@@ -212,6 +227,11 @@ def _others(
         ]
     )
     return contributing, affected
+
+
+def _named(text: str, component: ComponentRef) -> bool:
+    r"""Named as a component, not as a value (`the intended value \`frontend\``)."""
+    return any(not names.is_value_at(text, at) for at in names.find(text, component))
 
 
 def _origins_in_prose(description: str) -> tuple[list[ComponentRef], set[str]]:
