@@ -226,7 +226,7 @@ def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
     """Yes iff the diagnosis characterises the fault (a family, a category, or a generic
     "configuration problem") and that characterisation fits the truth's fault type."""
     d, truth = case.diagnosis, case.truth
-    if d.no_fault or (not d.positive_claim and not d.cause_text.strip()):
+    if d.no_fault:
         return _no(qid)
     families, categories, generic = claimed_families(d)
     if families:

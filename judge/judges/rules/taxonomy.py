@@ -65,6 +65,13 @@ FAMILIES: tuple[Family, ...] = (
             r"envvar",
             r"env\s+(?:entry|setting|value)",
             r"shadow(?:s|ed|ing)?",
+            r"[a-z][a-z0-9]*_[a-z0-9_]+\s+(?:is\s+|was\s+)?(?:unset|missing|removed|not\s+set|empty|undefined|dropped)",
+            r"(?:missing|unset|removed|no|dropped)\s+[a-z][a-z0-9]*_[a-z0-9_]+",
+            r"(?:address|config\w*)\s+variables?",
+            r"variables?\s+(?:\S+\s+){0,6}missing",
+            r"defines?\s+\S+\s+twice",
+            r"overrid\w+",
+            r"duplicate\w*\s+(?:env|key|entr)\w*",
         ),
         ("environment",),
         ("crash", "connection", "errors"),
@@ -124,7 +131,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "selector",
-        "config",
+        "network",
         (
             r"(?:service\s+|pod\s+|label\s+)?selector",
             r"labels?\s+(?:mismatch|do not match|don't match)",
@@ -313,23 +320,48 @@ FAMILIES: tuple[Family, ...] = (
         "storage",
         "storage",
         (
+            r"pvcs?\s+(?:\S+\s+){0,4}(?:not found|missing|mismatch\w*|shared|conflict\w*|does(?:n't| not) exist|pending|unbound)",
+            r"(?:claim|volume)\s*names?",
+            r"claimname\S*",
+            r"readwriteonce",
+            r"rwo",
+            r"access\s*mode",
+            r"multi-?attach",
+            r"storage\s*class\w*",
+            r"storageclass",
+            r"mount\s+conflict\w*",
+            r"(?:volume|node)\s+affinity",
+            r"sectors?",
+            r"i/o\s+errors?",
+            r"corrupt\w*",
+            r"emptydir",
+            r"(?:disk|volume)\s+(?:is\s+)?(?:full|exhausted)",
+            r"enospc",
+            r"no space left",
+        ),
+        (
+            r"storage",
+            r"volumes?",
             r"pvcs?",
             r"persistent\s*volume\w*",
             r"persistentvolume\w*",
-            r"volumes?",
-            r"readwriteonce",
-            r"rwo",
-            r"storage\s*class\w*",
-            r"storageclass",
-            r"mounts?",
             r"disks?",
-            r"sectors?",
-            r"i/o",
-            r"corrupt\w*",
-            r"emptydir",
+            r"mounts?",
         ),
-        ("storage",),
         ("pending", "startup", "errors"),
+    ),
+    Family(
+        "deleted",
+        "config",
+        (
+            r"(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:\w+\s+)?(?:deleted|removed)",
+            r"deleted",
+            r"(?:missing|no\s+such)\s+(?:k8s\s+|kubernetes\s+)?service",
+            r"service\s+(?:\S+\s+)?(?:does\s+not|doesn't)\s+exist",
+        ),
+        (),
+        ("dns_fail", "connection", "errors"),
+        ("dns", "env", "config"),
     ),
     Family(
         "config",
@@ -354,6 +386,8 @@ FAMILIES: tuple[Family, ...] = (
         (
             r"bugs?",
             r"buggy",
+            r"internal\s+errors?",
+            r"persistent\s+errors?",
             r"code\s+(?:bug|defect|change|path)",
             r"(?:unhandled\s+)?exceptions?",
             r"panics?",
@@ -488,13 +522,18 @@ FAMILIES: tuple[Family, ...] = (
         "rollout",
         "config",
         (
-            r"rolling\s*update",
+            r"rolling\s*update\s+(?:strategy|settings?|parameters?)",
             r"update\s*strategy",
             r"maxunavailable",
             r"maxsurge",
-            r"rollout",
+            r"max\s+(?:unavailable|surge)",
         ),
-        (),
+        (
+            r"rollout",
+            r"rolling\s*update",
+            r"deploy(?:ment)?\s+(?:is\s+)?(?:stuck|bad)",
+            r"bad\s+deploy\w*",
+        ),
         ("unavailable", "startup"),
     ),
     Family(
@@ -522,7 +561,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "lock",
         "code",
-        (r"lock\w*", r"deadlock\w*", r"contention"),
+        (r"lock\w*", r"deadlock\w*", r"lock\s+contention"),
         (),
         ("latency", "errors"),
     ),
@@ -535,10 +574,18 @@ GENERIC: dict[str, re.Pattern[str]] = {
         (r"misconfig\w*", r"config(?:uration)?\s+(?:issue|problem|error)", r"config")
     ),
     "network": _compile((r"network\w*", r"connectivity")),
-    "resources": _compile((r"resources?", r"resource\s+(?:exhaustion|limits?|pressure)")),
+    "resources": _compile(
+        (r"resources?", r"resource\s+(?:exhaustion|limits?|pressure|contention)")
+    ),
     "security": _compile((r"security",)),
     "capacity": _compile((r"capacity", r"performance", r"overload\w*")),
-    "code": _compile((r"application\s+(?:bug|error|crash|issue)", r"software")),
+    "code": _compile(
+        (
+            r"application\s+(?:bug|error|crash|issue)s?",
+            r"software",
+            r"(?:returning|returns|throwing|throws)\s+(?:\w+\s+)?(?:errors?|exceptions?)",
+        )
+    ),
 }
 
 IMPACTS: dict[str, re.Pattern[str]] = {
