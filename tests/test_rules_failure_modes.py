@@ -165,6 +165,8 @@ def test_3_qualified_origins_are_matched_after_normalisation(
         ("the profile databases are down", "profile", False),
         ("redis-cart is full", "valkey-cart", True),
         ("user-timeline-service is slow", "user-service", False),
+        ("the pod-policy webhook times out", "pod-policy.validation.k8s.io", True),
+        ("tidb-operator is rolled to a bad image", "tidb-operator-controller-manager", True),
     ],
 )
 def test_4_shorthand_aliases(text: str, name: str, expected: bool) -> None:
@@ -175,6 +177,16 @@ def test_4_the_only_store_of_its_kind_answers_to_the_store_name() -> None:
     truth = "[fault_spec] component=service/valkey-cart; namespace=astronomy-shop || The valkey password is invalid."
     got = answers(truth, "The Redis password was changed, so the cart service cannot authenticate.")
     assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "Yes"
+
+
+def test_4_a_node_level_origin_is_also_the_node() -> None:
+    truth = "[fault_spec] component=node/system-clock; namespace=kube-system || A worker node's clock is skewed."
+    assert (
+        answers(truth, "The root cause is clock drift on the worker node: NTP was stopped.")[
+            "D1-Q1"
+        ]
+        == "Yes"
+    )
 
 
 # 5 -------------------------------------------------------------------------------- healthy others

@@ -32,6 +32,8 @@ from .truth import Truth, same
 
 Role = Literal["blamed", "exonerated", "effect", "mentioned", "listed"]
 LIST_OF_EVERYTHING = 4
+# A namespace stated this close to a mention (same clause) qualifies it.
+NAMESPACE_REACH = 60
 
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s]))+[.!?]*")
 _CLAUSE_BREAK = re.compile(
@@ -418,15 +420,11 @@ def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
     segment = _segment_of(diagnosis, start)
     if segment is None:
         return False
-    sentence = _sentence_around(diagnosis.low, start)
-    stated = names.stated_namespaces(sentence)
+    near = diagnosis.low[
+        max(segment.start, start - NAMESPACE_REACH) : min(segment.end, token_end + NAMESPACE_REACH)
+    ]
+    stated = names.stated_namespaces(near)
     return bool(stated) and not stated & known
-
-
-def _sentence_around(low: str, at: int) -> str:
-    start = max(low.rfind(". ", 0, at), low.rfind("\n", 0, at), 0)
-    end = low.find(". ", at)
-    return low[start : len(low) if end == -1 else end]
 
 
 def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]) -> list[Mention]:

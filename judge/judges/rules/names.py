@@ -125,13 +125,19 @@ def _token_regex(token: str) -> str:
 
 
 def _body(parts: list[str]) -> str:
-    return r"[-_ ]?".join(_token_regex(p) for p in parts)
+    return r"[-_ .]?".join(_token_regex(p) for p in parts)
 
 
 def _variants(name: str) -> list[list[str]]:
-    """Token lists for one name: itself, without `-service`/`-db`, and a store name moved."""
+    """Token lists for one name: itself, without `-db`, a store name moved (`geo-db`), the first
+    label of a dotted name (`pod-policy` of `pod-policy.validation.k8s.io`), and the first two or
+    three words of a long one (`tidb-operator` of `tidb-operator-controller-manager`)."""
     parts = tokens(name)
     variants = [parts]
+    if "." in name and "-" in name.split(".")[0]:
+        variants.append(tokens(name.split(".")[0]))
+    if len(parts) >= 4:
+        variants.extend([parts[:2], parts[:3]])
     if len(parts) > 2 and parts[-1] in {"db", "database"} and parts[0] in STORE_SYNONYMS:
         variants.append(parts[:-1])
     base = variants[-1]

@@ -124,6 +124,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     )
     for family in families:
         impacts |= set(taxonomy.FAMILY[family].impacts)
+    origins = [_with_node_alias(o) for o in origins]
     catalog = _catalog(namespaces, origins)
     origins = [next((c for c in catalog if same(c, o)), o) for o in origins]
     truth = Truth(
@@ -141,6 +142,13 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     truth.contributing, truth.affected = _others(truth, spec, consequence)
     truth.values = values.truth_values(mechanism_text, truth, _parameter_values(spec.parameters))
     return truth
+
+
+def _with_node_alias(origin: ComponentRef) -> ComponentRef:
+    """A node-level origin (`node/kubelet`, `node/system-clock`) is also named as "the node"."""
+    if (origin.kind or "").lower() != "node" or origin.name == "*" or "*" in origin.aliases:
+        return origin
+    return origin.model_copy(update={"aliases": [*origin.aliases, "*"]})
 
 
 def _mechanism_text(description: str) -> str:
