@@ -190,7 +190,9 @@ _CANDIDATE = re.compile(
     r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?)"
     r"\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
     r"|\bthe\s+[`'\"]?([a-z][a-z0-9]*(?:-[a-z0-9]+)+)[`'\"]?\s+(?:deployment|service|pod|statefulset|daemonset|configmap|secret)s?\b"
-    r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`",
+    r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`"
+    r"|(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|server|api|db|proxy|gateway|worker|controller|operator))"
+    r"(?![\w.-])",
     re.I,
 )
 
@@ -465,8 +467,7 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
         if _PRONOUN_SUBJECT.search(lead) and _OBJECT_BEFORE.search(lead):
             _blame_the_referent(diagnosis, mentions, segment)
             for mention in inside:
-                if not mention.origin or not inside[0].origin:
-                    mention.role = "mentioned"
+                mention.role = "mentioned"
             continue
         if any(m.origin for m in inside):
             _keep_origin_and_its_coordinates(diagnosis, inside)
@@ -538,9 +539,15 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         text = diagnosis.low[segment.start : segment.end]
         referent = [m for m in mentions if m.start < segment.start][-1:]
         same_clause = [
-            m for m, s in located if s and s.clause == segment.clause and s.role == "effect"
+            m
+            for m, s in located
+            if s and s.clause == segment.clause and s.role == "effect" and s.start < segment.start
         ]
-        same_sentence = [m for m, s in located if s and s.sentence == segment.sentence][:1]
+        same_sentence = [
+            m
+            for m, s in located
+            if s and s.sentence == segment.sentence and m.start < segment.start
+        ][:1]
         if _PRONOUN_SUBJECT.search(text) and referent:
             chosen = referent
         else:
@@ -562,10 +569,13 @@ def _blame_the_failing(diagnosis: Diagnosis) -> None:
 
 
 def claimed_families(diagnosis: Diagnosis) -> tuple[set[str], set[str], set[str]]:
-    """(families, categories, generic groups) the diagnosis claims as the cause."""
-    text = diagnosis.cause_text if diagnosis.cause_text.strip() else diagnosis.claim_text
+    """(families, categories, generic groups) the diagnosis claims: families from its causes
+    (from all it says when no cause names one); categories and generic words from all it says."""
+    families = taxonomy.families_in(diagnosis.cause_text) or taxonomy.families_in(
+        diagnosis.claim_text
+    )
     return (
-        taxonomy.families_in(text),
-        taxonomy.categories_in(text),
-        taxonomy.generic_groups_in(text),
+        families,
+        taxonomy.categories_in(diagnosis.claim_text),
+        taxonomy.generic_groups_in(diagnosis.claim_text),
     )

@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ground_truth.models import IncidentSpec
+from ground_truth.models import ComponentRef, IncidentSpec
 
 from ...judgment import QuestionAnswer
 from .. import text as text_match
-from . import taxonomy, values
+from . import names, taxonomy, values
 from .diagnosis import Diagnosis, Mention, claimed_families, parse_diagnosis
 from .truth import Truth, parse_truth, same
 
@@ -188,9 +188,17 @@ def mechanism_matched(qid: str, case: Case) -> QuestionAnswer:
         return _by_shared_words(qid, case)
     for family in sorted(truth.families):
         match = taxonomy.FAMILY[family].pattern.search(d.claim_text)
-        if match:
+        if match and _same_variant(family, truth, d):
             return _yes(qid, _quote_at(d, d.claim_text, match.start()), "Medium")
     return _no(qid, "", "Medium")
+
+
+def _same_variant(family: str, truth: Truth, d: Diagnosis) -> bool:
+    """A readiness probe is not the liveness probe the truth broke."""
+    kinds = taxonomy.FAMILY[family]
+    wanted = kinds.variants_in(truth.mechanism_text.lower())
+    stated = kinds.variants_in(d.claim_text)
+    return not wanted or not stated or bool(wanted & stated)
 
 
 def _by_shared_words(qid: str, case: Case) -> QuestionAnswer:
@@ -277,10 +285,21 @@ def all_components_named(qid: str, case: Case) -> QuestionAnswer:
             and not m.foreign
             and m.role not in {"exonerated", "listed"}
         ]
-        if not mentions:
+        if not mentions and not _named_as_value(case, component):
             return _no(qid, "", "Medium")
-        last = mentions[0]
+        last = mentions[0] if mentions else last
     return _yes(qid, case.quote(last) if last else "")
+
+
+def _named_as_value(case: Case, component: ComponentRef) -> bool:
+    """A victim written as an address (`PRODUCT_CATALOG_ADDR=product-catalog:8082`) is named."""
+    if any(same(component, o) for o in case.truth.origins):
+        return False
+    roles = {m.start: m.role for m in case.diagnosis.mentions}
+    return any(
+        roles.get(at) not in {"exonerated", "listed"}
+        for at in names.find(case.diagnosis.low, component)
+    )
 
 
 def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:

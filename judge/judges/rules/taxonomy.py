@@ -22,11 +22,20 @@ class Family:
     category: tuple[str, ...] = ()
     impacts: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     category_pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    variant_patterns: dict[str, re.Pattern[str]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def variants_in(self, text: str) -> set[str]:
+        """Which of the family's mutually exclusive kinds (liveness vs readiness) `text` names."""
+        return {v for v, p in self.variant_patterns.items() if p.search(text)}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pattern", _compile(self.terms))
+        object.__setattr__(self, "variant_patterns", {v: _compile((v,)) for v in self.variants})
         object.__setattr__(
             self, "category_pattern", _compile(self.category) if self.category else None
         )
@@ -158,6 +167,8 @@ FAMILIES: tuple[Family, ...] = (
         ),
         (),
         ("restarts", "unready", "crash"),
+        (),
+        ("liveness", "readiness", "startup"),
     ),
     Family(
         "memory",
@@ -502,7 +513,7 @@ FAMILIES: tuple[Family, ...] = (
             r"kube-?proxy",
         ),
         (),
-        ("startup", "pending", "errors"),
+        ("startup", "pending", "errors", "restarts"),
     ),
     Family(
         "limits",
@@ -610,6 +621,11 @@ IMPACTS: dict[str, re.Pattern[str]] = {
         ),
         "restarts": (r"restart\w*", r"killed", r"crashloop\w*", r"terminat\w+", r"evict\w*"),
         "startup": (
+            r"(?:cannot|can't|unable\s+to|fails?\s+to|failed\s+to)\s+create",
+            r"failedcreate",
+            r"under-?replicated",
+            r"rejected",
+            r"admission\s+(?:denied|rejects?\w*)",
             r"(?:fail|fails|failing|failed|unable|cannot|can't)\s+to\s+start",
             r"not start\w*",
             r"startup",
@@ -657,6 +673,9 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"errors?\s+(?:on|in|for|when|from|with)",
             r"exceptions?",
             r"errors?\s+out",
+            r"(?:,|and|or)\s+[\w/-]+\s+fail(?:s|ed)?\b",
+            r"fail(?:s|ed|ing)?\s+(?:immediately|intermittently|with|on|for)",
+            r"(?:cannot|can't|unable\s+to)\s+(?:open|serve|process|complete|load|place|add)",
         ),
         "unavailable": (
             r"unavailable",

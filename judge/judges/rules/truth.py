@@ -33,7 +33,7 @@ MAX_PARAMETER_DEPTH = 12
 
 _CONSEQUENCE = re.compile(
     r",?\s+(?:so(?:\s+that)?|causing|which\s+(?:causes|caused|leads|led|results|prevents|breaks|makes)"
-    r"|leading\s+to|resulting\s+in|preventing|thereby|making|breaking)\s"
+    r"|leading\s+to|resulting\s+in|preventing|thereby|making|breaking|producing|triggering)\s"
     r"|\.\s+(?:symptoms?|this|these|as a result|consequently|traffic|requests|pods|it)\b",
     re.I,
 )
