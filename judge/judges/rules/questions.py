@@ -201,12 +201,17 @@ def _same_variant(family: str, truth: Truth, d: Diagnosis) -> bool:
     return not wanted or not stated or bool(wanted & stated)
 
 
-def _by_shared_words(qid: str, case: Case) -> QuestionAnswer:
-    """Outside the taxonomy: two content words of the truth's mechanism in the diagnosis."""
+def _shared_words(case: Case) -> list[str]:
+    """Content words of the truth's mechanism (not component names) the diagnosis also uses."""
     truth_words = set(_WORD.findall(case.truth.mechanism_text.lower())) - _STOPWORDS
     for c in case.truth.catalog:
         truth_words -= set(c.name.lower().split("-"))
-    shared = sorted(truth_words & set(_WORD.findall(case.diagnosis.claim_text)))
+    return sorted(truth_words & set(_WORD.findall(case.diagnosis.claim_text)))
+
+
+def _by_shared_words(qid: str, case: Case) -> QuestionAnswer:
+    """Outside the taxonomy: two content words of the truth's mechanism in the diagnosis."""
+    shared = _shared_words(case)
     if len(shared) >= 2:
         return _yes(qid, _quote_term(case.diagnosis, shared[0]), "Low")
     return _no(qid, "", "Low")
@@ -227,6 +232,9 @@ def parameters_named(qid: str, case: Case) -> QuestionAnswer:
         concrete = values.CONCRETE.search(d.text)
         if concrete:
             return _yes(qid, d.quote(concrete.start()), "Low")
+        shared = _shared_words(case)
+        if len(shared) >= 2:
+            return _yes(qid, _quote_term(d, shared[0]), "Low")
     return _no(qid, "", "Low")
 
 

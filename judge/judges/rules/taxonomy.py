@@ -251,7 +251,7 @@ FAMILIES: tuple[Family, ...] = (
             r"replicas?",
         ),
         ("scal\\w+",),
-        ("unavailable", "connection"),
+        ("unavailable", "connection", "pending", "unready"),
         ("autoscaling",),
     ),
     Family(
@@ -645,6 +645,7 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"scheduling\s+fail\w*",
         ),
         "unready": (
+            r"(?:never|ever|rarely)\s+becomes?\s+ready",
             r"not ready",
             r"unready",
             r"readiness",

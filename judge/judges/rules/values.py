@@ -250,5 +250,5 @@ def _names_key(value: Value, text: str) -> int | None:
 
 CONCRETE = re.compile(
     r"`[^`]{2,80}`|'[^'\s]{2,80}'|\"[^\"\s]{2,80}\"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
-    r"|[\w.-]+:[\w.-]*\d[\w.-]*|\b\d{2,}\b|\b\w+\s*=\s*\S+"
+    r"|[\w.-]+:[\w.-]*\d[\w.-]*|\b\d{2,}\b|\b\w+\s*=\s*\S+|(?<![\w/])/[a-z][\w./-]+"
 )
