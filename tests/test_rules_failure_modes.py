@@ -179,6 +179,53 @@ def test_4_the_only_store_of_its_kind_answers_to_the_store_name() -> None:
     assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "Yes"
 
 
+def test_4_a_service_named_by_a_common_word_is_not_every_use_of_the_word() -> None:
+    from judge.judges.rules.names import find
+
+    rate = ComponentRef(name="rate")
+    assert not find("the error rate doubled", rate, strict=True)
+    assert not find("rate limits were hit", rate, strict=True)
+    assert find("rate is crash-looping", rate, strict=True)
+
+
+def test_4_a_victim_named_by_a_common_word_is_still_seen_as_the_victim() -> None:
+    truth = (
+        "[fault_spec] component=deployment/profile; namespace=hotel-reservation || The container "
+        "entrypoint points to the wrong service binary, so profile exits at startup."
+    )
+    got = answers(
+        truth,
+        "search is failing because its requests to profile time out; search's timeout is too low.",
+    )
+    assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No"
+
+
+def test_4_a_list_of_the_origins_is_blame_not_a_list_of_everything() -> None:
+    truth = (
+        "[fault_spec] component=deployments/mongodb-geo, mongodb-profile, mongodb-rate, mongodb-user; "
+        "namespace=hotel-reservation || Multiple MongoDB backends are upgraded to an incompatible image "
+        "version (mongo:8.0.14-rc0)."
+    )
+    got = answers(
+        truth,
+        "mongodb-geo, mongodb-profile, mongodb-rate and mongodb-user were upgraded to the incompatible image mongo:8.0.14-rc0.",
+    )
+    assert got["D1-Q1"] == got["D3-Q2"] == "Yes"
+
+
+def test_4_every_deployment_counts_as_the_origin_when_the_truth_says_all() -> None:
+    truth = (
+        "[fault_spec] component=all hotel-reservation deployments; namespace=hotel-reservation || All "
+        "hotel-reservation pods set net.ipv4.ip_local_port_range to '32000 32003'."
+    )
+    assert (
+        answers(truth, "The frontend runs out of ephemeral ports because of a narrow port range.")[
+            "D1-Q1"
+        ]
+        == "Yes"
+    )
+
+
 def test_4_a_node_level_origin_is_also_the_node() -> None:
     truth = "[fault_spec] component=node/system-clock; namespace=kube-system || A worker node's clock is skewed."
     assert (

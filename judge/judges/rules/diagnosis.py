@@ -388,7 +388,12 @@ def _mark_lists(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
             by_segment.setdefault(id(segment), []).append(mention)
     for group in by_segment.values():
         distinct = {names.canonical(m.component.name) for m in group}
-        if len(distinct) >= LIST_OF_EVERYTHING and _comma_list(diagnosis.low, group):
+        others = {names.canonical(m.component.name) for m in group if not m.origin}
+        if (
+            len(distinct) >= LIST_OF_EVERYTHING
+            and len(others) >= 2
+            and _comma_list(diagnosis.low, group)
+        ):
             for mention in group:
                 mention.role = "listed"
 

@@ -32,7 +32,7 @@ STORE_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 # Names that are ordinary words: recognised only beside their kind or in a qualified form.
 COMMON_WORDS = frozenset(
-    {
+    [
         "all",
         "rpc",
         "basic",
@@ -53,7 +53,14 @@ COMMON_WORDS = frozenset(
         "storage",
         "memory",
         "auth",
+    ]
+)
+# Service names that are also English words (`rate`, `user`, `search`): a bare mention of one the
+# truth does not list counts unless it is part of a compound (`error rate`, `user requests`).
+SERVICE_WORDS = frozenset(
+    [
         "ad",
+        "cart",
         "rate",
         "user",
         "search",
@@ -71,7 +78,17 @@ COMMON_WORDS = frozenset(
         "url",
         "post",
         "home",
-    }
+        "checkout",
+    ]
+)
+_NOT_A_SERVICE_BEFORE = (
+    r"(?<!error )(?<!errors )(?<!success )(?<!failure )(?<!request )(?<!retry )(?<!hit )"
+    r"(?<!miss )(?<!drop )(?<!sample )(?<!end )(?<!high )(?<!low )(?<!the end )"
+)
+_NOT_A_SERVICE_AFTER = (
+    r"(?!\s+(?:limits?|limiting|limiter|names?|ids?|agents?|experience|input|interface|space|data"
+    r"|accounts?|traffic|sessions?|requests?|queries|page|pages|results?|engine|box|bar|logs?"
+    r"|paths?|flows?|actions?|operations?|ui|credentials?|roles?)\b)(?!-facing)"
 )
 KIND_WORDS: dict[str, str] = {
     "configmap": r"config\s*map|configmap|config",
@@ -171,6 +188,8 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
     bare = "(?:" + "|".join(alternatives) + ")"
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
+    if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
+        return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
     if needs_kind and (strict or kind_low in KIND_WORDS or kind_low == "namespace"):
         kind_words = KIND_WORDS.get(kind_low, _SUFFIX_WORDS)
         quote = r"[`'\"]?"

@@ -285,7 +285,12 @@ def all_components_named(qid: str, case: Case) -> QuestionAnswer:
     if d.no_fault or not _origin_blamed(case):
         return _no(qid)
     last = None
+    everything = any(
+        m.origin and m.component.name == "*" and m.role == "blamed" for m in d.mentions
+    )
     for component in truth.listed:
+        if everything and truth.owned_by_origin(component):
+            continue
         mentions = [
             m
             for m in d.mentions

@@ -78,6 +78,12 @@ class Truth:
         `mongodb` when no component is called just `mongodb`)."""
         parts = names.tokens(component.name)
         for origin in self.origins:
+            every_workload = origin.name == "*" and (origin.kind or "deployment").lower() in {
+                "deployment",
+                "workload",
+            }
+            if every_workload and any(same(component, k) for k in self.catalog):
+                return True
             own = names.tokens(origin.name)
             if origin.name == "*" or not own or len(own) >= len(parts):
                 continue
