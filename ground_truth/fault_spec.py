@@ -10,7 +10,7 @@ its kind and namespace:
 - `deployments/all`, `all hotel-reservation deployments` -> every deployment (`*`);
 - `node/<worker node picked at run time>` -> any node (`*`);
 - `kafka topic/orders-fulfillment` -> topic `orders-fulfillment`, also known as `kafka`;
-- `customresource/tidbcluster/basic` -> `tidbcluster/basic`, also known as `tidbcluster`.
+- `customresource/tidbcluster/basic` -> TiDBCluster `basic`, also known as `tidbcluster`.
 """
 
 from __future__ import annotations
@@ -114,9 +114,7 @@ def _component(text: str, namespace: str | None) -> ComponentRef | None:
     if not parts:
         return None
     if len(parts) >= 3 and parts[0].lower() == "customresource":
-        return ComponentRef(
-            name=f"{parts[1]}/{parts[-1]}", kind=parts[1], namespace=namespace, aliases=[parts[1]]
-        )
+        return ComponentRef(name=parts[-1], kind=parts[1], namespace=namespace, aliases=[parts[1]])
     aliases: list[str] = []
     kind = None
     if len(parts) >= 2:

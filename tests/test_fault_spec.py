@@ -54,7 +54,7 @@ def test_every_registry_root_cause_gives_the_rules_an_origin_and_a_mechanism() -
         ("namespace/ns", [("namespace", "ns", "ns")]),
         ("configmap/rpc", [("configmap", "rpc", "ns")]),
         ("kafka topic/orders-fulfillment", [("topic", "orders-fulfillment", "ns")]),
-        ("customresource/tidbcluster/basic", [("tidbcluster", "tidbcluster/basic", "ns")]),
+        ("customresource/tidbcluster/basic", [("tidbcluster", "basic", "ns")]),
         (
             "Deployment/frontend resource configuration and HorizontalPodAutoscaler/frontend-capacity",
             [

@@ -118,6 +118,9 @@ def test_2_a_common_word_name_needs_its_kind() -> None:
     assert not mentions("rpc calls time out", rpc)
     assert mentions("the rpc ConfigMap sets a 50ms timeout", rpc)
     assert mentions("configmap/rpc has 30 retries", rpc)
+    basic = ComponentRef(name="basic", kind="tidbcluster")
+    assert not mentions("a basic misconfiguration", basic)
+    assert mentions("the tidbcluster basic sets 100000 replicas", basic)
 
 
 # 3 -------------------------------------------------------------------------------- qualified names

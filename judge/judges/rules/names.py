@@ -190,8 +190,10 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
         return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
-    if needs_kind and (strict or kind_low in KIND_WORDS or kind_low == "namespace"):
-        kind_words = KIND_WORDS.get(kind_low, _SUFFIX_WORDS)
+    if needs_kind and (strict or kind_low):
+        kind_words = KIND_WORDS.get(kind_low) or (
+            re.escape(kind_low) if kind_low else _SUFFIX_WORDS
+        )
         quote = r"[`'\"]?"
         return re.compile(
             rf"(?:{kind_words})\s*(?:/|:|named|called)?\s*{quote}{_LEFT}{bare}{_RIGHT}"
