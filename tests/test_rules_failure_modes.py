@@ -494,6 +494,11 @@ def test_a_diagnosis_made_of_the_specs_keywords_does_not_pass(truth: str, salad:
     assert (composite(truth, salad) or 0) < 0.7
 
 
+def test_a_terse_note_is_not_a_keyword_salad() -> None:
+    terse = "user-service-5b8c7f9d6-p2xvw: readiness probe GET /healthz:8080 -> 404, pod never Ready; callers time out."
+    assert (composite(READINESS, terse) or 0) >= 0.7
+
+
 def test_correct_text_only_diagnoses_pass() -> None:
     assert (
         composite(

@@ -91,8 +91,8 @@ _LIST_HEDGE = re.compile(
     re.I,
 )
 _OBSERVATION = re.compile(
-    r"\blogs?\b|\blogged\b|\bshows?\b|\bshowing\b|\breports?\b|\breturns?\b|\bobserv\w+|\bsees?\b"
-    r"|\bgets?\b|\breceiv\w+|\bkubectl\b|\bevents?\b|\bmetrics?\b|\btraces?\b",
+    r"\blogs?\b|\blogged\b|\bshows?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
+    r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
     re.I,
 )
 _PRONOUN_SUBJECT = re.compile(
@@ -104,7 +104,8 @@ _REMEDY = re.compile(
 )
 _FAILING = re.compile(
     r"\bfail\w*|\bcrash\w*|\berror\w*|\bdown\b|\bbroken\b|\bnot\s+working\b|\bunavailable\b|\bunhealthy\b"
-    r"|\brestart\w*|\bstuck\b|\bdegraded\b|\bproblem\w*|\bissues?\b|\bfaulty\b|\boomkilled\b|\bpending\b",
+    r"|\brestart\w*|\bstuck\b|\bdegraded\b|\bproblem\w*|\bissues?\b|\bfaulty\b|\boomkilled\b|\bpending\b"
+    r"|\bnot\s+ready\b|\bnever\s+ready\b|\bnotready\b|\brefused\b|\btim(?:es|ed|ing)?\s*out\b|\b[45]\d\d\b",
     re.I,
 )
 _NO_FAULT = re.compile(
@@ -124,6 +125,8 @@ _OBJECT_BEFORE = re.compile(
     re.I,
 )
 _WORDS = re.compile(r"[a-z][a-z']*")
+# Terse notes (`svc/x: targetPort 9999 -> refused; fix it.`) are written in clauses; a salad is not.
+_CLAUSE_PUNCTUATION = re.compile(r"[;:,](?=\s)|->|=>|\.(?=\s+\S)")
 _FUNCTION_WORDS = frozenset(
     [
         "is",
@@ -258,7 +261,9 @@ class Diagnosis:
 def is_word_salad(low: str) -> bool:
     """A list of names and keywords with hardly a grammatical word: it states nothing."""
     words = _WORDS.findall(low)
-    return len(words) >= 4 and sum(w in _FUNCTION_WORDS for w in words) < 0.08 * len(words)
+    if len(words) < 4 or _CLAUSE_PUNCTUATION.search(low.strip()):
+        return False
+    return sum(w in _FUNCTION_WORDS for w in words) < 0.08 * len(words)
 
 
 def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
