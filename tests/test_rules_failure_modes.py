@@ -369,6 +369,18 @@ def test_10_zero_and_one_count_beside_their_key() -> None:
     assert stray["D2-Q2"] == "No"
 
 
+def test_10_three_words_of_a_quoted_message_state_it() -> None:
+    truth = (
+        "[fault_spec] component=deployment/recommendation; namespace=hotel-reservation || Pod creation "
+        "fails with `Timeout: request did not complete within requested timeout - context deadline "
+        "exceeded` because webhooks are slow."
+    )
+    assert (
+        answers(truth, "recommendation pods fail admission: 'context deadline exceeded'.")["D2-Q2"]
+        == "Yes"
+    )
+
+
 def test_10_a_wrong_value_for_the_right_key_is_not_the_detail() -> None:
     assert (
         answers(AGGRESSIVE_PROBE, "aux-service's liveness probe has failureThreshold: 5.")["D2-Q2"]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .truth import Truth
 
 _DETAIL = re.compile(
-    r"`([^`]{1,80})`|'([^'\s]{1,80})'|\"([^\"\s]{1,80})\""
+    r"`([^`]{1,160})`|'([^'\s]{1,80})'|\"([^\"\s]{1,80})\""
     r"|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"
     r"|(?<![\w./-])([a-z0-9][\w./-]*:[\w.-]*[\w])(?![\w])"
     r"|(?<![\w/])(/[a-z][\w./-]*[\w])"
@@ -213,6 +213,23 @@ def matching(values: list[Value], text_lower: str) -> list[tuple[Value, int]]:
 def _value_at(value: Value, text: str) -> int | None:
     for match in value.pattern.finditer(text):
         if not value.small_number or _key_near(value, text, match.start()):
+            return match.start()
+    return _phrase_at(value.value, text)
+
+
+PHRASE_WINDOW = 3
+
+
+def _phrase_at(value: str, text: str) -> int | None:
+    """A quoted message (`request did not complete within requested timeout`) is stated when
+    any three of its words are quoted in a row."""
+    words = re.findall(r"[a-z0-9]+", value)
+    if len(words) <= PHRASE_WINDOW:
+        return None
+    for i in range(len(words) - PHRASE_WINDOW + 1):
+        window = r"\W+".join(re.escape(w) for w in words[i : i + PHRASE_WINDOW])
+        match = re.search(rf"(?<![a-z0-9]){window}(?![a-z0-9])", text)
+        if match:
             return match.start()
     return None
 
