@@ -346,6 +346,8 @@ def test_9_blame_on_a_component_the_catalog_does_not_know_is_visible() -> None:
         "checkout is fine. The root cause is deployment/nginx-gateway in the ingress-nginx namespace, which is misconfigured.",
     )
     assert got["D1-Q3"] == "No" and got["D3-Q1"] == "No"
+    infra = answers(CHECKOUT_PORT, "The root cause is kube-proxy, which drops packets to checkout.")
+    assert infra["D1-Q3"] == "No" and infra["D3-Q1"] == "No"
 
 
 # 10 ------------------------------------------------------------------------------- values

@@ -83,3 +83,22 @@ KNOWN_SERVICES: dict[str, list[str]] = {
         "media-memcached",
     ],
 }
+
+# Cluster components any application runs beside: blaming one is blaming something the truth
+# may never mention, so the rules must see them too.
+INFRASTRUCTURE: list[str] = [
+    "coredns",
+    "kube-dns",
+    "kube-proxy",
+    "kube-apiserver",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kubelet",
+    "etcd",
+    "calico-node",
+    "metrics-server",
+    "ingress-nginx-controller",
+    "node-exporter",
+    "istio-proxy",
+    "envoy",
+]

@@ -24,7 +24,7 @@ from typing import Any
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
 
-from ..catalog import KNOWN_SERVICES
+from ..catalog import INFRASTRUCTURE, KNOWN_SERVICES
 from . import names, taxonomy, values
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
@@ -178,7 +178,8 @@ def _catalog(namespaces: set[str], origins: list[ComponentRef]) -> list[Componen
         for ns in sorted(namespaces)
         for name in KNOWN_SERVICES.get(ns, [])
     ]
-    catalog = _unique([*origins, *known])
+    infrastructure = [ComponentRef(name=name) for name in INFRASTRUCTURE]
+    catalog = _unique([*origins, *known, *infrastructure])
     stores: dict[str, list[int]] = {}
     for i, c in enumerate(catalog):
         parts = names.tokens(c.name)
