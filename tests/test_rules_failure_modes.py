@@ -270,6 +270,13 @@ def test_6_a_victim_named_in_a_symptom_is_not_blamed() -> None:
     assert got["D1-Q3"] == got["D3-Q1"] == "Yes"
 
 
+def test_6_the_origin_as_the_object_of_another_culprit_is_not_blamed() -> None:
+    got = answers(
+        CHECKOUT_PORT, "The root cause is product-catalog, which refuses connections from checkout."
+    )
+    assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No"
+
+
 def test_6_blaming_a_victim_beside_the_origin_is_over_attribution() -> None:
     got = answers(
         CHECKOUT_PORT,

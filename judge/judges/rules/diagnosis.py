@@ -95,6 +95,12 @@ _OBSERVATION = re.compile(
     r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
     re.I,
 )
+# What follows a component that is the subject of its clause (`X is`, `X, which`, `X has`).
+_SUBJECT_AFTER = re.compile(
+    r"[`'\")]*\s*(?:,\s*(?:which|that)\b|(?:is|are|was|were|has|have|had|does|did|keeps?|drops?|sends?"
+    r"|blocks?|rejects?|returns?|holds?|uses?|floods?|crash\w*|fails?|failed)\b)",
+    re.I,
+)
 _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:its|their|it|they|his|her|the\s+(?:client|caller)s?)\b", re.I
 )
@@ -479,7 +485,7 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
             for mention in inside:
                 mention.role = "mentioned"
             continue
-        if any(m.origin for m in inside):
+        if any(m.origin for m in inside) and not _origin_only_as_object(diagnosis, inside):
             _keep_origin_and_its_coordinates(diagnosis, inside)
             continue
         previous = inside[0]
@@ -490,6 +496,21 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
                 mention.role = "mentioned"
                 continue
             previous = mention
+
+
+def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
+    """`kube-proxy, which drops packets to checkout`: another component is the subject and the
+    origin only its object."""
+    first = inside[0]
+    if first.origin or not _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :]):
+        return False
+    previous_end = _end_of(diagnosis, first)
+    for mention in inside[1:]:
+        gap = diagnosis.low[previous_end : mention.start]
+        if mention.origin and not _OBJECT_BEFORE.search(gap):
+            return False
+        previous_end = _end_of(diagnosis, mention)
+    return True
 
 
 def _keep_origin_and_its_coordinates(diagnosis: Diagnosis, inside: list[Mention]) -> None:
