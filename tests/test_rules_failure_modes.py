@@ -426,6 +426,22 @@ def test_12_a_prose_truth_names_its_origin() -> None:
     assert got["D1-Q1"] == got["D2-Q1"] == got["D2-Q2"] == "Yes"
 
 
+@pytest.mark.parametrize(
+    ("prose", "origin"),
+    [
+        (
+            "The password in valkey is invalidated, therefore dependent services cannot work",
+            "valkey-cart",
+        ),
+        ("The ConfigMap `rpc` has a misconfigured RPC timeout (50ms) and 30 retries.", "rpc"),
+    ],
+)
+def test_12_a_prose_origin_named_by_its_store_or_beside_its_kind(prose: str, origin: str) -> None:
+    assert [c.name for c in parse_truth(IncidentSpec(id="p", ground_truth=prose)).origins] == [
+        origin
+    ]
+
+
 def test_12_a_prose_truth_with_a_list_of_origins() -> None:
     prose = "The MongoDB deployments (mongodb-geo, mongodb-profile) are updated to an incompatible image 'mongo:8.0.14-rc0'."
     truth = parse_truth(IncidentSpec(id="p", ground_truth=prose))

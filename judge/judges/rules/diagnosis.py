@@ -582,7 +582,8 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         if _PRONOUN_SUBJECT.search(text) and referent:
             chosen = referent
         else:
-            chosen = same_clause or same_sentence or mentions[:1]
+            topic = [] if any(m.role == "blamed" for m in mentions) else mentions[:1]
+            chosen = same_clause or same_sentence or topic
         for mention in chosen:
             if mention.role != "blamed" or segment.strong:
                 mention.strong = mention.strong or segment.strong

@@ -273,15 +273,14 @@ def _named_in(passage: str) -> list[ComponentRef]:
     found: list[tuple[int, ComponentRef]] = []
     for match in _IDENTIFIER.finditer(passage):
         name = next(g for g in match.groups() if g)
-        if ":" in name or name.lower() in names.COMMON_WORDS or "." in name:
-            continue
         kind = _KIND_NEAR.search(passage[max(0, match.start() - 24) : match.end() + 24])
+        if ":" in name or "." in name or (name.lower() in names.COMMON_WORDS and not kind):
+            continue
         found.append((match.start(), ComponentRef(name=name, kind=kind.group(1) if kind else None)))
     if re.search(r"\b(?:all|every)\s+(?:\w+\s+)?(?:deployments|services)\b", low) and not found:
         return [ComponentRef(name="*", kind="deployment")]
-    for ns, services in KNOWN_SERVICES.items():
-        for name in services:
-            ref = ComponentRef(name=name, namespace=ns)
+    for ns in KNOWN_SERVICES:
+        for ref in _catalog({ns}, []):
             hits = names.find(low, ref, strict=True)
             if hits and not any(same(ref, c) for _, c in found):
                 found.append((hits[0], ref))
