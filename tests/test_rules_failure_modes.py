@@ -344,6 +344,14 @@ def test_8_an_origin_in_a_list_of_every_service_is_not_named() -> None:
     assert got["D1-Q1"] == "No" and got["D3-Q2"] == "No"
 
 
+def test_8_four_named_culprits_are_blame_not_a_list_of_everything() -> None:
+    got = answers(
+        CHECKOUT_PORT,
+        "checkout has the wrong PRODUCT_CATALOG_ADDR port; cart, currency, email and payment are faulty as well.",
+    )
+    assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "No" and got["D3-Q1"] == "No"
+
+
 # 9 -------------------------------------------------------------------------------- outside namespaces
 
 

@@ -19,6 +19,7 @@ the diagnosis presents as faulty. "No faults were detected" with nothing blamed 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +100,12 @@ _OBSERVATION = re.compile(
 _SUBJECT_AFTER = re.compile(
     r"[`'\")]*\s*(?:,\s*(?:which|that)\b|(?:is|are|was|were|has|have|had|does|did|keeps?|drops?|sends?"
     r"|blocks?|rejects?|returns?|holds?|uses?|floods?|crash\w*|fails?|failed)\b)",
+    re.I,
+)
+# Prepositions that make what follows the target of something else (`waits for X`, `calls to X`).
+_TARGET_BEFORE = re.compile(
+    r"\b(?:to|towards?|for|from|by|via|against|instead\s+of|reach\w*|connect\w*\s+to|calls?\s+to"
+    r"|requests?\s+to|waiting\s+for)\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
     re.I,
 )
 _PRONOUN_SUBJECT = re.compile(
@@ -334,10 +341,15 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         return [Segment(start, end, "blamed", strong=True)]
     if cue := _AFTER_CUE.search(clause):
         before = Segment(start, start + cue.start(), "effect")
-        after = Segment(start + cue.end(), end, "blamed", strong=True)
+        after = [Segment(start + cue.end(), end, "blamed", strong=True)]
         if _BLAME_CUE.search(clause[: cue.start()]) and not _FAILING.search(clause[: cue.start()]):
             before.role, before.strong = "blamed", True
-        return [before, after]
+        if effect := _EFFECT_CUE.search(clause, cue.end()):
+            after = [
+                Segment(start + cue.end(), start + effect.start(), "blamed", strong=True),
+                Segment(start + effect.end(), end, "effect"),
+            ]
+        return [before, *after]
     if cue := _EFFECT_CUE.search(clause):
         before = clause[: cue.start()]
         strong = bool(_BLAME_CUE.search(before) or _REMEDY.search(before))
@@ -370,7 +382,7 @@ def _mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
             found.append(_mention(diagnosis, truth, component, start, origin))
     found.extend(_unknown_components(diagnosis, truth, found))
     found.sort(key=lambda m: m.start)
-    _mark_lists(diagnosis, found)
+    _mark_lists(diagnosis, found, truth)
     _release_objects(diagnosis, found)
     return found
 
@@ -390,8 +402,11 @@ def _role(diagnosis: Diagnosis, at: int) -> Role:
     return segment.role if segment else "mentioned"
 
 
-def _mark_lists(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
-    """`frontend, cart, checkout, ad, currency, ...`: a list of everything blames none of them."""
+def _mark_lists(diagnosis: Diagnosis, mentions: list[Mention], truth: Truth) -> None:
+    """`frontend, cart, checkout, ad, currency, ...`: a list of (half or more of) everything the
+    application runs, bystanders included, blames none of them; four named culprits are blame."""
+    application = sum(1 for c in truth.catalog if c.namespace in truth.namespaces)
+    enough = max(LIST_OF_EVERYTHING, math.ceil(application / 2))
     by_segment: dict[int, list[Mention]] = {}
     for mention in mentions:
         segment = _segment_of(diagnosis, mention.start)
@@ -400,11 +415,7 @@ def _mark_lists(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
     for group in by_segment.values():
         distinct = {names.canonical(m.component.name) for m in group}
         others = {names.canonical(m.component.name) for m in group if not m.origin}
-        if (
-            len(distinct) >= LIST_OF_EVERYTHING
-            and len(others) >= 2
-            and _comma_list(diagnosis.low, group)
-        ):
+        if len(distinct) >= enough and len(others) >= 2 and _comma_list(diagnosis.low, group):
             for mention in group:
                 mention.role = "listed"
 
@@ -485,6 +496,10 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
             for mention in inside:
                 mention.role = "mentioned"
             continue
+        if _all_targets(diagnosis, segment, inside):
+            for mention in inside:
+                mention.role = "mentioned"
+            continue
         if any(m.origin for m in inside) and not _origin_only_as_object(diagnosis, inside):
             _keep_origin_and_its_coordinates(diagnosis, inside)
             continue
@@ -498,11 +513,25 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
             previous = mention
 
 
+def _all_targets(diagnosis: Diagnosis, segment: Segment, inside: list[Mention]) -> bool:
+    """`the init container waits for a legacy-config service`: every component in the cause is
+    what its unnamed subject points at; the cause is about the subject (see _blame_the_subject)."""
+    previous_end = segment.start
+    for mention in inside:
+        if not _TARGET_BEFORE.search(diagnosis.low[previous_end : mention.start]):
+            return False
+        previous_end = _end_of(diagnosis, mention)
+    return True
+
+
 def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
     """`kube-proxy, which drops packets to checkout`: another component is the subject and the
     origin only its object."""
     first = inside[0]
     if first.origin or not _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :]):
+        return False
+    segment = _segment_of(diagnosis, first.start)
+    if segment and _TARGET_BEFORE.search(diagnosis.low[segment.start : first.start]):
         return False
     previous_end = _end_of(diagnosis, first)
     for mention in inside[1:]:
@@ -564,7 +593,10 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
             or len(_WORDS.findall(diagnosis.low[segment.start : segment.end])) < 2
         ):
             continue
-        if any(segment.start <= m.start < segment.end for m in diagnosis.mentions):
+        if any(
+            segment.start <= m.start < segment.end and m.role == "blamed"
+            for m in diagnosis.mentions
+        ):
             continue
         located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
         text = diagnosis.low[segment.start : segment.end]
@@ -601,13 +633,16 @@ def _blame_the_failing(diagnosis: Diagnosis) -> None:
 
 
 def claimed_families(diagnosis: Diagnosis) -> tuple[set[str], set[str], set[str]]:
-    """(families, categories, generic groups) the diagnosis claims: families from its causes
-    (from all it says when no cause names one); categories and generic words from all it says."""
-    families = taxonomy.families_in(diagnosis.cause_text) or taxonomy.families_in(
-        diagnosis.claim_text
-    )
+    """(families, categories, generic groups) the diagnosis claims: what its causes say (`because
+    of a port problem` is a category, whatever else it mentions), else what it says at all."""
+    cause = diagnosis.cause_text
+    families = taxonomy.families_in(cause)
+    categories, generic = taxonomy.categories_in(cause), taxonomy.generic_groups_in(cause)
+    if families or categories or generic:
+        return families, categories, generic
+    text = diagnosis.claim_text
     return (
-        families,
-        taxonomy.categories_in(diagnosis.claim_text),
-        taxonomy.generic_groups_in(diagnosis.claim_text),
+        taxonomy.families_in(text),
+        taxonomy.categories_in(text),
+        taxonomy.generic_groups_in(text),
     )

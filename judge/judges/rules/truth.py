@@ -226,7 +226,7 @@ def _others(
     consequence = " ".join([*sentences[1:], consequence]).lower()
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
-    for component in truth.catalog:
+    for component in [*truth.catalog, *_kind_named(truth.description, truth)]:
         if is_origin(truth, component):
             continue
         if _named(mechanism, component):
@@ -245,8 +245,30 @@ def _others(
 
 
 def _named(text: str, component: ComponentRef) -> bool:
-    r"""Named as a component, not as a value (`the intended value \`frontend\``)."""
-    return any(not names.is_value_at(text, at) for at in names.find(text, component))
+    r"""Named as a component, not as a value (`the intended value \`frontend\``) nor as an
+    ordinary word (`valid cart state`)."""
+    return any(not names.is_value_at(text, at) for at in names.find(text, component, strict=True))
+
+
+_KIND_NAMED = re.compile(
+    r"\b(?:configmap|deployment|daemonset|statefulset|cronjob|service)\s+[`'\"]([a-z0-9][a-z0-9-]*[a-z0-9])[`'\"]"
+    r"|[`'\"]([a-z0-9][a-z0-9-]*[a-z0-9])[`'\"]\s+(?:configmap|deployment|daemonset|statefulset|cronjob|service)\b",
+    re.I,
+)
+
+
+def _kind_named(description: str, truth: Truth) -> list[ComponentRef]:
+    """Components the description writes with their kind (the `flagd-config` ConfigMap) that
+    the catalog does not know."""
+    found = []
+    for match in _KIND_NAMED.finditer(description):
+        name = next(g for g in match.groups() if g)
+        ref = ComponentRef(name=name)
+        if name.lower() in {ns.lower() for ns in truth.namespaces}:
+            continue
+        if not any(same(ref, c) for c in truth.catalog):
+            found.append(ref)
+    return found
 
 
 def _origins_in_prose(description: str) -> tuple[list[ComponentRef], set[str]]:

@@ -82,7 +82,8 @@ class Value:
 
     @property
     def small_number(self) -> bool:
-        return self.value.isdigit() and len(self.value) == 1
+        """A value that says nothing without its key: one digit, or a word like `none`, `true`."""
+        return (self.value.isdigit() and len(self.value) == 1) or self.value in _BORING
 
 
 def _normalise(value: str) -> str:
@@ -131,12 +132,12 @@ def with_digits(text: str) -> str:
 
 def make_value(value: str, key: str | None) -> Value | None:
     norm = _normalise(value)
-    if len(norm) < 1 or norm in _BORING or (not norm.isdigit() and len(norm) < 2):
-        return None
     keys = [k.strip().strip("`'\"") for k in (key or "").split("|")]
     keys = [k for k in keys if len(k) >= 2 and k.lower() not in _KEY_STOPWORDS]
     key_norm = "|".join(keys) or None
-    if norm.isdigit() and len(norm) == 1 and not key_norm:
+    if len(norm) < 1 or (not norm.isdigit() and len(norm) < 2):
+        return None
+    if (norm in _BORING or (norm.isdigit() and len(norm) == 1)) and not key_norm:
         return None
     return Value(
         value=norm,
