@@ -84,7 +84,7 @@ FAMILIES: tuple[Family, ...] = (
         ),
         ("environment",),
         ("crash", "connection", "errors"),
-        ("config", "port"),
+        ("config",),
     ),
     Family(
         "port",
@@ -101,7 +101,7 @@ FAMILIES: tuple[Family, ...] = (
         ),
         (r"ports?",),
         ("connection", "errors", "pending", "crash"),
-        ("env", "service"),
+        (),
     ),
     Family(
         "dns",
