@@ -277,6 +277,17 @@ def test_6_the_origin_as_the_object_of_another_culprit_is_not_blamed() -> None:
     assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No"
 
 
+def test_6_x_is_the_root_cause_blames_x_not_what_x_uses() -> None:
+    truth = (
+        "[fault_spec] component=ad; namespace=astronomy-shop || The Kubernetes Service `ad` has been "
+        "deleted, so frontend cannot resolve it."
+    )
+    got = answers(
+        truth, "frontend is the root cause: it has a bug in its ad client and throws exceptions."
+    )
+    assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No"
+
+
 def test_6_blaming_a_victim_beside_the_origin_is_over_attribution() -> None:
     got = answers(
         CHECKOUT_PORT,

@@ -83,7 +83,7 @@ _BLAME_CUE = re.compile(
 _CAUSE_BEFORE = re.compile(
     r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
     r"(?:likely\s+|probable\s+)?(?:root[- ]?cause|culprit|cause)\b"
-    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\s*[.;,]?\s*$",
+    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:]|$)",
     re.I,
 )
 _LIST_HEDGE = re.compile(
@@ -133,7 +133,7 @@ _NO_FAULT = re.compile(
 )
 _OBJECT_BEFORE = re.compile(
     r"\b(?:to|reach|reaching|connect(?:ing)?\s+to|connections?\s+to|calls?\s+to|requests?\s+to|talk(?:ing)?\s+to"
-    r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|from|with|against|towards?|into|by|of|via)"
+    r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via)"
     r"\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
     re.I,
 )
