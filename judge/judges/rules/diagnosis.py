@@ -19,6 +19,7 @@ the diagnosis presents as faulty. "No faults were detected" with nothing blamed 
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Callable
@@ -239,6 +240,7 @@ class Diagnosis:
     low: str
     segments: list[Segment]
     mentions: list[Mention] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
     no_fault: bool = False
     salad: bool = False
     has_cause: bool = False
@@ -284,7 +286,7 @@ def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
     if is_word_salad(low):
         return Diagnosis(text=text, low=low, segments=[], salad=True)
     segments = _segments(low)
-    diagnosis = Diagnosis(text=text, low=low, segments=segments)
+    diagnosis = Diagnosis(text=text, low=low, segments=segments, starts=[s.start for s in segments])
     diagnosis.has_cause = any(s.role == "blamed" for s in segments)
     diagnosis.mentions = _mentions(diagnosis, truth)
     _blame_the_subject(diagnosis)
@@ -426,8 +428,23 @@ def _comma_list(low: str, group: list[Mention]) -> bool:
     return coordinated >= LIST_OF_EVERYTHING - 1
 
 
+def _by_segment(diagnosis: Diagnosis, mentions: list[Mention]) -> dict[int, list[Mention]]:
+    """Mentions grouped by the segment (its id) that holds them, in order."""
+    grouped: dict[int, list[Mention]] = {}
+    for mention in mentions:
+        segment = _segment_of(diagnosis, mention.start)
+        if segment is not None:
+            grouped.setdefault(id(segment), []).append(mention)
+    return grouped
+
+
 def _segment_of(diagnosis: Diagnosis, at: int) -> Segment | None:
-    return next((s for s in diagnosis.segments if s.start <= at < s.end), None)
+    """The segment holding offset `at` (segments are sorted and disjoint: a binary search)."""
+    segments = diagnosis.segments
+    i = bisect.bisect_right(diagnosis.starts, at) - 1
+    if 0 <= i < len(segments) and segments[i].start <= at < segments[i].end:
+        return segments[i]
+    return None
 
 
 def _token_at(low: str, start: int) -> str:
@@ -482,12 +499,11 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
     misconfigured`) is blamed; another component in it (`X's env var points to Y`, `Y's
     client of X`) is context. Without an origin in the cause, a component after an object
     preposition is context and any other is blamed."""
+    grouped = _by_segment(diagnosis, mentions)
     for segment in diagnosis.segments:
         if segment.role != "blamed":
             continue
-        inside = [
-            m for m in mentions if segment.start <= m.start < segment.end and m.role == "blamed"
-        ]
+        inside = [m for m in grouped.get(id(segment), []) if m.role == "blamed"]
         if not inside:
             continue
         lead = diagnosis.low[segment.start : inside[0].start]
@@ -569,15 +585,15 @@ def _end_of(diagnosis: Diagnosis, mention: Mention) -> int:
 
 def _blame_the_referent(diagnosis: Diagnosis, mentions: list[Mention], segment: Segment) -> None:
     """`its client for Y is misconfigured`: `its` is the previous sentence's subject."""
-    before = [
-        m for m in mentions if m.start < segment.start and m.role not in {"exonerated", "listed"}
-    ]
-    if before:
-        sentence = _segment_of(diagnosis, before[-1].start)
-        first = next(
-            m for m in before if _segment_of(diagnosis, m.start) is sentence or m is before[-1]
-        )
-        first.role, first.strong = "blamed", segment.strong
+    i = bisect.bisect_left([m.start for m in mentions], segment.start) - 1
+    while i >= 0 and mentions[i].role in {"exonerated", "listed"}:
+        i -= 1
+    if i < 0:
+        return
+    home = _segment_of(diagnosis, mentions[i].start)
+    while i > 0 and _segment_of(diagnosis, mentions[i - 1].start) is home:
+        i -= 1
+    mentions[i].role, mentions[i].strong = "blamed", segment.strong
 
 
 def _blame_the_subject(diagnosis: Diagnosis) -> None:
@@ -587,20 +603,20 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
     mentions = [
         m for m in diagnosis.mentions if m.role not in {"exonerated", "listed"} and not m.foreign
     ]
+    grouped = _by_segment(diagnosis, diagnosis.mentions)
+    located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
+    starts = [m.start for m in mentions]
     for segment in diagnosis.segments:
         if (
             segment.role != "blamed"
             or len(_WORDS.findall(diagnosis.low[segment.start : segment.end])) < 2
         ):
             continue
-        if any(
-            segment.start <= m.start < segment.end and m.role == "blamed"
-            for m in diagnosis.mentions
-        ):
+        if any(m.role == "blamed" for m in grouped.get(id(segment), [])):
             continue
-        located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
         text = diagnosis.low[segment.start : segment.end]
-        referent = [m for m in mentions if m.start < segment.start][-1:]
+        before = bisect.bisect_left(starts, segment.start)
+        referent = mentions[before - 1 : before] if before else []
         same_clause = [
             m
             for m, s in located
@@ -624,11 +640,16 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
 
 def _blame_the_failing(diagnosis: Diagnosis) -> None:
     """Without any cause, a component said to fail is what the diagnosis presents as faulty."""
+    failing: dict[int, bool] = {}
     for mention in diagnosis.mentions:
         if mention.role not in {"mentioned", "effect"}:
             continue
         segment = _segment_of(diagnosis, mention.start)
-        if segment and _FAILING.search(diagnosis.low[segment.start : segment.end]):
+        if segment is None:
+            continue
+        if id(segment) not in failing:
+            failing[id(segment)] = bool(_FAILING.search(diagnosis.low, segment.start, segment.end))
+        if failing[id(segment)]:
             mention.role = "blamed"
 
 
