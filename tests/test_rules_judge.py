@@ -91,11 +91,12 @@ def test_origin_called_healthy_is_not_named() -> None:
     assert got["D1-Q3"] == "No"
 
 
-def test_missing_spec_fields_leave_questions_unscored_not_no() -> None:
+def test_a_truth_without_any_component_leaves_the_origin_questions_unscored_not_no() -> None:
+    """Mechanism, details and impact are read from the text; where the fault was cannot be."""
     bare = IncidentSpec(id="bare", ground_truth="Something broke.")
     case = evaluate_submission(bare, Submission(incident_id="bare", diagnosis=CORRECT))
     unscored = {j.question_id for j in case.judgments if j.answer is None}
-    assert unscored == {"D1-Q1", "D1-Q2", "D1-Q3", "D2-Q1", "D2-Q2", "D3-Q1", "D3-Q2", "D3-Q3"}
+    assert unscored == {"D1-Q1", "D1-Q2", "D1-Q3", "D3-Q1", "D3-Q2"}
     assert all(j.unscored_reason for j in case.judgments if j.answer is None)
     assert not case.complete and case.composite is None and case.passed is None
 
@@ -125,7 +126,13 @@ def test_empty_diagnosis_is_scored_all_no() -> None:
 
 def test_question_without_rule_is_unscored() -> None:
     rubric = load_rubric()
-    question = rubric.dimensions[0].questions[0].model_copy(update={"id": "X-1", "rule": None})
+    question = (
+        rubric.dimensions[0]
+        .questions[0]
+        .model_copy(
+            update={"id": "X-1", "rule": None, "text": "Is the diagnosis written politely?"}
+        )
+    )
     dimension = rubric.dimensions[0].model_copy(update={"questions": [question]})
     sub = Submission(incident_id=PORT_CONFLICT.id, diagnosis=CORRECT)
     prompt = PromptRenderer().render(PORT_CONFLICT, sub, dimension)
@@ -184,7 +191,11 @@ BARE_SREGYM = IncidentSpec(
 
 def test_bare_sregym_string_still_gets_mechanism_and_details_from_its_text() -> None:
     """No hand-written keywords or parameters: the rules fall back to the ground-truth text."""
-    right = answers(BARE_SREGYM, "checkout's PRODUCT_CATALOG_ADDR env var uses port 8082, not 8080.")
+    right = answers(
+        BARE_SREGYM, "checkout's PRODUCT_CATALOG_ADDR env var uses port 8082, not 8080."
+    )
     assert right["D2-Q1"] == "Yes" and right["D2-Q2"] == "Yes"
-    wrong = answers(BARE_SREGYM, "The checkout pods are OOMKilled because their memory limit is too low.")
+    wrong = answers(
+        BARE_SREGYM, "The checkout pods are OOMKilled because their memory limit is too low."
+    )
     assert wrong["D2-Q1"] == "No" and wrong["D2-Q2"] == "No" and wrong["D2-Q3"] == "No"

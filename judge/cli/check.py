@@ -3,7 +3,8 @@
 Loads the ground truth (and the outputs, if given) exactly as `judge eval` would, and reports:
 the format each was read as, every data problem the adapters warned about (file and field),
 which rubric questions the offline rules judge cannot answer for each spec (the spec lacks the
-field it needs), and, with outputs, missing incidents, orphan submissions and empty diagnoses.
+field it needs), the specs whose fault-origin components it cannot normalise to a plain name
+(`postgresql (table x)` is fine, `some thing` is not), and, with outputs, missing incidents, orphan submissions and empty diagnoses.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _print(findings)
     problems = (
         findings["warnings"]
+        or findings["unnormalised_components"]
         or findings.get("missing")
         or findings.get("orphans")
         or findings.get("empty_diagnoses")
@@ -72,6 +74,7 @@ def check_inputs(
         },
         "warnings": found,
         "rules_unanswerable": _unanswerable(specs, rubric),
+        "unnormalised_components": _unnormalised(specs),
     }
     if submissions is not None:
         matching = match_submissions(specs, submissions)
@@ -99,6 +102,18 @@ def _cross_check(specs: list[Any], submissions: list[Any]) -> None:
         return
     for fmt in _formats(specs):
         cross_check(fmt, specs, submissions)
+
+
+def _unnormalised(specs: list[Any]) -> dict[str, list[str]]:
+    """Per spec, the fault-origin components whose name the rules judge cannot match."""
+    from ground_truth.fault_spec import is_normalised
+
+    out = {}
+    for spec in specs:
+        bad = [c.name for c in spec.fault_origin if not is_normalised(c)]
+        if bad:
+            out[spec.id] = bad
+    return out
 
 
 def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
@@ -149,6 +164,14 @@ def _print(findings: dict[str, Any]) -> None:
                 )
     for message in findings["warnings"]:
         out.print(f"warning: {message}", markup=False)
+    unnormalised = findings["unnormalised_components"]
+    if unnormalised:
+        out.print(
+            f"components the rules judge cannot normalise in {len(unnormalised)} of "
+            f"{gt['n_specs']} specs:"
+        )
+        for spec_id, bad in list(unnormalised.items())[:20]:
+            out.print(f"  {spec_id}: " + ", ".join(repr(b) for b in bad), markup=False)
     unanswerable = findings["rules_unanswerable"]
     if unanswerable:
         out.print(
@@ -159,6 +182,7 @@ def _print(findings: dict[str, Any]) -> None:
     if (
         not findings["warnings"]
         and not unanswerable
+        and not unnormalised
         and not any(findings.get(k) for k in ("missing", "orphans", "empty_diagnoses"))
     ):
         out.print("no problems found")

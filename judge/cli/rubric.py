@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .common import EXIT_OK, console
 
@@ -21,6 +22,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_rubric_validate(args: argparse.Namespace) -> int:
+    """Validate; warn (on stderr, exit 0) where the rules judge would answer a question with a
+    rule its text does not ask for, or with none."""
+    from ..judges.rules import binding_warnings
     from ..rubric import load_rubric
 
     rubric = load_rubric(args.file)
@@ -28,6 +32,9 @@ def cmd_rubric_validate(args: argparse.Namespace) -> int:
         f"{args.file}: valid rubric v{rubric.version}, {len(rubric.dimensions)} dimensions, "
         f"{rubric.question_count} questions, threshold {rubric.scoring.threshold}, hash {rubric.hash}"
     )
+    questions = [(q.id, q.rule, q.text) for d in rubric.dimensions for q in d.questions]
+    for warning in binding_warnings(questions):
+        print(f"warning: {args.file}: rules judge: {warning}", file=sys.stderr)
     return EXIT_OK
 
 

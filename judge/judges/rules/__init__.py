@@ -1,0 +1,76 @@
+"""The offline `rules` judge: deterministic answers from the ground-truth text and the diagnosis.
+
+The truth is parsed once per spec (`truth.py`: origin, namespaces, mechanism, values, other
+components, impact), the diagnosis once per submission (`diagnosis.py`: blamed, exonerated and
+victim components, claimed mechanism, impact), and each question is a small named rule over both
+(`questions.py`). The judge reads the diagnosis as text to match, so instructions inside it
+change nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ground_truth.models import IncidentSpec
+
+from ...judgment import DimensionVerdict, QuestionAnswer
+from ..base import JudgeTask
+from .questions import RULES, Case, bind, binding_warnings, rule_for_text
+from .truth import Truth, parse_truth
+
+CASE_CACHE_SIZE = 256
+
+__all__ = ["RULES", "Case", "RulesJudge", "bind", "binding_warnings", "rule_for_text"]
+
+
+class RulesJudge:
+    """Deterministic, offline; the default when no model is configured."""
+
+    def __init__(self, name: str = "rules"):
+        self.name = name
+        self._cases: dict[tuple[int, str], tuple[IncidentSpec, Case]] = {}
+        self._truths: dict[int, tuple[IncidentSpec, Truth]] = {}
+
+    def _truth(self, spec: IncidentSpec) -> Truth:
+        cached = self._truths.get(id(spec))
+        if cached is not None and cached[0] is spec:
+            return cached[1]
+        if len(self._truths) >= CASE_CACHE_SIZE:
+            self._truths.pop(next(iter(self._truths)))
+        truth = parse_truth(spec)
+        self._truths[id(spec)] = (spec, truth)
+        return truth
+
+    def _case(self, task: JudgeTask) -> Case:
+        """One `Case` per submission, shared by its dimensions."""
+        key = (id(task.spec), task.submission.diagnosis)
+        cached = self._cases.get(key)
+        if cached is not None and cached[0] is task.spec:
+            return cached[1]
+        if len(self._cases) >= CASE_CACHE_SIZE:
+            self._cases.pop(next(iter(self._cases)))
+        case = Case.build(task.spec, task.submission.diagnosis, self._truth(task.spec))
+        self._cases[key] = (task.spec, case)
+        return case
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "rules", "model": None, "params": {"rules": sorted(RULES)}}
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        return self.answer(task)
+
+    def answer(self, task: JudgeTask) -> DimensionVerdict:
+        case = self._case(task)
+        answers = []
+        for question in task.dimension.questions:
+            rule = RULES.get(bind(question.rule, question.text) or "")
+            if rule is None:
+                answers.append(
+                    QuestionAnswer(
+                        question_id=question.id,
+                        unscored_reason=f"the rules judge has no rule for {question.id}",
+                    )
+                )
+            else:
+                answers.append(rule(question.id, case))
+        return DimensionVerdict(answers=answers)

@@ -1,0 +1,669 @@
+"""A diagnosis, parsed once: which components it blames, exonerates or names as victims, what
+mechanism and impact it claims, and whether it makes a root-cause claim at all.
+
+Sentences are cut into clauses at `;`, `but`, `while`, `whereas`, `although`, `however` and
+`, and`, so "X is misconfigured, while Y and Z are healthy" blames X and exonerates Y and Z.
+In a clause:
+- a *cause cue* after which the cause is written (`because`, `due to`, `caused by`, `the root
+  cause is`, `stems from`) makes the text after it the cause and the text before it the effect;
+- an *effect cue* (`causing`, `leading to`, `which prevents`, `, so`) makes the text before it
+  the cause and the text after it the effect;
+- a *blame cue* (`misconfigured`, `wrong`, `missing`, `is set to`, `points to`, `faulty`,
+  `indicates`) makes the whole clause a cause.
+A component named in a cause is blamed, except where it is the object of another blamed
+component (`checkout is configured with the wrong port for product-catalog`), a value
+(`product-catalog:8080`, `http://cart`), or named in another namespace than the truth's.
+Without any cause in the whole diagnosis, a component said to fail (`X is crashing`) is what
+the diagnosis presents as faulty. "No faults were detected" with nothing blamed is no claim.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Literal
+
+from ground_truth.models import ComponentRef
+
+from . import names, taxonomy
+from .truth import Truth, same
+
+Role = Literal["blamed", "exonerated", "effect", "mentioned", "listed"]
+LIST_OF_EVERYTHING = 4
+# A namespace stated this close to a mention (same clause) qualifies it.
+NAMESPACE_REACH = 60
+
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s]))+[.!?]*")
+_CLAUSE_BREAK = re.compile(
+    r";|,?\s+but\s+|\s+while\s+|\s+whereas\s+|,?\s+although\s+|,?\s+however,?\s+|,\s+and\s+"
+    r"|\s+and\s+(?=(?:the\s+)?[\w-]+(?:\s+\w+)?\s+(?:is|are|was|were|looks?|seems?|appears?)"
+    r"\s+(?:healthy|fine|running|normal|ok|unaffected))",
+    re.I,
+)
+_EXONERATING = re.compile(
+    r"(?<!not )(?<!n't )(?<!un)\bhealthy\b|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
+    r"|\bnot\s+(?:the\s+)?(?:root\s+)?cause\b|\bnot\s+(?:the|a)\s+(?:problem|issue|culprit)\b"
+    r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
+    r"|\bno\s+(?:errors?|issues?|problems?|anomal\w+)\b|\bworking\s+(?:fine|normally|correctly|as expected)\b"
+    r"|\b(?:functioning|operating|running|behaving)\s+(?:normally|correctly|as expected|fine)\b"
+    r"|\bnot\s+(?:involved|related|at fault|responsible)\b|\bexonerat\w+|\bhealthy\b(?=.*\bnot\b)",
+    re.I,
+)
+_AFTER_CUE = re.compile(
+    r"\bbecause(?:\s+of)?\b|\bdue\s+to\b|\bcaused\s+by\b|\b(?:as\s+)?a\s+result\s+of\b|\bthe\s+result\s+of\b"
+    r"|\bstem(?:s|med|ming)?\s+from\b|\bowing\s+to\b|\btriggered\s+by\b|\battribut\w+\s+to\b"
+    r"|\boriginat\w+\s+(?:in|from|at|with)\b|\blies\s+(?:in|with)\b"
+    r"|\broot[- ]?cause\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:))?"
+    r"|\bculprit\s+(?:is|was)\b|\b(?:problem|issue|fault)\s+(?:is|lies|was)\s+(?:in|with)\b"
+    r"|\bsince\b|\bbroken\s+by\b",
+    re.I,
+)
+_EFFECT_CUE = re.compile(
+    r"\bcausing\b|\bcaus(?:es|ed)\s+(?!by)|\blead(?:s|ing)?\s+to\b|\bled\s+to\b|\bresult(?:s|ed|ing)?\s+in\b"
+    r"|\bwhich\s+(?:in\s+turn\s+)?(?:prevents|breaks|makes|means|blocks|triggers)\b|\bso\s+that\b|,\s*so\b"
+    r"|\btherefore\b|\bthus\b|\bhence\b|\bpreventing\b|\bmaking\b|\bbreaking\b|\bconsequently\b"
+    r"|\bso\s+(?=(?:the|pods?|requests?|it|its|they|calls?|traffic)\b)",
+    re.I,
+)
+_BLAME_CUE = re.compile(
+    r"\broot[- ]?cause\b|\bculprit\b|\bat\s+fault\b|\bresponsible\b|\bfaulty\b|\bmis-?configur\w*"
+    r"|\bwrong(?:ly)?\b|\bincorrect(?:ly)?\b|\binvalid\b|\bbad\b|\bbroken\b|\bbuggy\b|\bmissing\b|\blacks?\b"
+    r"|\bnon-?existent\b|\bdoes(?:\s+not|n't)\s+exist\b|\bset\s+to\b|\bconfigured\s+(?:to|with|for)\b"
+    r"|\bpoints?\s+to\b|\bpointing\s+to\b|\b(?:was|were|been|is|are)\s+(?:changed|modified|altered|updated|scaled|deleted|removed|revoked|patched)\b"
+    r"|\bexpired\b|\bmismatch\w*|\bexhaust\w*|\btoo\s+(?:low|high|small|large|aggressive|short|strict|many)\b"
+    r"|\bindicat\w+|\bsuggest\w*|\bthe\s+(?:problem|issue|fault)\s+is\b|\bis\s+the\s+(?:problem|issue|cause)\b"
+    r"|\bblock\w*\b|\bdenies\b|\bdenied\b|\brevoked\b|\bcorrupt\w*|\bleak\w*|\bflood\w*|\boverload\w*"
+    r"|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
+    re.I,
+)
+# `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.
+_CAUSE_BEFORE = re.compile(
+    r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
+    r"(?:likely\s+|probable\s+)?(?:root[- ]?cause|culprit|cause)\b"
+    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:]|$)",
+    re.I,
+)
+_LIST_HEDGE = re.compile(
+    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects?\b|\bcandidates?\b|\bany\s+of\s*:"
+    r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
+    re.I,
+)
+_OBSERVATION = re.compile(
+    r"\blogs?\b|\blogged\b|\bshows?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
+    r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
+    re.I,
+)
+# What follows a component that is the subject of its clause (`X is`, `X, which`, `X has`).
+_SUBJECT_AFTER = re.compile(
+    r"[`'\")]*\s*(?:,\s*(?:which|that)\b|(?:is|are|was|were|has|have|had|does|did|keeps?|drops?|sends?"
+    r"|blocks?|rejects?|returns?|holds?|uses?|floods?|crash\w*|fails?|failed)\b)",
+    re.I,
+)
+# Prepositions that make what follows the target of something else (`waits for X`, `calls to X`).
+_TARGET_BEFORE = re.compile(
+    r"\b(?:to|towards?|for|from|by|via|against|instead\s+of|reach\w*|connect\w*\s+to|calls?\s+to"
+    r"|requests?\s+to|waiting\s+for)\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
+    re.I,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^\W*(?:its|their|it|they|his|her|the\s+(?:client|caller)s?)\b", re.I
+)
+_REMEDY = re.compile(
+    r"\b(?:fix|restore|roll(?:ing)?\s*(?:\w+\s+)?back|revert|re-?add|correct|set\s+(?:it\s+)?back|scale\s+(?:\w+\s+)?back)\b",
+    re.I,
+)
+_FAILING = re.compile(
+    r"\bfail\w*|\bcrash\w*|\berror\w*|\bdown\b|\bbroken\b|\bnot\s+working\b|\bunavailable\b|\bunhealthy\b"
+    r"|\brestart\w*|\bstuck\b|\bdegraded\b|\bproblem\w*|\bissues?\b|\bfaulty\b|\boomkilled\b|\bpending\b"
+    r"|\bnot\s+ready\b|\bnever\s+ready\b|\bnotready\b|\brefused\b|\btim(?:es|ed|ing)?\s*out\b|\b[45]\d\d\b",
+    re.I,
+)
+_NO_FAULT = re.compile(
+    r"\bno\s+(?:\w+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
+    r"\s+(?:\w+\s+){0,3}(?:found|detected|identified|observed|present)\b"
+    r"|\b(?:could\s+not|couldn't|unable\s+to|cannot|can't|did\s+not|didn't|failed\s+to)\s+"
+    r"(?:identify|find|determine|locate|pinpoint|detect)\b"
+    r"|\b(?:everything|all\s+(?:\w+\s+)?(?:pods|services|components|deployments))\s+(?:is|are|appears?|looks?|seems?)"
+    r"\s+(?:to\s+be\s+)?(?:healthy|fine|normal|running)\b|\bno\s+faulty\b|\bnothing\s+(?:is\s+)?wrong\b"
+    r"|\bno\s+fault\b",
+    re.I,
+)
+_OBJECT_BEFORE = re.compile(
+    r"\b(?:to|reach|reaching|connect(?:ing)?\s+to|connections?\s+to|calls?\s+to|requests?\s+to|talk(?:ing)?\s+to"
+    r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via)"
+    r"\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
+    re.I,
+)
+_WORDS = re.compile(r"[a-z][a-z']*")
+# Terse notes (`svc/x: targetPort 9999 -> refused; fix it.`) are written in clauses; a salad is not.
+_CLAUSE_PUNCTUATION = re.compile(r"[;:,](?=\s)|->|=>|\.(?=\s+\S)")
+_FUNCTION_WORDS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "the",
+        "a",
+        "an",
+        "to",
+        "of",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "because",
+        "so",
+        "that",
+        "which",
+        "it",
+        "its",
+        "and",
+        "but",
+        "not",
+        "no",
+        "from",
+        "due",
+        "cannot",
+        "can't",
+        "does",
+        "did",
+        "do",
+        "this",
+        "these",
+        "there",
+        "their",
+        "they",
+        "as",
+        "at",
+        "or",
+        "if",
+        "when",
+        "while",
+        "than",
+        "then",
+        "into",
+        "after",
+        "before",
+        "since",
+    ]
+)
+_COORDINATED = re.compile(
+    r"^[`'\")]*(?:\s*(?:deployments?|services?|pods?|statefulsets?)\s*)?(?:,\s*|\s+(?:and|or|as well as|plus|along with)\s+"
+    r"|\s*,\s*(?:and|or)\s+)(?:the\s+|both\s+)?[`'\"(]*$"
+)
+_CANDIDATE = re.compile(
+    r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?)"
+    r"\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
+    r"|\bthe\s+[`'\"]?([a-z][a-z0-9]*(?:-[a-z0-9]+)+)[`'\"]?\s+(?:deployment|service|pod|statefulset|daemonset|configmap|secret)s?\b"
+    r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`"
+    r"|(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|server|api|db|proxy|gateway|worker|controller|operator))"
+    r"(?![\w.-])",
+    re.I,
+)
+
+
+@dataclass
+class Mention:
+    component: ComponentRef
+    start: int
+    role: Role
+    foreign: bool = False
+    origin: bool = False
+    strong: bool = False
+
+
+@dataclass
+class Segment:
+    start: int
+    end: int
+    role: Role
+    clause: int = 0
+    sentence: int = 0
+    strong: bool = False
+
+
+@dataclass
+class Diagnosis:
+    text: str
+    low: str
+    segments: list[Segment]
+    mentions: list[Mention] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    no_fault: bool = False
+    salad: bool = False
+    has_cause: bool = False
+    cause_text: str = ""
+    claim_text: str = ""
+
+    @property
+    def blamed(self) -> list[Mention]:
+        return [m for m in self.mentions if m.role == "blamed"]
+
+    @property
+    def positive_claim(self) -> bool:
+        return bool(self.blamed)
+
+    @property
+    def origin_blamed(self) -> bool:
+        return any(m.origin for m in self.blamed)
+
+    def wrongly_blamed(self, involved: Callable[[Mention], bool]) -> list[Mention]:
+        """Blamed components that are not involved. Where the origin is blamed, a component only
+        weakly implicated (named in a clause that merely mentions a mechanism, or said to fail)
+        is context: the fault is put at the origin, the other is its client or victim."""
+        origin = self.origin_blamed
+        return [m for m in self.blamed if not involved(m) and (m.strong or not origin)]
+
+    def quote(self, at: int, width: int = 160) -> str:
+        start = max(self.text.rfind(". ", 0, at) + 2, self.text.rfind("\n", 0, at) + 1, 0)
+        end = self.text.find(". ", at)
+        end = len(self.text) if end == -1 else end + 1
+        return self.text[start:end].strip()[:width]
+
+
+def is_word_salad(low: str) -> bool:
+    """A list of names and keywords with hardly a grammatical word: it states nothing."""
+    words = _WORDS.findall(low)
+    if len(words) < 4 or _CLAUSE_PUNCTUATION.search(low.strip()):
+        return False
+    return sum(w in _FUNCTION_WORDS for w in words) < 0.08 * len(words)
+
+
+def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
+    low = text.lower()
+    if is_word_salad(low):
+        return Diagnosis(text=text, low=low, segments=[], salad=True)
+    segments = _segments(low)
+    diagnosis = Diagnosis(text=text, low=low, segments=segments, starts=[s.start for s in segments])
+    diagnosis.has_cause = any(s.role == "blamed" for s in segments)
+    diagnosis.mentions = _mentions(diagnosis, truth)
+    _blame_the_subject(diagnosis)
+    if not diagnosis.has_cause:
+        _blame_the_failing(diagnosis)
+    diagnosis.cause_text = " ".join(low[s.start : s.end] for s in segments if s.role == "blamed")
+    diagnosis.claim_text = " ".join(
+        low[s.start : s.end] for s in segments if s.role not in {"exonerated", "listed"}
+    )
+    said_no_fault = any(_NO_FAULT.search(low[s.start : s.end]) for s in segments)
+    diagnosis.no_fault = said_no_fault and not any(m.strong for m in diagnosis.blamed)
+    if diagnosis.no_fault:
+        for mention in diagnosis.blamed:
+            mention.role = "mentioned"
+    return diagnosis
+
+
+# ---------------------------------------------------------------- segments
+
+
+def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, at = [], start
+    for match in pattern.finditer(text, start, end):
+        if match.start() > at:
+            spans.append((at, match.start()))
+        at = match.end()
+    if at < end:
+        spans.append((at, end))
+    return spans
+
+
+def _segments(low: str) -> list[Segment]:
+    segments: list[Segment] = []
+    for number, sentence in enumerate(_SENTENCE.finditer(low)):
+        for start, end in _spans(_CLAUSE_BREAK, low, sentence.start(), sentence.end()):
+            clause = len(segments)
+            for segment in _clause(low, start, end):
+                segment.clause, segment.sentence = clause, number
+                segments.append(segment)
+    return segments
+
+
+def _clause(low: str, start: int, end: int) -> list[Segment]:
+    """A clause as segments: cause (`blamed`, strong when an explicit cue says so), effect,
+    exonerating, or a plain mention."""
+    clause = low[start:end]
+    if _NO_FAULT.search(clause) or (
+        _EXONERATING.search(clause) and not _BLAME_CUE.search(_EXONERATING.sub(" ", clause))
+    ):
+        return [Segment(start, end, "exonerated")]
+    if _LIST_HEDGE.search(clause):
+        return [Segment(start, end, "listed")]
+    if _CAUSE_BEFORE.search(clause):
+        return [Segment(start, end, "blamed", strong=True)]
+    if cue := _AFTER_CUE.search(clause):
+        before = Segment(start, start + cue.start(), "effect")
+        after = [Segment(start + cue.end(), end, "blamed", strong=True)]
+        if _BLAME_CUE.search(clause[: cue.start()]) and not _FAILING.search(clause[: cue.start()]):
+            before.role, before.strong = "blamed", True
+        if effect := _EFFECT_CUE.search(clause, cue.end()):
+            after = [
+                Segment(start + cue.end(), start + effect.start(), "blamed", strong=True),
+                Segment(start + effect.end(), end, "effect"),
+            ]
+        return [before, *after]
+    if cue := _EFFECT_CUE.search(clause):
+        before = clause[: cue.start()]
+        strong = bool(_BLAME_CUE.search(before) or _REMEDY.search(before))
+        return [
+            Segment(start, start + cue.start(), "blamed", strong=strong),
+            Segment(start + cue.end(), end, "effect"),
+        ]
+    if _BLAME_CUE.search(clause) or _REMEDY.search(clause):
+        return [Segment(start, end, "blamed", strong=True)]
+    if taxonomy.families_in(clause) and not _OBSERVATION.search(clause):
+        return [Segment(start, end, "blamed")]
+    return [Segment(start, end, "mentioned")]
+
+
+# ---------------------------------------------------------------- mentions
+
+
+def _mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
+    low = diagnosis.low
+    found: list[Mention] = []
+    truth_names = truth.listed
+    for component in truth.catalog + [
+        c for c in truth_names if not any(same(c, k) for k in truth.catalog)
+    ]:
+        strict = not any(same(component, t) for t in truth_names)
+        origin = any(same(component, o) for o in truth.origins) or truth.owned_by_origin(component)
+        for start in names.find(low, component, strict=strict):
+            if names.is_value_at(low, start):
+                continue
+            found.append(_mention(diagnosis, truth, component, start, origin))
+    found.extend(_unknown_components(diagnosis, truth, found))
+    found.sort(key=lambda m: m.start)
+    _mark_lists(diagnosis, found, truth)
+    _release_objects(diagnosis, found)
+    return found
+
+
+def _mention(
+    diagnosis: Diagnosis, truth: Truth, component: ComponentRef, start: int, origin: bool
+) -> Mention:
+    foreign = _foreign(diagnosis, truth, start)
+    segment = _segment_of(diagnosis, start)
+    role: Role = segment.role if segment else "mentioned"
+    strong = bool(segment and segment.strong)
+    return Mention(component, start, role, foreign, origin and not foreign, strong)
+
+
+def _role(diagnosis: Diagnosis, at: int) -> Role:
+    segment = _segment_of(diagnosis, at)
+    return segment.role if segment else "mentioned"
+
+
+def _mark_lists(diagnosis: Diagnosis, mentions: list[Mention], truth: Truth) -> None:
+    """`frontend, cart, checkout, ad, currency, ...`: a list of (half or more of) everything the
+    application runs, bystanders included, blames none of them; four named culprits are blame."""
+    application = sum(1 for c in truth.catalog if c.namespace in truth.namespaces)
+    enough = max(LIST_OF_EVERYTHING, math.ceil(application / 2))
+    by_segment: dict[int, list[Mention]] = {}
+    for mention in mentions:
+        segment = _segment_of(diagnosis, mention.start)
+        if segment is not None:
+            by_segment.setdefault(id(segment), []).append(mention)
+    for group in by_segment.values():
+        distinct = {names.canonical(m.component.name) for m in group}
+        others = {names.canonical(m.component.name) for m in group if not m.origin}
+        if len(distinct) >= enough and len(others) >= 2 and _comma_list(diagnosis.low, group):
+            for mention in group:
+                mention.role = "listed"
+
+
+def _comma_list(low: str, group: list[Mention]) -> bool:
+    gaps = [low[a.start + len(_token_at(low, a.start)) : b.start] for a, b in pairwise(group)]
+    coordinated = sum(1 for gap in gaps if _COORDINATED.match(gap))
+    return coordinated >= LIST_OF_EVERYTHING - 1
+
+
+def _by_segment(diagnosis: Diagnosis, mentions: list[Mention]) -> dict[int, list[Mention]]:
+    """Mentions grouped by the segment (its id) that holds them, in order."""
+    grouped: dict[int, list[Mention]] = {}
+    for mention in mentions:
+        segment = _segment_of(diagnosis, mention.start)
+        if segment is not None:
+            grouped.setdefault(id(segment), []).append(mention)
+    return grouped
+
+
+def _segment_of(diagnosis: Diagnosis, at: int) -> Segment | None:
+    """The segment holding offset `at` (segments are sorted and disjoint: a binary search)."""
+    segments = diagnosis.segments
+    i = bisect.bisect_right(diagnosis.starts, at) - 1
+    if 0 <= i < len(segments) and segments[i].start <= at < segments[i].end:
+        return segments[i]
+    return None
+
+
+def _token_at(low: str, start: int) -> str:
+    match = re.match(r"[a-z0-9_-]+", low[start:])
+    return match.group(0) if match else ""
+
+
+def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
+    """Named in a namespace other than the truth's (stated beside it or in its clause)."""
+    if not truth.namespaces:
+        return False
+    known = {ns.lower() for ns in truth.namespaces}
+    token_end = start + len(_token_at(diagnosis.low, start))
+    beside = names.prefixed_namespace(diagnosis.low, start) or names.suffixed_namespace(
+        diagnosis.low, token_end
+    )
+    if beside:
+        return beside not in known
+    segment = _segment_of(diagnosis, start)
+    if segment is None:
+        return False
+    near = diagnosis.low[
+        max(segment.start, start - NAMESPACE_REACH) : min(segment.end, token_end + NAMESPACE_REACH)
+    ]
+    stated = names.stated_namespaces(near)
+    return bool(stated) and not stated & known
+
+
+def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]) -> list[Mention]:
+    """Components the catalog does not know, blamed by name (`deployment/nginx-proxy`)."""
+    found = []
+    known_starts = {m.start for m in known}
+    namespaces = {ns.lower() for ns in truth.namespaces}
+    for match in _CANDIDATE.finditer(diagnosis.low):
+        name = next(g for g in match.groups() if g)
+        start = match.start(match.lastindex or 0)
+        if start in known_starts or name in namespaces or ":" in name:
+            continue
+        ref = ComponentRef(name=name)
+        if any(names.find(name, c) for c in truth.catalog) or any(
+            same(ref, c) for c in truth.catalog
+        ):
+            continue
+        found.append(
+            Mention(ref, start, _role(diagnosis, start), _foreign(diagnosis, truth, start))
+        )
+    return found
+
+
+def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
+    """In a cause, only the subject and what is coordinated with it (`X and Y are
+    misconfigured`) is blamed; another component in it (`X's env var points to Y`, `Y's
+    client of X`) is context. Without an origin in the cause, a component after an object
+    preposition is context and any other is blamed."""
+    grouped = _by_segment(diagnosis, mentions)
+    for segment in diagnosis.segments:
+        if segment.role != "blamed":
+            continue
+        inside = [m for m in grouped.get(id(segment), []) if m.role == "blamed"]
+        if not inside:
+            continue
+        lead = diagnosis.low[segment.start : inside[0].start]
+        if _PRONOUN_SUBJECT.search(lead) and _OBJECT_BEFORE.search(lead):
+            _blame_the_referent(diagnosis, mentions, segment)
+            for mention in inside:
+                mention.role = "mentioned"
+            continue
+        if _all_targets(diagnosis, segment, inside):
+            for mention in inside:
+                mention.role = "mentioned"
+            continue
+        if any(m.origin for m in inside) and not _origin_only_as_object(diagnosis, inside):
+            _keep_origin_and_its_coordinates(diagnosis, inside)
+            continue
+        previous = inside[0]
+        for mention in inside[1:]:
+            gap = diagnosis.low[_end_of(diagnosis, previous) : mention.start]
+            joined = same(mention.component, previous.component) or _COORDINATED.match(gap)
+            if not joined and _OBJECT_BEFORE.search(gap):
+                mention.role = "mentioned"
+                continue
+            previous = mention
+
+
+def _all_targets(diagnosis: Diagnosis, segment: Segment, inside: list[Mention]) -> bool:
+    """`the init container waits for a legacy-config service`: every component in the cause is
+    what its unnamed subject points at; the cause is about the subject (see _blame_the_subject)."""
+    previous_end = segment.start
+    for mention in inside:
+        if not _TARGET_BEFORE.search(diagnosis.low[previous_end : mention.start]):
+            return False
+        previous_end = _end_of(diagnosis, mention)
+    return True
+
+
+def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
+    """`kube-proxy, which drops packets to checkout`: another component is the subject and the
+    origin only its object."""
+    first = inside[0]
+    if first.origin or not _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :]):
+        return False
+    segment = _segment_of(diagnosis, first.start)
+    if segment and _TARGET_BEFORE.search(diagnosis.low[segment.start : first.start]):
+        return False
+    previous_end = _end_of(diagnosis, first)
+    for mention in inside[1:]:
+        gap = diagnosis.low[previous_end : mention.start]
+        if mention.origin and not _OBJECT_BEFORE.search(gap):
+            return False
+        previous_end = _end_of(diagnosis, mention)
+    return True
+
+
+def _keep_origin_and_its_coordinates(diagnosis: Diagnosis, inside: list[Mention]) -> None:
+    """A cause naming the origin is about the right fault: the other components it names are
+    its context (`checkout's PRODUCT_CATALOG_ADDR points to product-catalog`), unless written
+    as co-culprits beside a blamed one (`frontend and cart are misconfigured`)."""
+    kept = [m for m in inside if m.origin]
+    for mention in inside:
+        if mention.origin:
+            continue
+        neighbours = [k for k in kept if k is not mention]
+        if any(_coordinated(diagnosis, mention, k) for k in neighbours):
+            kept.append(mention)
+        else:
+            mention.role = "mentioned"
+
+
+def _coordinated(diagnosis: Diagnosis, a: Mention, b: Mention) -> bool:
+    first, second = (a, b) if a.start < b.start else (b, a)
+    gap = diagnosis.low[_end_of(diagnosis, first) : second.start]
+    return bool(_COORDINATED.match(gap))
+
+
+def _end_of(diagnosis: Diagnosis, mention: Mention) -> int:
+    return mention.start + len(_token_at(diagnosis.low, mention.start))
+
+
+def _blame_the_referent(diagnosis: Diagnosis, mentions: list[Mention], segment: Segment) -> None:
+    """`its client for Y is misconfigured`: `its` is the previous sentence's subject."""
+    i = bisect.bisect_left([m.start for m in mentions], segment.start) - 1
+    while i >= 0 and mentions[i].role in {"exonerated", "listed"}:
+        i -= 1
+    if i < 0:
+        return
+    home = _segment_of(diagnosis, mentions[i].start)
+    while i > 0 and _segment_of(diagnosis, mentions[i - 1].start) is home:
+        i -= 1
+    mentions[i].role, mentions[i].strong = "blamed", segment.strong
+
+
+def _blame_the_subject(diagnosis: Diagnosis) -> None:
+    """`X fails to pull its image due to "pull access denied"`, `X requires TLS but its
+    certificate is invalid`: a cause naming no component is about the component its clause,
+    else its sentence, else the diagnosis is about."""
+    mentions = [
+        m for m in diagnosis.mentions if m.role not in {"exonerated", "listed"} and not m.foreign
+    ]
+    grouped = _by_segment(diagnosis, diagnosis.mentions)
+    located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
+    starts = [m.start for m in mentions]
+    for segment in diagnosis.segments:
+        if (
+            segment.role != "blamed"
+            or len(_WORDS.findall(diagnosis.low[segment.start : segment.end])) < 2
+        ):
+            continue
+        if any(m.role == "blamed" for m in grouped.get(id(segment), [])):
+            continue
+        text = diagnosis.low[segment.start : segment.end]
+        before = bisect.bisect_left(starts, segment.start)
+        referent = mentions[before - 1 : before] if before else []
+        same_clause = [
+            m
+            for m, s in located
+            if s and s.clause == segment.clause and s.role == "effect" and s.start < segment.start
+        ]
+        same_sentence = [
+            m
+            for m, s in located
+            if s and s.sentence == segment.sentence and m.start < segment.start
+        ][:1]
+        if _PRONOUN_SUBJECT.search(text) and referent:
+            chosen = referent
+        else:
+            topic = [] if any(m.role == "blamed" for m in mentions) else mentions[:1]
+            chosen = same_clause or same_sentence or topic
+        for mention in chosen:
+            if mention.role != "blamed" or segment.strong:
+                mention.strong = mention.strong or segment.strong
+            mention.role = "blamed"
+
+
+def _blame_the_failing(diagnosis: Diagnosis) -> None:
+    """Without any cause, a component said to fail is what the diagnosis presents as faulty."""
+    failing: dict[int, bool] = {}
+    for mention in diagnosis.mentions:
+        if mention.role not in {"mentioned", "effect"}:
+            continue
+        segment = _segment_of(diagnosis, mention.start)
+        if segment is None:
+            continue
+        if id(segment) not in failing:
+            failing[id(segment)] = bool(_FAILING.search(diagnosis.low, segment.start, segment.end))
+        if failing[id(segment)]:
+            mention.role = "blamed"
+
+
+def claimed_families(diagnosis: Diagnosis) -> tuple[set[str], set[str], set[str]]:
+    """(families, categories, generic groups) the diagnosis claims: what its causes say (`because
+    of a port problem` is a category, whatever else it mentions), else what it says at all."""
+    cause = diagnosis.cause_text
+    families = taxonomy.families_in(cause)
+    categories, generic = taxonomy.categories_in(cause), taxonomy.generic_groups_in(cause)
+    if families or categories or generic:
+        return families, categories, generic
+    text = diagnosis.claim_text
+    return (
+        taxonomy.families_in(text),
+        taxonomy.categories_in(text),
+        taxonomy.generic_groups_in(text),
+    )

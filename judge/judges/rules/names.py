@@ -1,0 +1,318 @@
+"""How people write a component's name, as one compiled pattern per component.
+
+`user-service` is also `user-svc`, `userservice`, `user service`, a pod `user-service-7d9f8-x2k1p`
+and `social-network/Deployment/user-service`; `mongodb-geo` is also `mongo-geo` and `geo-db`;
+`postgresql` is `postgres`; `valkey-cart` and `redis-cart` are one another. A name that is a
+common word (`rpc`, `basic`) or a namespace (`namespace/hotel-reservation`) is only recognised
+next to its kind (`the rpc ConfigMap`, `the hotel-reservation namespace`), and an origin that is
+every deployment (`*`) by a phrase that says so (`all deployments`, `every service`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ground_truth.models import ComponentRef
+
+_SUFFIX_WORDS = r"service|svc|srv|deployment|deploy|pods?|server|container|app|microservice|statefulset|daemonset"
+_POD_HASH = r"(?:-(?=[a-z]*\d)[a-z0-9]{1,10}){0,2}"
+_LEFT = r"(?<![a-z0-9_-])"
+_RIGHT = r"(?![a-z0-9_]|-[a-z])"
+# `profile databases` is mongodb-profile, not profile (unless the name is a store's own).
+_NOT_STORE_AFTER = r"(?!\s+(?:databases?|db|cache|mongo\w*|redis|memcached|datastore)\b)"
+STORE_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "mongodb": ("mongodb", "mongo"),
+    "mongo": ("mongodb", "mongo"),
+    "postgresql": ("postgresql", "postgres", "postgre"),
+    "postgres": ("postgresql", "postgres"),
+    "redis": ("redis", "valkey"),
+    "valkey": ("valkey", "redis"),
+    "memcached": ("memcached", "memcache"),
+}
+# Names that are ordinary words: recognised only beside their kind or in a qualified form.
+COMMON_WORDS = frozenset(
+    [
+        "all",
+        "rpc",
+        "basic",
+        "default",
+        "main",
+        "config",
+        "app",
+        "api",
+        "data",
+        "cache",
+        "system",
+        "network",
+        "cluster",
+        "node",
+        "web",
+        "server",
+        "service",
+        "storage",
+        "memory",
+        "auth",
+    ]
+)
+# Service names that are also English words (`rate`, `user`, `search`): a bare mention of one the
+# truth does not list counts unless it is part of a compound (`error rate`, `user requests`).
+SERVICE_WORDS = frozenset(
+    [
+        "ad",
+        "cart",
+        "rate",
+        "user",
+        "search",
+        "profile",
+        "quote",
+        "email",
+        "payment",
+        "shipping",
+        "accounting",
+        "currency",
+        "reservation",
+        "recommendation",
+        "text",
+        "media",
+        "url",
+        "post",
+        "home",
+        "checkout",
+    ]
+)
+_NOT_A_SERVICE_BEFORE = (
+    r"(?<!error )(?<!errors )(?<!success )(?<!failure )(?<!request )(?<!retry )(?<!hit )"
+    r"(?<!miss )(?<!drop )(?<!sample )(?<!end )(?<!high )(?<!low )(?<!the end )"
+)
+_NOT_A_SERVICE_AFTER = (
+    r"(?!\s+(?:limits?|limiting|limiter|names?|ids?|agents?|experience|input|interface|space|data"
+    r"|accounts?|traffic|sessions?|requests?|queries|page|pages|results?|engine|box|bar|logs?"
+    r"|paths?|flows?|actions?|operations?|ui|credentials?|roles?)\b)(?!-facing)"
+)
+KIND_WORDS: dict[str, str] = {
+    "configmap": r"config\s*map|configmap|config",
+    "namespace": r"namespace|ns",
+    "node": r"node|worker|host",
+    "secret": r"secret",
+    "cronjob": r"cron\s*job|cronjob",
+    "topic": r"topic",
+    "clusterrole": r"cluster\s*role|clusterrole",
+}
+_WILDCARD_KIND = {
+    "deployment": r"deployments|services|microservices|workloads|pods|components",
+    "node": r"nodes?|worker nodes?|kubelet",
+    "configmap": r"config\s*maps?|configmaps?",
+}
+
+
+def tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"[-_\s.]+", name.lower()) if t]
+
+
+_CANONICAL_STORE = {
+    "mongo": "mongodb",
+    "postgres": "postgresql",
+    "valkey": "redis",
+    "memcache": "memcached",
+}
+_DROPPED = {"service", "svc", "srv", "deployment", "deploy", "db", "database"}
+
+
+@lru_cache(maxsize=8192)
+def canonical(name: str) -> str:
+    """A key two spellings of one component share: `user-svc`/`userservice`/`user-service`."""
+    parts = [_CANONICAL_STORE.get(t, t) for t in tokens(name)]
+    while len(parts) > 1 and parts[-1] in _DROPPED:
+        if parts[-1] in {"db", "database"} and parts[0] not in STORE_SYNONYMS:
+            break
+        parts.pop()
+    joined = "".join(parts)
+    for suffix in ("service", "svc"):
+        if joined.endswith(suffix) and len(joined) > len(suffix):
+            joined = joined[: -len(suffix)]
+    return joined
+
+
+def _token_regex(token: str) -> str:
+    synonyms = STORE_SYNONYMS.get(token)
+    if synonyms:
+        return "(?:" + "|".join(re.escape(s) for s in synonyms) + ")"
+    return re.escape(token)
+
+
+def _body(parts: list[str]) -> str:
+    return r"[-_ .]?".join(_token_regex(p) for p in parts)
+
+
+def _variants(name: str) -> list[list[str]]:
+    """Token lists for one name: itself, without `-db`, a store name moved (`geo-db`), the first
+    label of a dotted name (`pod-policy` of `pod-policy.validation.k8s.io`), and the first two or
+    three words of a long one (`tidb-operator` of `tidb-operator-controller-manager`)."""
+    parts = tokens(name)
+    variants = [parts]
+    if "." in name and "-" in name.split(".")[0]:
+        variants.append(tokens(name.split(".")[0]))
+    if len(parts) >= 4:
+        variants.extend([parts[:2], parts[:3]])
+    if len(parts) > 2 and parts[-1] in {"db", "database"} and parts[0] in STORE_SYNONYMS:
+        variants.append(parts[:-1])
+    base = variants[-1]
+    if len(base) > 1 and base[0] in STORE_SYNONYMS:
+        variants.append([*base[1:], "db"])
+    return variants
+
+
+@lru_cache(maxsize=8192)
+def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[str]:
+    """The pattern for one name; `strict` asks a bare common word for a qualifier."""
+    parts = tokens(name)
+    if name in {"*", "all"} and kind.lower() == "node":
+        return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b|\bkubelet\b")
+    if name in {"*", "all"}:
+        words = _WILDCARD_KIND.get(kind.lower(), _WILDCARD_KIND["deployment"])
+        return re.compile(
+            rf"\b(?:all|every|each|across)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:{words})\b"
+            rf"|\b(?:{words})\s+(?:are|were)\s+all\b|\bcluster[- ]wide\b|\bevery\s+\w+\s+(?:{words})\b"
+        )
+    if not parts:
+        return re.compile(r"(?!x)x")
+    service_named = len(parts) > 1 and parts[-1] in {"service", "svc"}
+    alternatives = []
+    for variant in _variants(name):
+        if service_named and variant is not None and variant[-1] in {"service", "svc"}:
+            body = _body(variant[:-1]) + rf"[-_ ]?(?:service|svc|srv)(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
+        else:
+            body = _body(variant) + rf"(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
+        alternatives.append(body + _POD_HASH)
+    bare = "(?:" + "|".join(alternatives) + ")"
+    kind_low = kind.lower()
+    needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
+    if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
+        return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
+    if needs_kind and (strict or kind_low):
+        kind_words = KIND_WORDS.get(kind_low) or (
+            re.escape(kind_low) if kind_low else _SUFFIX_WORDS
+        )
+        quote = r"[`'\"]?"
+        return re.compile(
+            rf"(?:{kind_words})\s*(?:/|:|named|called)?\s*{quote}{_LEFT}{bare}{_RIGHT}"
+            rf"|{_LEFT}{bare}{_RIGHT}{quote}\s*(?:{kind_words})\b"
+            rf"|[`'\"]{bare}[`'\"]"
+        )
+    store = any(p in STORE_SYNONYMS or p in {"db", "database"} for p in parts)
+    return re.compile(_LEFT + bare + _RIGHT + ("" if store else _NOT_STORE_AFTER))
+
+
+def component_regexes(component: ComponentRef, strict: bool = False) -> list[re.Pattern[str]]:
+    kind = component.kind or ""
+    return [name_regex(n, kind, strict) for n in component.all_names()]
+
+
+def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
+    """Start offsets of every mention of `component` in lowercased text."""
+    starts: set[int] = set()
+    for pattern in component_regexes(component, strict):
+        starts.update(m.start() for m in pattern.finditer(text_lower))
+    return sorted(starts)
+
+
+def mentions(text: str, component: ComponentRef) -> bool:
+    return bool(find(text.lower(), component))
+
+
+# ---------------------------------------------------------------- namespaces stated in a text
+
+_NAMESPACE_STATED = re.compile(
+    r"\b(?:in|from|of|within|under)\s+(?:the\s+)?[`'\"]?([a-z0-9][a-z0-9-]*[a-z0-9])[`'\"]?\s+namespace\b"
+    r"|\bnamespace\s*(?:[:=]\s*[`'\"]?|\s[`'\"])([a-z0-9][a-z0-9-]*[a-z0-9])"
+    r"|\b(?:in|from|within)\s+(?:the\s+)?namespace\s+([a-z0-9][a-z0-9-]*[a-z0-9])"
+    r"|(?:^|\s)-n\s+([a-z0-9][a-z0-9-]*[a-z0-9])"
+    r"|(?<![\w/-])([a-z0-9][a-z0-9-]*[a-z0-9])/(?:deployments?|services?|pods?|statefulsets?|daemonsets?)/"
+)
+_NOT_NAMESPACES = frozenset(
+    {"the", "same", "this", "that", "a", "its", "their", "app", "application"}
+)
+
+
+def stated_namespaces(text_lower: str) -> set[str]:
+    """Namespaces a passage states explicitly (`in the staging namespace`, `-n staging`)."""
+    found = set()
+    for match in _NAMESPACE_STATED.finditer(text_lower):
+        name = next(g for g in match.groups() if g)
+        if name not in _NOT_NAMESPACES:
+            found.add(name)
+    return found
+
+
+def prefixed_namespace(text_lower: str, start: int) -> str | None:
+    """`staging/user-service`: a namespace written right before a mention."""
+    match = re.search(
+        r"(?<![\w./-])([a-z0-9][a-z0-9-]*[a-z0-9])/$", text_lower[max(0, start - 64) : start]
+    )
+    if not match:
+        return None
+    word = match.group(1)
+    return None if word in KIND_PREFIXES else word
+
+
+def suffixed_namespace(text_lower: str, end: int) -> str | None:
+    """`user-service.staging.svc`: a namespace in a DNS name right after a mention."""
+    match = re.match(r"\.([a-z0-9][a-z0-9-]*[a-z0-9])(?:\.svc)", text_lower[end : end + 80])
+    return match.group(1) if match else None
+
+
+KIND_PREFIXES = frozenset(
+    {
+        "deployment",
+        "deployments",
+        "deploy",
+        "service",
+        "services",
+        "svc",
+        "pod",
+        "pods",
+        "po",
+        "statefulset",
+        "sts",
+        "daemonset",
+        "ds",
+        "configmap",
+        "cm",
+        "secret",
+        "node",
+        "ingress",
+        "cronjob",
+        "job",
+        "namespace",
+        "ns",
+        "replicaset",
+        "rs",
+        "hpa",
+        "pvc",
+        "clusterrole",
+        "role",
+        "networkpolicy",
+    }
+)
+
+
+_VALUE_WORDS = re.compile(
+    r"(?:intended|value|default|expected|original|correct|earlier|later|instead of|host|address)"
+    r"\W{0,3}(?:\w+\W{1,3}){0,2}[`'\"]$"
+)
+
+
+def is_value_at(text_lower: str, start: int) -> bool:
+    r"""A name used as a value, not as the component: `product-catalog:8080`,
+    `cart.astronomy-shop.svc`, `http://cart`, `ADDR=cart`, `the intended value \`frontend\``."""
+    token = re.match(r"[\w./-]*", text_lower[start:])
+    end = start + (len(token.group(0)) if token else 0)
+    word = re.match(r"[a-z0-9_-]+", text_lower[start:])
+    word_end = start + (len(word.group(0)) if word else 0)
+    before = text_lower[max(0, start - 8) : start]
+    if re.match(r":\d", text_lower[word_end:]) or re.match(r":\d", text_lower[end:]):
+        return True
+    if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
+        return True
+    return bool(_VALUE_WORDS.search(text_lower[max(0, start - 40) : start]))
