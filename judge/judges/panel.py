@@ -13,14 +13,18 @@ from collections import Counter
 from typing import Any, Literal
 
 from ..judgment import DimensionVerdict, QuestionAnswer, Usage
-from .base import Judge, JudgeTask
+from .base import Judge, JudgeTask, ask, check_judge
 
 TieRule = Literal["unscored", "yes", "no"]
 PANEL_TIE = "panel tie"
 
 
 class PanelJudge:
+    """Several judges answer each task at once; each question's answer is their majority."""
+
     def __init__(self, members: list[Judge], tie: TieRule = "unscored", name: str = "panel"):
+        for index, member in enumerate(members):
+            check_judge(member, f"panel member {index + 1}")
         names = [m.name for m in members]
         if len(set(names)) != len(names):
             raise ValueError(f"panel members need distinct names, got {names}")
@@ -37,7 +41,7 @@ class PanelJudge:
         }
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
-        verdicts = await asyncio.gather(*(m.judge(task) for m in self.members))
+        verdicts = await asyncio.gather(*(ask(m, task) for m in self.members))
         members = {m.name: v for m, v in zip(self.members, verdicts, strict=True)}
         answers = [
             self._vote(qid, [v.answer_for(qid) for v in verdicts]) for qid in task.question_ids
