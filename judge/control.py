@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .limits import Cooldown, ErrorBudget, RateLimiter
 from .progress import RunStats
-from .results import RunStop
+from .results import RunStop, StopKind
 
 FATAL_KINDS = frozenset({"auth", "bad_request"})
 """Provider errors no retry can fix (401/403, 400/404/422): the run stops at the first one."""
@@ -83,7 +83,7 @@ class Gate:
 
     # ------------------------------------------------------------------ stopping
 
-    def stop(self, kind: str, message: str) -> None:
+    def stop(self, kind: StopKind, message: str) -> None:
         if self.stopped is None:
             self.stopped = RunStop(kind=kind, message=message)
             self._stop_event.set()

@@ -31,6 +31,7 @@ from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .errors import StorageError
 from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
+from .judges.base import ask
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
 from .limits import Cooldown, ErrorBudget, RateLimiter
@@ -334,7 +335,7 @@ class _Run:
             self._task_unit[id(task)] = index
             try:
                 verdict = checked_verdict(
-                    await self.wrapped.judge(task), task.question_ids, self.judge.name
+                    await ask(self.wrapped, task), task.question_ids, self.judge.name
                 )
             except asyncio.CancelledError:
                 return

@@ -58,10 +58,13 @@ class IncompleteCase(BaseModel):
     dimensions: list[str]
 
 
+StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+
+
 class RunStop(BaseModel):
     """Why a run stopped starting calls before every call was made."""
 
-    kind: Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+    kind: StopKind
     message: str
 
 

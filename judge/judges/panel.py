@@ -12,7 +12,7 @@ import asyncio
 from collections import Counter
 from typing import Any, Literal
 
-from ..judgment import DimensionVerdict, QuestionAnswer, Usage
+from ..judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
 from .base import Judge, JudgeTask, ask, check_judge
 
 TieRule = Literal["unscored", "yes", "no"]
@@ -71,11 +71,11 @@ class PanelJudge:
                 return QuestionAnswer(
                     question_id=qid, unscored_reason=f"{PANEL_TIE} ({dict(counts)})"
                 )
-            winner = "Yes" if self.tie == "yes" else "No"
+            winner: Answer | None = "Yes" if self.tie == "yes" else "No"
         else:
             winner = ranked[0][0]
         backing = [a for a in scored if a.answer == winner]
-        confidence = "High" if len(backing) == len(scored) else "Medium"
+        confidence: Confidence = "High" if len(backing) == len(scored) else "Medium"
         return QuestionAnswer(
             question_id=qid,
             answer=winner,
@@ -92,5 +92,5 @@ def _total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
     return Usage(
         prompt_tokens=sum(u.prompt_tokens or 0 for u in usages),
         completion_tokens=sum(u.completion_tokens or 0 for u in usages),
-        cost_usd=None if any(c is None for c in costs) else sum(costs),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
     )

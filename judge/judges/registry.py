@@ -94,7 +94,7 @@ def _by_name(name: str) -> JudgeFactory | None:
                 f"judge {name!r}: cannot load entry point {entry.value} "
                 f"({ENTRY_POINT_GROUP}): {type(exc).__name__}: {exc}"
             ) from exc
-        return factory  # type: ignore[no-any-return]
+        return factory
     return None
 
 
@@ -110,4 +110,4 @@ def _load_attribute(model: str) -> JudgeFactory:
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise ValueError(f"judge {model!r}: {module_name} has no class or function {attribute}")
-    return factory  # type: ignore[no-any-return]
+    return factory
