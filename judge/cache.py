@@ -42,6 +42,7 @@ class LeafCall:
 
 
 def is_cacheable(judge: Judge) -> bool:
+    """Whether the store keeps this judge's answers (it implements `Cacheable`)."""
     return isinstance(judge, Cacheable)
 
 
@@ -53,6 +54,7 @@ def leaves(judge: Judge) -> list[Judge]:
 
 
 def case_ref(task: JudgeTask) -> CaseRef:
+    """The (incident, trial, dimension) a call is about, as the store records it."""
     return CaseRef(task.submission.incident_id, task.submission.trial, task.dimension.id)
 
 

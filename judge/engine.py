@@ -55,6 +55,7 @@ T = TypeVar("T")
 
 
 def tool_version() -> str:
+    """The installed distribution's version, recorded in every result."""
     try:
         return version("diagnosis-judge")
     except PackageNotFoundError:

@@ -33,6 +33,7 @@ class PanelJudge:
         self.name = name
 
     def describe(self) -> dict[str, Any]:
+        """The tie rule and each member's own description."""
         return {
             "name": "panel",
             "model": None,
@@ -41,6 +42,7 @@ class PanelJudge:
         }
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        """Every member's verdict at once, then each question's majority."""
         verdicts = await asyncio.gather(*(ask(m, task) for m in self.members))
         members = {m.name: v for m, v in zip(self.members, verdicts, strict=True)}
         answers = [
