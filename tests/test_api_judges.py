@@ -279,3 +279,14 @@ def test_the_cli_loads_a_judge_by_module_class_and_by_entry_point(
     err = capsys.readouterr().err
     assert "--judge-model" in err and "cannot import nowhere.mod" in err
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_the_judge_protocols_docstring_example_runs(one_incident) -> None:
+    example = Judge.__doc__.split("::\n", 1)[1]  # type: ignore[union-attr]
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(example), namespace)
+    judge = namespace["OriginJudge"]()
+    assert isinstance(judge, Judge)
+    result = evaluate(*one_incident, judge=judge)
+    assert {j.judge for j in result.judgments} == {"origin"}
+    assert all(j.answer is not None for j in result.judgments)

@@ -62,26 +62,25 @@ class Judge(Protocol):
     The engine checks a judge when it is built (`make_judge`, `evaluate`, a panel), so a judge
     without `describe()` or `judge()` fails at once with a `TypeError`, before any call.
 
-    A complete judge, usable as `evaluate(specs, submissions, judge=KeywordJudge())` or from
-    the CLI once registered (`register_judge("keyword", KeywordJudge)`, then
-    `judge eval --judge-model keyword ...`)::
+    A complete judge, usable as `evaluate(specs, submissions, judge=OriginJudge())`, or from
+    the CLI once registered (`register_judge("origin", OriginJudge)`, then
+    `judge eval --judge-model origin ...`)::
 
         from judge import DimensionVerdict, JudgeTask, QuestionAnswer
 
-        class KeywordJudge:
-            name = "keyword"
+        class OriginJudge:
+            name = "origin"
 
             def describe(self) -> dict:
-                return {"name": "keyword", "model": None, "params": {}}
+                return {"name": "origin", "model": None, "params": {}}
 
             def judge(self, task: JudgeTask) -> DimensionVerdict:
                 text = task.submission.diagnosis.lower()
-                found = task.spec.fault_origin.name.lower() in text
+                named = [c.name for c in task.spec.fault_origin if c.name.lower() in text]
+                answer = "Yes" if named else "No"
                 return DimensionVerdict(answers=[
-                    QuestionAnswer(question_id=qid, answer="Yes" if found else "No",
-                                   evidence=task.spec.fault_origin.name if found else "",
-                                   confidence="Low")
-                    for qid in task.question_ids
+                    QuestionAnswer(question_id=q, answer=answer, evidence=", ".join(named))
+                    for q in task.question_ids
                 ])
     """
 
