@@ -151,3 +151,17 @@ def test_a_sample_without_a_usable_spec_is_an_error_naming_sample_and_field(tmp_
     assert "sample 's1': metadata['incident_spec'] is not a usable incident spec: ground_truth" in (
         log.error.message
     )
+
+
+def test_a_failing_grader_leaves_questions_unscored_with_the_error(tmp_path) -> None:
+    class RateLimitError(Exception):
+        """Named like the providers' own: classified as a rate limit."""
+
+    def fail(_: str) -> str:
+        raise RateLimitError("slow down")
+
+    log = run(one_sample_task(), mock(fail), tmp_path)
+    score = next(iter(log.samples[0].scores.values()))
+    assert math.isnan(score.value) and score.metadata["answers"] == {}
+    reasons = set(score.metadata["unscored"].values())
+    assert reasons == {"inspect:mockllm/model failed: RateLimitError: slow down"}

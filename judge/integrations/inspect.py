@@ -59,7 +59,7 @@ from ground_truth.models import IncidentSpec, Submission
 
 from ..engine import evaluate_submission_async
 from ..judges import Judge, JudgeTask, check_judge, make_judge
-from ..judges.llm import UnparseableReply, parse_reply
+from ..judges.llm import UnparseableReply, error_kind, parse_reply
 from ..judgment import DimensionVerdict, Usage, unscored
 from ..rubric import Rubric, load_rubric
 from ..scoring import CaseResult
@@ -99,7 +99,8 @@ class InspectModelJudge:
                 output = await self.model.generate(messages, config=self.config)
             except Exception as exc:  # Inspect has retried already; unscored, never No
                 reason = f"{self.name} failed: {type(exc).__name__}: {exc}"
-                return _with_usage(unscored(task.question_ids, reason, "provider", attempt), usage)
+                verdict = unscored(task.question_ids, reason, error_kind(exc), attempt)
+                return _with_usage(verdict, usage)
             if output.usage is not None:
                 usage.prompt_tokens = (usage.prompt_tokens or 0) + output.usage.input_tokens
                 usage.completion_tokens = (
@@ -107,7 +108,7 @@ class InspectModelJudge:
                 ) + output.usage.output_tokens
             if output.error:
                 reason = f"{self.name} failed: {output.error}"
-                return _with_usage(unscored(task.question_ids, reason, "provider", attempt), usage)
+                return _with_usage(unscored(task.question_ids, reason, "error", attempt), usage)
             try:
                 answers = parse_reply(output.completion, task.question_ids)
             except UnparseableReply as exc:
