@@ -4,6 +4,7 @@ entry point or `module:Class`, with its capabilities (store, gate) taken from na
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 import threading
 from pathlib import Path
@@ -268,12 +269,18 @@ def test_the_cli_loads_a_judge_by_module_class_and_by_entry_point(
 
     monkeypatch.syspath_prepend(str(write_plugin(tmp_path)))
     gt = EXAMPLE / "ground_truth" / "incorrect_image.yaml"
-    for model in ("plugin_judges:PluginJudge", "plugged:ARGS"):
-        result = tmp_path / f"{model.split(':')[0]}.json"
-        argv = ["eval", "--ground-truth", str(gt), "--outputs", str(EXAMPLE / "outputs")]
+    argv = ["eval", "--ground-truth", str(gt), "--outputs", str(EXAMPLE / "outputs")]
+    for model, name in (
+        ("plugin_judges:PluginJudge", "plugin"),  # sync, by module:Class
+        ("plugged:ARGS", "plugin"),  # sync, by entry point
+        ("test_api_judges:AsyncJudge", "async"),  # async, by module:Class
+    ):
+        result = tmp_path / "result.json"
         code = main([*argv, "--result-file", str(result), "--judge-model", model, "--json"])
         assert code == 0, capsys.readouterr().err
-        assert '"plugin"' in result.read_text()
+        data = json.loads(result.read_text())
+        assert data["config"]["judge"]["name"] == name
+        assert len(data["judgments"]) == 27 and all(j["answer"] for j in data["judgments"])
     bad = ["--result-file", str(tmp_path / "bad.json"), "--judge-model", "nowhere.mod:Judge"]
     assert main([*argv, *bad]) == 2
     err = capsys.readouterr().err
