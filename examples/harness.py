@@ -6,6 +6,9 @@ bundled example set:
 
     python examples/harness.py                      # the offline rules judge
     JUDGE_MODEL=openai/gpt-4o-mini python examples/harness.py
+
+An async harness awaits `evaluate_submission_async(...)` with the same arguments instead; the
+plain call also works inside a running event loop (a notebook), in a worker thread of its own.
 """
 
 from __future__ import annotations

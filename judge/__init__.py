@@ -7,6 +7,9 @@ The Python API for harnesses::
 
     case = evaluate_submission(spec, submission)            # rules judge, sregym-v3
     case.composite, case.passed, case.judgments              # every question's answer
+
+From async code: `await evaluate_submission_async(...)`, `await evaluate_async(...)`.
+Your own judge: see `help(judge.Judge)` and `register_judge`.
 """
 
 from __future__ import annotations
@@ -22,9 +25,19 @@ _EXPORTS = {
         "evaluate",
         "evaluate_async",
         "evaluate_submission",
+        "evaluate_submission_async",
         "render_prompts",
     ],
-    "judge.judges": ["Judge", "JudgeTask", "RulesJudge", "make_judge"],
+    "judge.judges": [
+        "Cacheable",
+        "Gated",
+        "Judge",
+        "JudgeTask",
+        "RequestGate",
+        "RulesJudge",
+        "make_judge",
+        "register_judge",
+    ],
     "judge.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
     "judge.prompts": ["PromptRenderer"],
     "judge.results": ["EvalResult", "load_result", "write_result"],
@@ -34,22 +47,26 @@ _EXPORTS = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
+    "Cacheable",
     "CaseResult",
     "DimensionVerdict",
     "EvalOptions",
     "EvalResult",
+    "Gated",
     "IncidentSpec",
     "Judge",
     "JudgeTask",
     "Judgment",
     "PromptRenderer",
     "QuestionAnswer",
+    "RequestGate",
     "Rubric",
     "RulesJudge",
     "Submission",
     "evaluate",
     "evaluate_async",
     "evaluate_submission",
+    "evaluate_submission_async",
     "load_result",
     "load_rubric",
     "load_specs",
@@ -57,6 +74,7 @@ __all__ = [
     "make_judge",
     "pass_at_k",
     "pass_hat_k",
+    "register_judge",
     "render_prompts",
     "write_result",
 ]
@@ -64,8 +82,24 @@ __all__ = [
 if TYPE_CHECKING:
     from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 
-    from .engine import EvalOptions, evaluate, evaluate_async, evaluate_submission, render_prompts
-    from .judges import Judge, JudgeTask, RulesJudge, make_judge
+    from .engine import (
+        EvalOptions,
+        evaluate,
+        evaluate_async,
+        evaluate_submission,
+        evaluate_submission_async,
+        render_prompts,
+    )
+    from .judges import (
+        Cacheable,
+        Gated,
+        Judge,
+        JudgeTask,
+        RequestGate,
+        RulesJudge,
+        make_judge,
+        register_judge,
+    )
     from .judgment import DimensionVerdict, Judgment, QuestionAnswer
     from .prompts import PromptRenderer
     from .results import EvalResult, load_result, write_result

@@ -1,10 +1,11 @@
 """Each leaf judge's calls go through here: answered from the store when it holds them,
 recorded when they finish, and reported to the run either way.
 
-A judge is cacheable when it has `cache_identity()` (the `llm` judge). The rules judge is not
-cached: it answers in about the time a store lookup and commit take (see benchmarks/README.md),
-and replaying a rules run is simply running it again. A panel's members are wrapped one by
-one, so each member's calls are cached under its own name (`llm:m#1`, `llm:m#2`, ...).
+A judge is cacheable when it implements `Cacheable` (`cache_identity()`; the `llm` judge).
+The rules judge is not cached: it answers in about the time a store lookup and commit take
+(see benchmarks/README.md), and replaying a rules run is simply running it again. A panel's
+members are wrapped one by one, so each member's calls are cached under its own name
+(`llm:m#1`, `llm:m#2`, ...).
 """
 
 from __future__ import annotations
@@ -12,24 +13,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from .control import RunStopped
-from .judges.base import Judge, JudgeTask
+from .judges.base import Cacheable, Judge, JudgeTask, ask
+from .judges.panel import PanelJudge
 from .judgment import DimensionVerdict, unscored
 from .rubric import Dimension, content_hash
 from .store import CaseRef, KeyParts, Store, short_hash
 from .validation import checked_verdict, judge_error_verdict
 
 NOT_JUDGED = "not_judged"
-
-
-class Cacheable(Protocol):
-    name: str
-
-    def cache_identity(self) -> dict[str, Any]:
-        """`model`, `params` (only those that change answers; never a key) and `schema`."""
-        ...
 
 
 @dataclass
@@ -47,18 +41,20 @@ class LeafCall:
     own; its usage and attempts are counted once, on that call)."""
 
 
-def is_cacheable(judge: Any) -> bool:
-    return callable(getattr(judge, "cache_identity", None))
+def is_cacheable(judge: Judge) -> bool:
+    """Whether the store keeps this judge's answers (it implements `Cacheable`)."""
+    return isinstance(judge, Cacheable)
 
 
 def leaves(judge: Judge) -> list[Judge]:
-    members = getattr(judge, "members", None)
-    if not members:
+    """The judges that answer: a panel's members (at any depth), or the judge itself."""
+    if not isinstance(judge, PanelJudge):
         return [judge]
-    return [leaf for m in members for leaf in leaves(m)]
+    return [leaf for m in judge.members for leaf in leaves(m)]
 
 
 def case_ref(task: JudgeTask) -> CaseRef:
+    """The (incident, trial, dimension) a call is about, as the store records it."""
     return CaseRef(task.submission.incident_id, task.submission.trial, task.dimension.id)
 
 
@@ -115,7 +111,9 @@ class RecordedJudge:
         self.sink = sink
         self.store = store if store is not None and is_cacheable(inner) else None
         self.refresh = refresh
-        self.keys = KeyMaker(inner) if self.store is not None else None  # type: ignore[arg-type]
+        self.keys = (
+            KeyMaker(inner) if self.store is not None and isinstance(inner, Cacheable) else None
+        )
         if self.store is not None and self.keys is not None:
             self.store.remember_params(self.keys.params_hash, self.keys.params)
         self._in_flight: dict[str, asyncio.Future[DimensionVerdict]] = {}
@@ -153,7 +151,7 @@ class RecordedJudge:
         self, task: JudgeTask, parts: KeyParts | None = None, miss: str | None = None
     ) -> DimensionVerdict:
         try:
-            verdict = await self.inner.judge(task)
+            verdict = await ask(self.inner, task)
         except RunStopped as stop:
             return self._not_judged(task, f"not judged: {stop}")
         except asyncio.CancelledError:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .limits import Cooldown, ErrorBudget, RateLimiter
 from .progress import RunStats
-from .results import RunStop
+from .results import RunStop, StopKind
 
 FATAL_KINDS = frozenset({"auth", "bad_request"})
 """Provider errors no retry can fix (401/403, 400/404/422): the run stops at the first one."""
@@ -28,11 +28,14 @@ class RunStopped(Exception):
 
 
 class PauseFile:
+    """`--pause-file`: while the file exists no request starts (checked every `poll` s)."""
+
     def __init__(self, path: str | Path, poll: float = 0.2):
         self.path = Path(path)
         self.poll = poll
 
     def active(self) -> bool:
+        """Whether the run is paused now."""
         return self.path.exists()
 
 
@@ -59,6 +62,9 @@ class NullGate:
 
 
 class Gate:
+    """The run's gate: pause, cooldown, rate limits, concurrency, budgets and stop, shared by
+    every leaf judge of a run (see the module docstring)."""
+
     def __init__(
         self,
         max_concurrent: int = 5,
@@ -83,7 +89,8 @@ class Gate:
 
     # ------------------------------------------------------------------ stopping
 
-    def stop(self, kind: str, message: str) -> None:
+    def stop(self, kind: StopKind, message: str) -> None:
+        """Start no more requests (the first reason is the one recorded)."""
         if self.stopped is None:
             self.stopped = RunStop(kind=kind, message=message)
             self._stop_event.set()
@@ -105,6 +112,8 @@ class Gate:
 
     @asynccontextmanager
     async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
+        """Hold while one request is in flight; waits for pause, cooldown and rate limits first
+        and raises `RunStopped` once the run has stopped."""
         self._check()
         async with self._slots:
             await self._wait_paused()
@@ -142,6 +151,7 @@ class Gate:
     def succeeded(
         self, estimated: int, prompt: int | None, completion: int | None, cost: float | None
     ) -> None:
+        """A request answered: settle the token estimate, count usage and cost, check the budget."""
         if self.cooldown is not None:
             self.cooldown.success()
         if self.limiter is not None:
@@ -151,6 +161,7 @@ class Gate:
         self._check_cost()
 
     def failed(self, kind: str, message: str, retry_after: float | None) -> None:
+        """A request failed: fatal kinds stop the run, others feed the cooldown and Retry-After."""
         self.stats.failed_requests[kind] += 1
         if kind in FATAL_KINDS:
             self.stop("provider", message)
@@ -166,6 +177,7 @@ class Gate:
             )
 
     def retrying(self) -> None:
+        """A request is about to be sent again."""
         self.stats.retries += 1
 
     def call_finished(self, error_kind: str | None) -> None:
@@ -230,6 +242,7 @@ class SignalLatch:
         self._previous = {}
 
     def defer(self) -> None:
+        """From now on a signal is only recorded; the run's `SignalStop` acts on it."""
         self.deferring = True
 
     def _handle(self, signum: int, frame: object) -> None:
@@ -266,6 +279,7 @@ class SignalStop:
         self._previous: dict[signal.Signals, object] = {}
 
     def install(self) -> SignalStop:
+        """Put the handlers in place on the running loop (where it can: the main thread)."""
         self._loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
             try:
@@ -292,6 +306,7 @@ class SignalStop:
             self.cancel()
 
     def remove(self) -> None:
+        """Put back the handlers that were there before `install()`."""
         if self._timer is not None:
             self._timer.cancel()
         if self._loop is not None:

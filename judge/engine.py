@@ -1,6 +1,8 @@
 """The evaluation loop: for every (submission, dimension) render a prompt, ask the judge, score.
 
-This is the Python API harnesses call (`evaluate`, `evaluate_submission`); the CLI is a thin
+This is the Python API harnesses call: `evaluate` and `evaluate_submission` from plain code
+(a script, or a notebook whose event loop is running: the run then gets a thread and a loop of
+its own), `evaluate_async` and `evaluate_submission_async` from async code. The CLI is a thin
 layer over it.
 
 A run is reliable and resumable: each leaf judge's call goes through the store when one is
@@ -13,6 +15,7 @@ incomplete, in which the cases nobody judged are listed and their questions are 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -27,7 +30,8 @@ from ground_truth.models import IncidentSpec, Submission
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .errors import StorageError
-from .judges import Judge, JudgeTask, PanelJudge, make_judge
+from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
+from .judges.base import ask
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
 from .limits import Cooldown, ErrorBudget, RateLimiter
@@ -51,6 +55,7 @@ T = TypeVar("T")
 
 
 def tool_version() -> str:
+    """The installed distribution's version, recorded in every result."""
     try:
         return version("diagnosis-judge")
     except PackageNotFoundError:
@@ -245,9 +250,8 @@ class _Run:
             self.options.note(message)
 
     def _wrap(self, judge: Judge) -> Judge:
-        members = getattr(judge, "members", None)
-        if members and isinstance(judge, PanelJudge):
-            return PanelJudge([self._wrap(m) for m in members], judge.tie, judge.name)
+        if isinstance(judge, PanelJudge):
+            return PanelJudge([self._wrap(m) for m in judge.members], judge.tie, judge.name)
         return RecordedJudge(judge, self._record, self.store, self.options.refresh)
 
     def _record(self, call: LeafCall) -> None:
@@ -290,7 +294,7 @@ class _Run:
     async def run(self) -> None:
         self._plan()
         for leaf in self.leaves:
-            if hasattr(leaf, "gate"):
+            if isinstance(leaf, Gated):
                 leaf.gate = self.gate
         self.reporter.start()
         queue = iter(enumerate(self.units))
@@ -312,7 +316,7 @@ class _Run:
             if stopper is not None:
                 stopper.remove()
             for leaf in self.leaves:
-                if getattr(leaf, "gate", None) is self.gate:
+                if isinstance(leaf, Gated) and leaf.gate is self.gate:
                     leaf.gate = NullGate()
             self.reporter.stop()
             if self._owns_store and self.store is not None:
@@ -332,7 +336,7 @@ class _Run:
             self._task_unit[id(task)] = index
             try:
                 verdict = checked_verdict(
-                    await self.wrapped.judge(task), task.question_ids, self.judge.name
+                    await ask(self.wrapped, task), task.question_ids, self.judge.name
                 )
             except asyncio.CancelledError:
                 return
@@ -436,12 +440,30 @@ def _error_budget(value: ErrorBudget | str | None) -> ErrorBudget | None:
 async def evaluate_async(
     specs: list[IncidentSpec],
     submissions: list[Submission],
-    rubric: Rubric,
-    judge: Judge,
+    rubric: Rubric | str | Path | None = None,
+    judge: Judge | None = None,
     renderer: PromptRenderer | None = None,
     options: EvalOptions | None = None,
     config: dict[str, Any] | None = None,
 ) -> EvalResult:
+    """Score every submission against its spec, from async code (`await evaluate_async(...)`).
+
+    - `specs`, `submissions`: each submission is matched to the spec with its incident id;
+      a submission with no spec is an orphan and a spec with none is missing (both counted
+      in the result, neither scored).
+    - `rubric`: a `Rubric`, a shipped rubric's name (`"sregym-v3"`, the default) or a YAML
+      path.
+    - `judge`: any `Judge` (default: the offline rules judge); checked before the first call.
+    - `renderer`: the prompt templates (default: the shipped ones).
+    - `options`: concurrency, store, limits, budgets, signals (`EvalOptions`).
+    - `config`: extra entries for the result's `config` block.
+
+    Returns the whole `EvalResult` (cases, per-incident and overall scores, every judgment,
+    every call). Provider failures leave questions unscored, counted in the result, never No.
+    Raises `TypeError` for a judge that is not a `Judge`, `InputError` for a rubric that
+    cannot be loaded.
+    """
+    rubric, judge = _resolve(rubric, judge)
     options = options or EvalOptions()
     renderer = renderer or PromptRenderer()
     if options.dimensions:
@@ -459,7 +481,7 @@ async def evaluate_async(
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
     overall.n_failed_questions = _failed_questions(done)
-    usage = run.usage() if any(is_cacheable(leaf) for leaf in run.leaves) else None
+    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
     member_judgments = _member_judgments(done)
     attempt_errors = run.attempt_errors(calls)
     del done
@@ -492,6 +514,11 @@ async def evaluate_async(
             for o in matching.orphans
         ],
     )
+
+
+def _metered(judge: Judge) -> bool:
+    """Whether the result gets a `usage` block: the judge makes calls worth counting."""
+    return is_cacheable(judge) or isinstance(judge, Gated)
 
 
 def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
@@ -581,7 +608,7 @@ def _config(
 def _resolve(rubric: Rubric | str | Path | None, judge: Judge | None) -> tuple[Rubric, Judge]:
     if not isinstance(rubric, Rubric):
         rubric = load_rubric(rubric) if rubric is not None else load_rubric()
-    return rubric, judge or make_judge()
+    return rubric, check_judge(judge) if judge is not None else make_judge()
 
 
 def evaluate(
@@ -592,8 +619,13 @@ def evaluate(
     renderer: PromptRenderer | None = None,
     options: EvalOptions | None = None,
 ) -> EvalResult:
-    """Score every submission against its spec. Defaults: the `sregym-v3` rubric, the rules judge."""
-    rubric, judge = _resolve(rubric, judge)
+    """Score every submission against its spec; `evaluate_async` without `await`.
+
+    Defaults: the `sregym-v3` rubric, the rules judge. Works from a script and inside a
+    running event loop (Jupyter), where the run gets a worker thread and a loop of its own;
+    async code should `await evaluate_async(...)` instead, which does not block its loop.
+    """
+    rubric, judge = _resolve(rubric, judge)  # a bad judge fails here, in the caller's thread
     return run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options))
 
 
@@ -610,7 +642,13 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     async def main() -> None:
         box.append(await coroutine)
 
-    asyncio.run(main())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(main())
+    else:  # a notebook's loop is running in this thread: run ours in another one
+        with concurrent.futures.ThreadPoolExecutor(1, "diagnosis-judge") as worker:
+            worker.submit(asyncio.run, main()).result()
     return box[0]
 
 
@@ -620,8 +658,27 @@ def evaluate_submission(
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
     renderer: PromptRenderer | None = None,
+    options: EvalOptions | None = None,
 ) -> CaseResult:
-    """Score one submission; the result holds every question's answer (`case.judgments`)."""
+    """Score one submission; the result holds every question's answer (`case.judgments`).
+
+    The submission is scored against `spec` whatever incident id it carries. Works from a
+    script and inside a running event loop, like `evaluate`.
+    """
+    rubric, judge = _resolve(rubric, judge)
+    return run_sync(evaluate_submission_async(spec, submission, rubric, judge, renderer, options))
+
+
+async def evaluate_submission_async(
+    spec: IncidentSpec,
+    submission: Submission,
+    rubric: Rubric | str | Path | None = None,
+    judge: Judge | None = None,
+    renderer: PromptRenderer | None = None,
+    options: EvalOptions | None = None,
+) -> CaseResult:
+    """`evaluate_submission` for async code: `case = await evaluate_submission_async(...)`."""
     if submission.incident_id != spec.id:
         submission = submission.model_copy(update={"incident_id": spec.id})
-    return evaluate([spec], [submission], rubric, judge, renderer).cases[0]
+    result = await evaluate_async([spec], [submission], rubric, judge, renderer, options)
+    return result.cases[0]

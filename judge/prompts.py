@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import cast
 
 import jinja2
 from pydantic import BaseModel
@@ -60,7 +61,7 @@ class PromptRenderer:
 
     def _fingerprint(self) -> str:
         sources = [
-            self.env.loader.get_source(self.env, n)[0]
+            cast(jinja2.BaseLoader, self.env.loader).get_source(self.env, n)[0]
             for n in (SYSTEM_TEMPLATE, DIMENSION_TEMPLATE)
         ]
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]
@@ -80,7 +81,7 @@ class PromptRenderer:
             raise InputError(
                 where,
                 f"template error: {exc}",
-                field=getattr(exc, "lineno", None) and f"line {exc.lineno}",
+                field=(lineno := getattr(exc, "lineno", None)) and f"line {lineno}",
             ) from None
         messages = [
             {"role": "system", "content": system.strip()},

@@ -58,10 +58,13 @@ class IncompleteCase(BaseModel):
     dimensions: list[str]
 
 
+StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+
+
 class RunStop(BaseModel):
     """Why a run stopped starting calls before every call was made."""
 
-    kind: Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+    kind: StopKind
     message: str
 
 
@@ -86,6 +89,9 @@ class Orphan(BaseModel):
 
 
 class EvalResult(BaseModel):
+    """A run's result file: config, overall/per-incident/per-case scores, every judgment and call,
+    errors, usage, and whether the run is complete (`judge schema result` prints the schema)."""
+
     schema_version: str = SCHEMA_VERSION
     created_at: str
     tool_version: str
@@ -144,10 +150,12 @@ def write_json_atomic(path: str | Path, data: str) -> None:
 
 
 def write_result(result: EvalResult, path: str | Path) -> None:
+    """Write the result file atomically: a crash leaves the old file or the new one, whole."""
     write_json_atomic(path, result.model_dump_json(indent=2))
 
 
 def load_result(path: str | Path) -> EvalResult:
+    """Read a result file; a bad one is an `InputError` naming the file and the field."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

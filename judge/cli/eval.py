@@ -34,7 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--judge-model",
         action="append",
         help="litellm model string (env JUDGE_MODEL); repeat for a majority-vote panel; "
-        "'rules' or unset: the offline rules judge",
+        "'rules' or unset: the offline rules judge; 'replay:STORE'; a judge of your own: "
+        "NAME[:ARGS] (registered, or an entry point in group diagnosis_judge.judges) "
+        "or package.module:Class (importable, e.g. on PYTHONPATH)",
     )
     p.add_argument(
         "--tie",
@@ -248,7 +250,12 @@ def _make_judge(args):
             "timeout": args.timeout,
             "max_retries": args.max_retries,
         }
-    return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
+    try:
+        return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
+    except (TypeError, ValueError) as exc:
+        from ground_truth.errors import InputError
+
+        raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
 
 
 def _api_key(args) -> str | None:

@@ -29,7 +29,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
     specs, submissions, found = load_inputs(args.ground_truth, args.outputs, args.format)
     print_warnings(found)
-    matching = match_submissions(specs, submissions)
+    matching = match_submissions(specs, submissions or [])  # --outputs is required
     section = resolution_section(matching.pairs)
     if section is None:
         raise InputError(

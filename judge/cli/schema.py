@@ -15,16 +15,18 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from pydantic import BaseModel
+
     from ground_truth.models import IncidentSpec, Submission
 
     from ..results import EvalResult
     from ..rubric import Rubric
 
-    model = {
+    models: dict[str, type[BaseModel]] = {
         "spec": IncidentSpec,
         "submission": Submission,
         "result": EvalResult,
         "rubric": Rubric,
-    }[args.kind]
-    print(json.dumps(model.model_json_schema(), indent=2))
+    }
+    print(json.dumps(models[args.kind].model_json_schema(), indent=2))
     return EXIT_OK

@@ -1,18 +1,34 @@
-"""Judges: `rules` (offline, the default), `llm` (any litellm model), `panel` (majority vote)."""
+"""Judges: `rules` (offline, the default), `llm` (any litellm model), `panel` (majority vote),
+`replay` (a stored run), and any judge registered by name, entry point or `module:Class`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import Judge, JudgeTask
+from .base import Cacheable, Gated, Judge, JudgeTask, RequestGate, check_judge
 from .panel import PanelJudge, TieRule
+from .registry import ENTRY_POINT_GROUP, find_judge, register_judge, registered_judges
 from .rules import RulesJudge
 
 
 def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
-    """The `llm` judge for a model string, else the offline `rules` judge."""
+    """The judge a model string names.
+
+    - None or `rules`: the offline rules judge;
+    - `NAME` / `NAME:ARGS`: a judge registered with `register_judge` or declared under the
+      entry-point group `diagnosis_judge.judges`; `package.module:Class`: any judge class;
+      these are built from `ARGS` alone (see `judge.judges.registry`);
+    - anything else: the `llm` judge for that litellm model string, with `llm_options`
+      (`api_base`, `api_key`, `temperature`, `seed`, `timeout`, `max_retries`, ...).
+
+    Raises `TypeError` when what a name builds is not a `Judge`, `ValueError` when it
+    cannot be loaded.
+    """
     if not model or model == "rules":
         return RulesJudge()
+    found = find_judge(model)
+    if found is not None:
+        return found
     from .llm import LLMJudge
 
     return LLMJudge(model, **llm_options)
@@ -26,22 +42,40 @@ def build_judge(
     `repeat=K` asks each model K times (seeds `seed`, `seed+1`, ...; members named `name#1`,
     `name#2`, ...), which is how `judge agreement` measures a judge's self-consistency.
     """
-    models = models or [None]
+    names: list[str | None] = list(models) if models else [None]
     if repeat <= 1:
-        members = [make_judge(m, **llm_options) for m in models]
+        members = [make_judge(m, **llm_options) for m in names]
     else:
-        members = [_repetition(m, i, llm_options) for m in models for i in range(repeat)]
+        members = [_repetition(m, i, llm_options) for m in names for i in range(repeat)]
     return members[0] if len(members) == 1 else PanelJudge(members, tie)
 
 
 def _repetition(model: str | None, index: int, llm_options: dict[str, Any]) -> Judge:
+    from .llm import LLMJudge
+
     base = make_judge(model, **llm_options)
+    name = f"{base.name}#{index + 1}"
     if isinstance(base, RulesJudge):
-        return RulesJudge(name=f"{base.name}#{index + 1}")
+        return RulesJudge(name=name)
+    if not isinstance(base, LLMJudge):  # a user's judge: a fresh one each time, renamed
+        base.name = name
+        return base
     seed = llm_options.get("seed", 0) or 0
-    return make_judge(
-        model, **{**llm_options, "seed": seed + index, "name": f"{base.name}#{index + 1}"}
-    )
+    return make_judge(model, **{**llm_options, "seed": seed + index, "name": name})
 
 
-__all__ = ["Judge", "JudgeTask", "PanelJudge", "RulesJudge", "build_judge", "make_judge"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Cacheable",
+    "Gated",
+    "Judge",
+    "JudgeTask",
+    "PanelJudge",
+    "RequestGate",
+    "RulesJudge",
+    "build_judge",
+    "check_judge",
+    "make_judge",
+    "register_judge",
+    "registered_judges",
+]

@@ -12,15 +12,19 @@ import asyncio
 from collections import Counter
 from typing import Any, Literal
 
-from ..judgment import DimensionVerdict, QuestionAnswer, Usage
-from .base import Judge, JudgeTask
+from ..judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
+from .base import Judge, JudgeTask, ask, check_judge
 
 TieRule = Literal["unscored", "yes", "no"]
 PANEL_TIE = "panel tie"
 
 
 class PanelJudge:
+    """Several judges answer each task at once; each question's answer is their majority."""
+
     def __init__(self, members: list[Judge], tie: TieRule = "unscored", name: str = "panel"):
+        for index, member in enumerate(members):
+            check_judge(member, f"panel member {index + 1}")
         names = [m.name for m in members]
         if len(set(names)) != len(names):
             raise ValueError(f"panel members need distinct names, got {names}")
@@ -29,6 +33,7 @@ class PanelJudge:
         self.name = name
 
     def describe(self) -> dict[str, Any]:
+        """The tie rule and each member's own description."""
         return {
             "name": "panel",
             "model": None,
@@ -37,7 +42,8 @@ class PanelJudge:
         }
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
-        verdicts = await asyncio.gather(*(m.judge(task) for m in self.members))
+        """Every member's verdict at once, then each question's majority."""
+        verdicts = await asyncio.gather(*(ask(m, task) for m in self.members))
         members = {m.name: v for m, v in zip(self.members, verdicts, strict=True)}
         answers = [
             self._vote(qid, [v.answer_for(qid) for v in verdicts]) for qid in task.question_ids
@@ -67,11 +73,11 @@ class PanelJudge:
                 return QuestionAnswer(
                     question_id=qid, unscored_reason=f"{PANEL_TIE} ({dict(counts)})"
                 )
-            winner = "Yes" if self.tie == "yes" else "No"
+            winner: Answer | None = "Yes" if self.tie == "yes" else "No"
         else:
             winner = ranked[0][0]
         backing = [a for a in scored if a.answer == winner]
-        confidence = "High" if len(backing) == len(scored) else "Medium"
+        confidence: Confidence = "High" if len(backing) == len(scored) else "Medium"
         return QuestionAnswer(
             question_id=qid,
             answer=winner,
@@ -88,5 +94,5 @@ def _total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
     return Usage(
         prompt_tokens=sum(u.prompt_tokens or 0 for u in usages),
         completion_tokens=sum(u.completion_tokens or 0 for u in usages),
-        cost_usd=None if any(c is None for c in costs) else sum(costs),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
     )

@@ -24,6 +24,8 @@ NOT_IN_STORE = "not_in_store"
 
 
 class ReplayJudge:
+    """Answers from `store` as the stored judge `source` gave them (the only one if None)."""
+
     def __init__(self, store: Store | str | Path, source: str | None = None):
         self.store = store if isinstance(store, Store) else Store(store, readonly=True)
         self.source = source or _only_judge(self.store)
@@ -37,6 +39,7 @@ class ReplayJudge:
         self._dimension_hashes: dict[int, str] = {}
 
     def describe(self) -> dict[str, Any]:
+        """The store and the judge replayed."""
         return {
             "name": "replay",
             "model": None,
@@ -50,6 +53,7 @@ class ReplayJudge:
         return found
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        """The stored verdict for this prompt and dimension, or unscored (`not_in_store`)."""
         found = self.store.find(task.prompt.hash, self._dimension_hash(task.dimension), self.source)
         if not found:
             reason = f"{self.store.path} holds no answer by {self.source} to this prompt"

@@ -9,10 +9,13 @@ result with a coverage and a known success, whether or not the diagnosis was jud
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from typing import TypeVar, cast
 
 from pydantic import BaseModel, Field
 
 from .models import ResolutionResult
+
+K = TypeVar("K", bound=Hashable)
 
 # Coverage buckets: [low, high) except the last, which is exactly full coverage.
 COVERAGE_BUCKETS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0), (1.0, 1.0))
@@ -65,8 +68,8 @@ class SideBySide(BaseModel):
 
 
 def side_by_side(
-    diagnosis_passed: Mapping[Hashable, bool | None],
-    resolution: Mapping[Hashable, ResolutionResult | None],
+    diagnosis_passed: Mapping[K, bool | None],
+    resolution: Mapping[K, ResolutionResult | None],
 ) -> SideBySide:
     """Cross the judge's pass/fail with resolution success, keyed alike (e.g. (incident, trial))."""
     table = Table2x2()
@@ -77,7 +80,7 @@ def side_by_side(
             excluded.append(Exclusion(key=key_text(key), reason=reason))
             continue
         field = ("passed_" if diagnosis_passed[key] else "failed_") + (
-            "resolved" if resolution[key].success else "unresolved"
+            "resolved" if cast(ResolutionResult, resolution[key]).success else "unresolved"
         )
         setattr(table, field, getattr(table, field) + 1)
     return SideBySide(
@@ -97,17 +100,17 @@ def side_by_side(
     )
 
 
-def _ordered_keys(*maps: Mapping[Hashable, object]) -> list[Hashable]:
-    keys: dict[Hashable, None] = {}
+def _ordered_keys(*maps: Mapping[K, object]) -> list[K]:
+    keys: dict[K, None] = {}
     for mapping in maps:
         keys.update(dict.fromkeys(mapping))
     return list(keys)
 
 
 def _exclusion(
-    key: Hashable,
-    diagnosis: Mapping[Hashable, bool | None],
-    resolution: Mapping[Hashable, ResolutionResult | None],
+    key: K,
+    diagnosis: Mapping[K, bool | None],
+    resolution: Mapping[K, ResolutionResult | None],
 ) -> str | None:
     if key not in diagnosis:
         return "no diagnosis verdict"

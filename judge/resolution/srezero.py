@@ -464,7 +464,7 @@ def remediation_verdict(
         return False, f"{tool} is not a remediation"
     if fix.key is not None and str(args.get("key") or "").upper() != fix.key.upper():
         return False, f"expected key {fix.key}, got {args.get('key')}"
-    value = args.get("value")
+    value: Any = args.get("value")
     if fix.exact_value is not None:
         ok = value == fix.exact_value
         return ok, f"value {value!r} {'==' if ok else '!='} {fix.exact_value!r}"

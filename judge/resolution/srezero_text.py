@@ -196,7 +196,7 @@ def _key_term(key: str, normalized: str) -> str | None:
 def _value_term(fix: SREZeroCorrectFix, normalized: str) -> str | None:
     value = fix.exact_value
     if isinstance(value, bool):
-        words = TRUE_WORDS if value else FALSE_WORDS
+        words: tuple[str, ...] = TRUE_WORDS if value else FALSE_WORDS
         if value and (fix.key or "").upper().endswith("VALID"):
             words = (*words, *TRUE_WORDS_FOR_VALIDITY)
         return _first(words, normalized)
