@@ -826,7 +826,7 @@ def _output_to_submission(
             id_only.append(f"entities[{i}]")
         entities.append(entity)
         if isinstance(raw, dict) and raw.get("id"):
-            by_id[str(raw["id"])] = entity.name
+            by_id[str(raw["id"])] = entity.raw or entity.name
     if id_only:
         warn_format(
             file,
