@@ -83,7 +83,7 @@ def builtin_adapters() -> list[FormatAdapter]:
     """The native format and the shipped benchmark adapters, in detection-tie order. Imported
     here, not looked up by name: an adapter that cannot be imported is an error, not a gap."""
     from ..loaders import NATIVE
-    from . import aiopslab, forge, itbench, openrca, sregym, srezero
+    from . import aiopslab, cloudopsbench, forge, itbench, openrca, sregym, srezero
 
     return [
         NATIVE,
@@ -158,6 +158,7 @@ def builtin_adapters() -> list[FormatAdapter]:
             forge.load_forge_specs,
             forge.load_forge_submissions,
         ),
+        cloudopsbench.ADAPTER,
     ]
 
 
