@@ -238,7 +238,12 @@ def _fault_spec(system: str, row: dict[str, Any], file: Path, where: str) -> Inc
             )
             if row.get(k) not in (None, "")
         },
-        source={"format": FORMAT, "file": str(file), "field": where},
+        source={
+            "format": FORMAT,
+            "file": str(file),
+            "field": where,
+            "schema": "label" if file.suffix.lower() == ".csv" else "diagnoses",
+        },
         extra={"forge": {"system": system, "fault_id": fault_id, "fault_level": level}},
     )
 
@@ -306,6 +311,7 @@ def _record_submission(
             "format": FORMAT,
             "file": str(file),
             "field": where,
+            "schema": "diagnoses",
             **{k: record[k] for k in ("ttr_seconds", "had_error") if k in record},
         },
     )
@@ -346,7 +352,9 @@ def _responses_submissions(file: Path) -> list[Submission]:
             "had_error": bool(raw.get("error")),
         }
         sub = _record_submission({}, record, trial, file, where)
-        subs.append(sub.model_copy(update={"agent": agent}))
+        subs.append(
+            sub.model_copy(update={"agent": agent, "source": {**sub.source, "schema": "responses"}})
+        )
     if not subs:
         raise InputError(file, "holds no responses")
     return subs

@@ -189,9 +189,9 @@ def _role_vars(folder: Path) -> Path | None:
     return file if folder.name.lower().startswith("incident") and file.is_file() else None
 
 
-def _gt_files(path: Path) -> list[tuple[Path, str, bool]]:
-    """(file, id from its folder or name, whether that id overrides the one inside) of each
-    ground truth in a folder: scenario folders, role folders, or a flat folder of files."""
+def _gt_files(path: Path) -> list[tuple[Path, str, bool, str]]:
+    """(file, id from its folder or name, whether that id overrides the one inside, layout) of
+    each ground truth in a folder: scenario folders, role folders, or a flat folder of files."""
     folders = (
         [path]
         if _scenario_file(path) != (None, None) or _role_vars(path)
@@ -204,7 +204,8 @@ def _gt_files(path: Path) -> list[tuple[Path, str, bool]]:
             both.append(folder)
         chosen = main or v2 or _role_vars(folder)
         if chosen is not None:
-            found.append((chosen, canonical_incident_id(folder.name), True))
+            layout = "role variables" if chosen.name == ROLE_VARS.name else "scenario folders"
+            found.append((chosen, canonical_incident_id(folder.name), True, layout))
     if both:
         warn_format(
             path,
@@ -216,7 +217,7 @@ def _gt_files(path: Path) -> list[tuple[Path, str, bool]]:
         return found
     flat = files_with_suffix(path, STRUCTURED_SUFFIXES)
     return [
-        (f, canonical_incident_id(f.stem), False)
+        (f, canonical_incident_id(f.stem), False, "flat folder")
         for f in flat
         if _is_gt_document(sniff_structured(f))
     ]
@@ -226,14 +227,14 @@ def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
     path = Path(path)
     if path.is_file():
         folder_id, authoritative = _fallback_id(path)
-        specs = _specs_from_file(path, folder_id, authoritative)
+        specs = _laid_out(_specs_from_file(path, folder_id, authoritative), "file")
     elif (path / CONSOLIDATED).is_file():
-        specs = _specs_from_file(path / CONSOLIDATED, None, False)
+        specs = _laid_out(_specs_from_file(path / CONSOLIDATED, None, False), "consolidated list")
     else:
         specs = [
             spec
-            for file, folder_id, authoritative in _gt_files(path)
-            for spec in _specs_from_file(file, folder_id, authoritative)
+            for file, folder_id, authoritative, layout in _gt_files(path)
+            for spec in _laid_out(_specs_from_file(file, folder_id, authoritative), layout)
         ]
     if not specs:
         raise InputError(
@@ -243,6 +244,12 @@ def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
             " role folders, or a folder of incident_N.yaml files)",
         )
     _warn_entities_only(path, specs)
+    return specs
+
+
+def _laid_out(specs: list[IncidentSpec], layout: str) -> list[IncidentSpec]:
+    for spec in specs:
+        spec.source["layout"] = layout
     return specs
 
 

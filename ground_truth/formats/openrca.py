@@ -152,6 +152,13 @@ def _folder_system(file: Path) -> str | None:
     return f"{grand}-{parent}" if f"{grand}-{parent}" in SYSTEMS else None
 
 
+def _layout(file: Path) -> str:
+    """`run` (a `test/result/` file), `archive` (`rca/archive/agent-<system>.csv`) or `query`."""
+    if _kind_of(file) == "query":
+        return "query"
+    return "run" if _run_name(file) else "archive"
+
+
 def _run_name(file: Path) -> str | None:
     """`agent-<tag>-<model>` of a run's result file, None for an archive file."""
     stem = file.stem
@@ -336,7 +343,12 @@ def _spec(
         mechanism=reasons[0] if reasons else None,
         mechanism_keywords=list(dict.fromkeys(reasons)),
         parameters={"failures": failures_out},
-        source={"format": FORMAT, "file": str(file), "field": f"line {line}"},
+        source={
+            "format": FORMAT,
+            "file": str(file),
+            "field": f"line {line}",
+            "schema": _layout(file),
+        },
         extra={
             "openrca": {
                 "system": system,
@@ -378,6 +390,7 @@ def load_openrca_submissions(path: str | Path) -> list[Submission]:
                         "format": FORMAT,
                         "file": str(file),
                         "field": f"line {line}",
+                        "schema": _layout(file),
                         "openrca_score": _score(row.get("score")),
                         "passed": row.get("passed"),
                         "failed": row.get("failed"),
