@@ -125,7 +125,8 @@ def builtin_adapters() -> list[FormatAdapter]:
         FunctionAdapter(
             "aiopslab",
             {
-                "specs": "YAML/JSON of AIOpsLab problems",
+                "specs": "an AIOpsLab checkout (aiopslab/orchestrator/problems/registry.py and"
+                " its problem modules), or YAML/JSON of AIOpsLab problems",
                 "submissions": "session JSON (problem_id, trace, submission)",
             },
             aiopslab.looks_like_aiopslab_specs,

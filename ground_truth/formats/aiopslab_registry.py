@@ -1,0 +1,389 @@
+"""AIOpsLab's problem registry, read from its Python source with `ast` (never imported or run).
+
+A user with an AIOpsLab checkout has `aiopslab/orchestrator/problems/registry.py`:
+`ProblemRegistry.__init__` maps each problem id to a problem class, or to a `lambda:` calling it
+with literal arguments (`faulty_service="user-service"`). Each class, in a module beside the
+registry, sets its facts in `__init__` (often through a base task's `__init__`), injects in
+`inject_fault` (`injector._inject(fault_type=...)`) and hard-codes the expected answer in `eval`
+(`expected_solution = "Yes"`, `is_exact_match_lower(soln.get("system_level", ""), "Virtualization")`).
+
+Only literals are followed: assignments of constants and of the constructor's parameters,
+base-class `__init__` calls, and `if self.x == "literal"` branches. The application's namespace
+comes from its metadata JSON (`aiopslab/paths.py` names the file). A fact the source computes
+in any other way stays unknown (the `aiopslab` adapter warns about a missing faulty component);
+a registered class defined nowhere beside the registry is skipped, with one warning. The result
+has the shape `aiopslab` specs are read from. On AIOpsLab ddf7e40 all 89 registered problems are
+read, and their task, faulty component, injector and expected answers equal the hand extraction
+in the shared corpus for every one.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..reading import input_files, read_text
+from .detect import warn_format
+
+REGISTRY = Path("aiopslab") / "orchestrator" / "problems" / "registry.py"
+TASK_BASES = {
+    "DetectionTask": "detection",
+    "LocalizationTask": "localization",
+    "AnalysisTask": "analysis",
+    "MitigationTask": "mitigation",
+}
+COMPONENT_ATTRS = ("faulty_service", "faulty_services", "faulty_component", "faulty_pod")
+PLACEHOLDERS = {"PLACEHOLDER", ""}
+# `expected_solution = "Yes"` and the like in `eval`: (task, variable) -> problem field.
+_EXPECTED_VARIABLES = {
+    ("detection", "expected_solution"): "expected_detection",
+    ("analysis", "expected_system_level"): "expected_system_level",
+    ("analysis", "expected_fault_type"): "expected_fault_type",
+}
+_UNKNOWN = object()
+
+
+def registry_file(path: Path) -> Path | None:
+    """The registry of an AIOpsLab checkout, of its problems folder, or the file itself."""
+    if path.is_file():
+        return path if path.name == REGISTRY.name and _declares_registry(path) else None
+    for candidate in (path / REGISTRY, path / REGISTRY.name, path / Path(*REGISTRY.parts[1:])):
+        if candidate.is_file() and _declares_registry(candidate):
+            return candidate
+    return None
+
+
+def _declares_registry(file: Path) -> bool:
+    try:
+        return "PROBLEM_REGISTRY" in read_text(file)
+    except InputError:
+        return False
+
+
+@dataclass
+class _Source:
+    """The parsed problem modules: classes by name, and where each came from."""
+
+    classes: dict[str, tuple[ast.ClassDef, Path]] = field(default_factory=dict)
+    namespaces: dict[str, str] = field(default_factory=dict)
+
+
+def extract_problems(path: Path) -> list[dict[str, Any]]:
+    """One problem dict per registry entry, in registry order."""
+    registry = registry_file(path)
+    if registry is None:
+        raise InputError(path, f"holds no AIOpsLab problem registry ({REGISTRY})")
+    source = _Source()
+    for file in input_files(registry.parent, lambda p: p.suffix == ".py"):
+        for node in _parse(file).body:
+            if isinstance(node, ast.ClassDef):
+                source.classes.setdefault(node.name, (node, file))
+    root = _checkout_root(registry)
+    if root is not None:
+        source.namespaces = _app_namespaces(root)
+    entries = list(_entries(registry, _parse(registry)))
+    unknown = [pid for pid, cls, _ in entries if cls not in source.classes]
+    if unknown:
+        warn_format(
+            registry,
+            f"{len(unknown)} of {len(entries)} registered problems name classes not defined in"
+            f" any module beside the registry (e.g. {unknown[0]}): skipped",
+        )
+    return [
+        _problem(pid, cls, kwargs, source, root)
+        for pid, cls, kwargs in entries
+        if cls in source.classes
+    ]
+
+
+def _parse(file: Path) -> ast.Module:
+    try:
+        return ast.parse(read_text(file), filename=str(file))
+    except SyntaxError as exc:
+        raise InputError(
+            file, f"not valid Python ({exc.msg})", field=f"line {exc.lineno}"
+        ) from None
+
+
+def _checkout_root(registry: Path) -> Path | None:
+    parents = registry.parents
+    root = parents[len(REGISTRY.parts) - 1] if len(parents) >= len(REGISTRY.parts) else None
+    return root if root is not None and (root / "aiopslab").is_dir() else None
+
+
+def _entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    table = next(
+        (
+            node.value
+            for node in ast.walk(module)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(getattr(t, "attr", None) == "PROBLEM_REGISTRY" for t in node.targets)
+        ),
+        None,
+    )
+    if table is None:
+        raise InputError(registry, "no `self.PROBLEM_REGISTRY = {...}` dict found")
+    for key, value in zip(table.keys, table.values, strict=True):
+        if not isinstance(key, ast.Constant) or not isinstance(key.value, str):
+            continue
+        call = value.body if isinstance(value, ast.Lambda) else value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            kwargs = {k.arg: _literal(k.value) for k in call.keywords if k.arg}
+            yield key.value, call.func.id, {"__args__": [_literal(a) for a in call.args], **kwargs}
+        elif isinstance(call, ast.Name):
+            yield key.value, call.id, {}
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN
+
+
+# ---------------------------------------------------------------- one problem class
+
+
+class _Reader:
+    """Follows one class's `__init__` chain and methods, literals only."""
+
+    def __init__(self, source: _Source):
+        self.source = source
+        self.attrs: dict[str, Any] = {}
+
+    def mro(self, name: str, seen: frozenset[str] = frozenset()) -> list[ast.ClassDef]:
+        if name in seen or name not in self.source.classes:
+            return []
+        cls = self.source.classes[name][0]
+        order = [cls]
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                order += [c for c in self.mro(base.id, seen | {name}) if c not in order]
+        return order
+
+    def method(self, name: str, cls: str) -> ast.FunctionDef | None:
+        for klass in self.mro(cls):
+            for node in klass.body:
+                if isinstance(node, ast.FunctionDef) and node.name == name:
+                    return node
+        return None
+
+    def construct(self, cls: str, kwargs: dict[str, Any]) -> None:
+        init = self.method("__init__", cls)
+        if init is None:
+            return
+        params: dict[str, Any] = {}
+        names = [a.arg for a in init.args.args[1:]]
+        defaults = init.args.defaults
+        for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True):
+            params[name] = _literal(default)
+        params.update(zip(names, kwargs.get("__args__", []), strict=False))
+        params.update({k: v for k, v in kwargs.items() if k != "__args__"})
+        self.run(init.body, params)
+
+    def run(self, body: list[ast.stmt], params: dict[str, Any]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if _is_self_attr(target):
+                        self.attrs[target.attr] = self.value(stmt.value, params)  # type: ignore[attr-defined]
+            elif isinstance(stmt, ast.If):
+                test = self.value(stmt.test, params)
+                if test is True:
+                    self.run(stmt.body, params)
+                elif test is False:
+                    self.run(stmt.orelse, params)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self.base_init(stmt.value, params)
+
+    def base_init(self, call: ast.Call, params: dict[str, Any]) -> None:
+        """`Base.__init__(self, x=...)` runs Base's `__init__` with those arguments."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == "__init__"
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.source.classes
+        ):
+            return
+        args = [self.value(a, params) for a in call.args[1:]]
+        kwargs = {k.arg: self.value(k.value, params) for k in call.keywords if k.arg}
+        self.construct(func.value.id, {"__args__": args, **kwargs})
+
+    def value(self, node: ast.AST, params: dict[str, Any]) -> Any:
+        if isinstance(node, ast.Name) and node.id in params:
+            return params[node.id]
+        if _is_self_attr(node):
+            return self.attrs.get(node.attr, _UNKNOWN)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return {"__class__": node.func.id}
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = self.value(node.left, params), self.value(node.comparators[0], params)
+            if _UNKNOWN in (left, right) or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
+                return _UNKNOWN
+            return (left == right) is isinstance(node.ops[0], ast.Eq)
+        if isinstance(node, ast.List | ast.Tuple):
+            items = [self.value(e, params) for e in node.elts]
+            return _UNKNOWN if _UNKNOWN in items else items
+        return _literal(node)
+
+
+def _is_self_attr(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _problem(
+    pid: str, cls: str, kwargs: dict[str, Any], source: _Source, root: Path | None
+) -> dict[str, Any]:
+    reader = _Reader(source)
+    reader.construct(cls, kwargs)
+    task = next(
+        (
+            TASK_BASES[b.id]
+            for klass in reader.mro(cls)
+            for b in klass.bases
+            if isinstance(b, ast.Name) and b.id in TASK_BASES
+        ),
+        None,
+    )
+    file = source.classes[cls][1]
+    problem: dict[str, Any] = {
+        "problem_id": pid,
+        "task_type": task,
+        "class": cls,
+        "source_file": str(file.relative_to(root)) if root else file.name,
+    }
+    app = reader.attrs.get("app")
+    if isinstance(app, dict):
+        name = app["__class__"]
+        namespace = source.namespaces.get(name)
+        problem["application"] = f"{name} (namespace {namespace})" if namespace else name
+    component = next(
+        (reader.attrs[a] for a in COMPONENT_ATTRS if _known(reader.attrs.get(a, _UNKNOWN))), None
+    )
+    if component is not None and component not in PLACEHOLDERS:
+        problem["faulty_component"] = component
+    problem.update(_injection(reader, cls))
+    problem.update(_expected(reader, cls, task))
+    return problem
+
+
+def _known(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    )
+
+
+def _injection(reader: _Reader, cls: str) -> dict[str, Any]:
+    """`fault_type` of the `_inject(...)` call and the injector class that makes it."""
+    out: dict[str, Any] = {}
+    inject = reader.method("inject_fault", cls)
+    for node in ast.walk(inject) if inject else []:
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
+        if name.endswith("Injector"):
+            out["injector"] = name
+        elif name == "_inject":
+            value = next(
+                (reader.value(k.value, {}) for k in node.keywords if k.arg == "fault_type"), None
+            )
+            if isinstance(value, str):
+                out["fault_type"] = value
+        elif name == "inject_fault" and node.args and isinstance(_literal(node.args[0]), str):
+            out["fault_type"] = _literal(node.args[0])  # an otel feature flag: `"adFailure"`
+        elif name.startswith("inject_") and "fault_type" not in out:
+            out["fault_type"] = name.removeprefix("inject_")  # `inject_container_kill(...)`
+    stored = [v["__class__"] for v in reader.attrs.values() if isinstance(v, dict)]
+    injectors = [c for c in stored if c.endswith("Injector")]
+    if "injector" not in out and injectors:
+        out["injector"] = injectors[0]
+    return out
+
+
+def _expected(reader: _Reader, cls: str, task: str | None) -> dict[str, Any]:
+    """The answer `eval` hard-codes: detection Yes/No, analysis system level and fault type."""
+    evaluate = reader.method("eval", cls)
+    if evaluate is None:
+        return {}
+    out: dict[str, Any] = {}
+    for node in ast.walk(evaluate):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = getattr(node.targets[0], "id", None), _literal(node.value)
+            if isinstance(value, str) and (task, target) in _EXPECTED_VARIABLES:
+                out[_EXPECTED_VARIABLES[task, target]] = value
+        if task == "analysis" and isinstance(node, ast.Call) and len(node.args) == 2:
+            asked, expected = node.args
+            key = _get_key(asked)
+            value = _literal(expected)
+            if key in {"system_level", "fault_type"} and isinstance(value, str):
+                out[f"expected_{key}"] = value
+    return out
+
+
+def _get_key(node: ast.AST) -> str | None:
+    """`soln.get("system_level", "")` -> `system_level`."""
+    if (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", None) == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return str(node.args[0].value)
+    return None
+
+
+# ---------------------------------------------------------------- application namespaces
+
+
+def _app_namespaces(root: Path) -> dict[str, str]:
+    """Application class -> namespace, from `super().__init__(X_METADATA)` in
+    `aiopslab/service/apps/*.py`, `X_METADATA = ... / "name.json"` in `aiopslab/paths.py`, and
+    that JSON's `Namespace`."""
+    paths, apps = root / "aiopslab" / "paths.py", root / "aiopslab" / "service" / "apps"
+    if not paths.is_file() or not apps.is_dir():
+        return {}
+    files: dict[str, str] = {}
+    for node in _parse(paths).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            leaf = node.value
+            while isinstance(leaf, ast.BinOp):
+                leaf = leaf.right
+            if isinstance(leaf, ast.Constant) and str(leaf.value).endswith(".json"):
+                files[node.targets[0].id] = str(leaf.value)
+    out = {}
+    for file in input_files(apps, lambda p: p.suffix == ".py", recursive=False):
+        for cls in (n for n in _parse(file).body if isinstance(n, ast.ClassDef)):
+            namespace = _namespace_of(cls, files, root)
+            if namespace:
+                out[cls.name] = namespace
+    return out
+
+
+def _namespace_of(cls: ast.ClassDef, files: dict[str, str], root: Path) -> str | None:
+    for node in ast.walk(cls):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", None) == "__init__"
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in files
+        ):
+            metadata = root / "aiopslab" / "service" / "metadata" / files[node.args[0].id]
+            try:
+                data = json.loads(read_text(metadata)) if metadata.is_file() else {}
+            except (InputError, ValueError):
+                return None
+            namespace = data.get("Namespace") if isinstance(data, dict) else None
+            return str(namespace) if namespace else None
+    return None
