@@ -39,13 +39,15 @@ TASK_BASES = {
 }
 COMPONENT_ATTRS = ("faulty_service", "faulty_services", "faulty_component", "faulty_pod")
 PLACEHOLDERS = {"PLACEHOLDER", ""}
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+MAX_INIT_DEPTH = 20
 # `expected_solution = "Yes"` and the like in `eval`: (task, variable) -> problem field.
 _EXPECTED_VARIABLES = {
     ("detection", "expected_solution"): "expected_detection",
     ("analysis", "expected_system_level"): "expected_system_level",
     ("analysis", "expected_fault_type"): "expected_fault_type",
 }
-_UNKNOWN = object()
+UNKNOWN = object()
 
 
 def registry_file(path: Path) -> Path | None:
@@ -66,7 +68,7 @@ def _declares_registry(file: Path) -> bool:
 
 
 @dataclass
-class _Source:
+class PythonSource:
     """The parsed problem modules: classes by name, and where each came from."""
 
     classes: dict[str, tuple[ast.ClassDef, Path]] = field(default_factory=dict)
@@ -78,15 +80,15 @@ def extract_problems(path: Path) -> list[dict[str, Any]]:
     registry = registry_file(path)
     if registry is None:
         raise InputError(path, f"holds no AIOpsLab problem registry ({REGISTRY})")
-    source = _Source()
+    source = PythonSource()
     for file in input_files(registry.parent, lambda p: p.suffix == ".py"):
-        for node in _parse(file).body:
+        for node in parse_module(file).body:
             if isinstance(node, ast.ClassDef):
                 source.classes.setdefault(node.name, (node, file))
     root = _checkout_root(registry)
     if root is not None:
-        source.namespaces = _app_namespaces(root)
-    entries = list(_entries(registry, _parse(registry)))
+        source.namespaces = app_namespaces(root)
+    entries = list(_entries(registry, parse_module(registry)))
     unknown = [pid for pid, cls, _ in entries if cls not in source.classes]
     if unknown:
         warn_format(
@@ -101,7 +103,7 @@ def extract_problems(path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _parse(file: Path) -> ast.Module:
+def parse_module(file: Path) -> ast.Module:
     try:
         return ast.parse(read_text(file), filename=str(file))
     except SyntaxError as exc:
@@ -134,26 +136,26 @@ def _entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dic
             continue
         call = value.body if isinstance(value, ast.Lambda) else value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
-            kwargs = {k.arg: _literal(k.value) for k in call.keywords if k.arg}
-            yield key.value, call.func.id, {"__args__": [_literal(a) for a in call.args], **kwargs}
+            kwargs = {k.arg: literal(k.value) for k in call.keywords if k.arg}
+            yield key.value, call.func.id, {"__args__": [literal(a) for a in call.args], **kwargs}
         elif isinstance(call, ast.Name):
             yield key.value, call.id, {}
 
 
-def _literal(node: ast.AST) -> Any:
+def literal(node: ast.AST) -> Any:
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _UNKNOWN
+        return UNKNOWN
 
 
 # ---------------------------------------------------------------- one problem class
 
 
-class _Reader:
+class LiteralReader:
     """Follows one class's `__init__` chain and methods, literals only."""
 
-    def __init__(self, source: _Source):
+    def __init__(self, source: PythonSource):
         self.source = source
         self.attrs: dict[str, Any] = {}
 
@@ -168,73 +170,116 @@ class _Reader:
         return order
 
     def method(self, name: str, cls: str) -> ast.FunctionDef | None:
+        found = self.method_owner(name, cls)
+        return found[0] if found else None
+
+    def method_owner(self, name: str, cls: str) -> tuple[ast.FunctionDef, str] | None:
         for klass in self.mro(cls):
             for node in klass.body:
                 if isinstance(node, ast.FunctionDef) and node.name == name:
-                    return node
+                    return node, klass.name
         return None
 
-    def construct(self, cls: str, kwargs: dict[str, Any]) -> None:
-        init = self.method("__init__", cls)
-        if init is None:
+    def construct(self, cls: str, kwargs: dict[str, Any], depth: int = 0) -> None:
+        found = self.method_owner("__init__", cls)
+        if found is None or depth > MAX_INIT_DEPTH:
             return
+        init, owner = found
         params: dict[str, Any] = {}
         names = [a.arg for a in init.args.args[1:]]
         defaults = init.args.defaults
         for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True):
-            params[name] = _literal(default)
+            params[name] = literal(default)
+        for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True):
+            params[arg.arg] = literal(default) if default is not None else UNKNOWN
         params.update(zip(names, kwargs.get("__args__", []), strict=False))
         params.update({k: v for k, v in kwargs.items() if k != "__args__"})
-        self.run(init.body, params)
+        self.run(init.body, params, owner, depth)
 
-    def run(self, body: list[ast.stmt], params: dict[str, Any]) -> None:
+    def run(self, body: list[ast.stmt], params: dict[str, Any], owner: str, depth: int) -> None:
         for stmt in body:
             if isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
-                    if _is_self_attr(target):
+                    if is_self_attr(target):
                         self.attrs[target.attr] = self.value(stmt.value, params)  # type: ignore[attr-defined]
             elif isinstance(stmt, ast.If):
                 test = self.value(stmt.test, params)
                 if test is True:
-                    self.run(stmt.body, params)
+                    self.run(stmt.body, params, owner, depth)
                 elif test is False:
-                    self.run(stmt.orelse, params)
+                    self.run(stmt.orelse, params, owner, depth)
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                self.base_init(stmt.value, params)
+                self.base_init(stmt.value, params, owner, depth)
 
-    def base_init(self, call: ast.Call, params: dict[str, Any]) -> None:
-        """`Base.__init__(self, x=...)` runs Base's `__init__` with those arguments."""
+    def base_init(self, call: ast.Call, params: dict[str, Any], owner: str, depth: int) -> None:
+        """`Base.__init__(self, x=...)` or `super().__init__(x=...)` runs that base's
+        `__init__` with those arguments."""
         func = call.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and func.attr == "__init__"
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.source.classes
-        ):
+        if not (isinstance(func, ast.Attribute) and func.attr == "__init__"):
             return
-        args = [self.value(a, params) for a in call.args[1:]]
+        if isinstance(func.value, ast.Name) and func.value.id in self.source.classes:
+            base, args = func.value.id, call.args[1:]
+        elif isinstance(func.value, ast.Call) and getattr(func.value.func, "id", None) == "super":
+            bases = self.source.classes[owner][0].bases
+            base = next((b.id for b in bases if isinstance(b, ast.Name)), "")
+            args = call.args
+        else:
+            return
+        values = [self.value(a, params) for a in args]
         kwargs = {k.arg: self.value(k.value, params) for k in call.keywords if k.arg}
-        self.construct(func.value.id, {"__args__": args, **kwargs})
+        self.construct(base, {"__args__": values, **kwargs}, depth + 1)
 
     def value(self, node: ast.AST, params: dict[str, Any]) -> Any:
         if isinstance(node, ast.Name) and node.id in params:
             return params[node.id]
-        if _is_self_attr(node):
-            return self.attrs.get(node.attr, _UNKNOWN)  # type: ignore[attr-defined]
+        if is_self_attr(node):
+            return self.attrs.get(node.attr, UNKNOWN)  # type: ignore[attr-defined]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return {"__class__": node.func.id}
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = self.value(node.left, params), self.value(node.comparators[0], params)
-            if _UNKNOWN in (left, right) or not isinstance(node.ops[0], ast.Eq | ast.NotEq):
-                return _UNKNOWN
-            return (left == right) is isinstance(node.ops[0], ast.Eq)
+            op = node.ops[0]
+            if left is UNKNOWN or right is UNKNOWN or not isinstance(op, _COMPARISONS):
+                return UNKNOWN
+            same = left is right if isinstance(op, ast.Is | ast.IsNot) else left == right
+            return same is isinstance(op, ast.Eq | ast.Is)
         if isinstance(node, ast.List | ast.Tuple):
             items = [self.value(e, params) for e in node.elts]
-            return _UNKNOWN if _UNKNOWN in items else items
-        return _literal(node)
+            return UNKNOWN if any(i is UNKNOWN for i in items) else items
+        if isinstance(node, ast.JoinedStr):
+            return self.fstring(node, params)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.value(node.left, params), self.value(node.right, params)
+            both = isinstance(left, str) and isinstance(right, str)
+            return left + right if both else UNKNOWN
+        if isinstance(node, ast.IfExp):
+            test = self.value(node.test, params)
+            if isinstance(test, bool):
+                return self.value(node.body if test else node.orelse, params)
+            return UNKNOWN
+        if isinstance(node, ast.Attribute) and node.attr == "namespace":
+            owner = self.value(node.value, params)
+            if isinstance(owner, dict) and owner.get("__class__") in self.source.namespaces:
+                return self.source.namespaces[owner["__class__"]]
+            return UNKNOWN
+        return literal(node)
+
+    def fstring(self, node: ast.JoinedStr, params: dict[str, Any]) -> Any:
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            if not isinstance(part, ast.FormattedValue) or part.format_spec is not None:
+                return UNKNOWN
+            value = self.value(part.value, params)
+            if value is UNKNOWN or isinstance(value, dict):
+                return UNKNOWN
+            parts.append(repr(value) if part.conversion == ord("r") else str(value))
+        return "".join(parts)
 
 
-def _is_self_attr(node: ast.AST) -> bool:
+def is_self_attr(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
@@ -243,9 +288,9 @@ def _is_self_attr(node: ast.AST) -> bool:
 
 
 def _problem(
-    pid: str, cls: str, kwargs: dict[str, Any], source: _Source, root: Path | None
+    pid: str, cls: str, kwargs: dict[str, Any], source: PythonSource, root: Path | None
 ) -> dict[str, Any]:
-    reader = _Reader(source)
+    reader = LiteralReader(source)
     reader.construct(cls, kwargs)
     task = next(
         (
@@ -269,7 +314,7 @@ def _problem(
         namespace = source.namespaces.get(name)
         problem["application"] = f"{name} (namespace {namespace})" if namespace else name
     component = next(
-        (reader.attrs[a] for a in COMPONENT_ATTRS if _known(reader.attrs.get(a, _UNKNOWN))), None
+        (reader.attrs[a] for a in COMPONENT_ATTRS if _known(reader.attrs.get(a, UNKNOWN))), None
     )
     if component is not None and component not in PLACEHOLDERS:
         problem["faulty_component"] = component
@@ -284,7 +329,7 @@ def _known(value: Any) -> bool:
     )
 
 
-def _injection(reader: _Reader, cls: str) -> dict[str, Any]:
+def _injection(reader: LiteralReader, cls: str) -> dict[str, Any]:
     """`fault_type` of the `_inject(...)` call and the injector class that makes it."""
     out: dict[str, Any] = {}
     inject = reader.method("inject_fault", cls)
@@ -300,8 +345,8 @@ def _injection(reader: _Reader, cls: str) -> dict[str, Any]:
             )
             if isinstance(value, str):
                 out["fault_type"] = value
-        elif name == "inject_fault" and node.args and isinstance(_literal(node.args[0]), str):
-            out["fault_type"] = _literal(node.args[0])  # an otel feature flag: `"adFailure"`
+        elif name == "inject_fault" and node.args and isinstance(literal(node.args[0]), str):
+            out["fault_type"] = literal(node.args[0])  # an otel feature flag: `"adFailure"`
         elif name.startswith("inject_") and "fault_type" not in out:
             out["fault_type"] = name.removeprefix("inject_")  # `inject_container_kill(...)`
     stored = [v["__class__"] for v in reader.attrs.values() if isinstance(v, dict)]
@@ -311,7 +356,7 @@ def _injection(reader: _Reader, cls: str) -> dict[str, Any]:
     return out
 
 
-def _expected(reader: _Reader, cls: str, task: str | None) -> dict[str, Any]:
+def _expected(reader: LiteralReader, cls: str, task: str | None) -> dict[str, Any]:
     """The answer `eval` hard-codes: detection Yes/No, analysis system level and fault type."""
     evaluate = reader.method("eval", cls)
     if evaluate is None:
@@ -319,13 +364,13 @@ def _expected(reader: _Reader, cls: str, task: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in ast.walk(evaluate):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = getattr(node.targets[0], "id", None), _literal(node.value)
+            target, value = getattr(node.targets[0], "id", None), literal(node.value)
             if isinstance(value, str) and (task, target) in _EXPECTED_VARIABLES:
                 out[_EXPECTED_VARIABLES[task, target]] = value
         if task == "analysis" and isinstance(node, ast.Call) and len(node.args) == 2:
             asked, expected = node.args
             key = _get_key(asked)
-            value = _literal(expected)
+            value = literal(expected)
             if key in {"system_level", "fault_type"} and isinstance(value, str):
                 out[f"expected_{key}"] = value
     return out
@@ -346,15 +391,15 @@ def _get_key(node: ast.AST) -> str | None:
 # ---------------------------------------------------------------- application namespaces
 
 
-def _app_namespaces(root: Path) -> dict[str, str]:
+def app_namespaces(root: Path, package: str = "aiopslab") -> dict[str, str]:
     """Application class -> namespace, from `super().__init__(X_METADATA)` in
-    `aiopslab/service/apps/*.py`, `X_METADATA = ... / "name.json"` in `aiopslab/paths.py`, and
-    that JSON's `Namespace`."""
-    paths, apps = root / "aiopslab" / "paths.py", root / "aiopslab" / "service" / "apps"
+    `<package>/service/apps/*.py`, `X_METADATA = ... / "name.json"` in `<package>/paths.py`, and
+    that JSON's `Namespace` (AIOpsLab and SREGym, which forked it, share this layout)."""
+    paths, apps = root / package / "paths.py", root / package / "service" / "apps"
     if not paths.is_file() or not apps.is_dir():
         return {}
     files: dict[str, str] = {}
-    for node in _parse(paths).body:
+    for node in parse_module(paths).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             leaf = node.value
             while isinstance(leaf, ast.BinOp):
@@ -363,8 +408,8 @@ def _app_namespaces(root: Path) -> dict[str, str]:
                 files[node.targets[0].id] = str(leaf.value)
     out = {}
     for file in input_files(apps, lambda p: p.suffix == ".py", recursive=False):
-        for cls in (n for n in _parse(file).body if isinstance(n, ast.ClassDef)):
-            namespace = _namespace_of(cls, files, root)
+        for cls in (n for n in parse_module(file).body if isinstance(n, ast.ClassDef)):
+            namespace = _namespace_of(cls, files, root / package)
             if namespace:
                 out[cls.name] = namespace
     return out
@@ -379,7 +424,7 @@ def _namespace_of(cls: ast.ClassDef, files: dict[str, str], root: Path) -> str |
             and isinstance(node.args[0], ast.Name)
             and node.args[0].id in files
         ):
-            metadata = root / "aiopslab" / "service" / "metadata" / files[node.args[0].id]
+            metadata = root / "service" / "metadata" / files[node.args[0].id]
             try:
                 data = json.loads(read_text(metadata)) if metadata.is_file() else {}
             except (InputError, ValueError):
