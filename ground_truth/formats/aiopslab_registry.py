@@ -62,7 +62,8 @@ def registry_file(path: Path) -> Path | None:
 
 def _declares_registry(file: Path) -> bool:
     try:
-        return "PROBLEM_REGISTRY" in read_text(file)
+        text = read_text(file)
+        return "PROBLEM_REGISTRY" in text and "aiopslab." in text
     except InputError:
         return False
 
@@ -73,6 +74,18 @@ class PythonSource:
 
     classes: dict[str, tuple[ast.ClassDef, Path]] = field(default_factory=dict)
     namespaces: dict[str, str] = field(default_factory=dict)
+    constants: dict[Path, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, file: Path) -> None:
+        """A module's classes and its literal module-level constants (`BAD_RANGE = "..."`)."""
+        constants = self.constants.setdefault(file, {})
+        for node in parse_module(file).body:
+            if isinstance(node, ast.ClassDef):
+                self.classes.setdefault(node.name, (node, file))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                name, value = getattr(node.targets[0], "id", None), literal(node.value)
+                if name and value is not UNKNOWN:
+                    constants[name] = value
 
 
 def extract_problems(path: Path) -> list[dict[str, Any]]:
@@ -82,23 +95,21 @@ def extract_problems(path: Path) -> list[dict[str, Any]]:
         raise InputError(path, f"holds no AIOpsLab problem registry ({REGISTRY})")
     source = PythonSource()
     for file in input_files(registry.parent, lambda p: p.suffix == ".py"):
-        for node in parse_module(file).body:
-            if isinstance(node, ast.ClassDef):
-                source.classes.setdefault(node.name, (node, file))
+        source.add(file)
     root = _checkout_root(registry)
     if root is not None:
         source.namespaces = app_namespaces(root)
-    entries = list(_entries(registry, parse_module(registry)))
-    unknown = [pid for pid, cls, _ in entries if cls not in source.classes]
+    listed = list(entries(registry, parse_module(registry)))
+    unknown = [pid for pid, cls, _ in listed if cls not in source.classes]
     if unknown:
         warn_format(
             registry,
-            f"{len(unknown)} of {len(entries)} registered problems name classes not defined in"
+            f"{len(unknown)} of {len(listed)} registered problems name classes not defined in"
             f" any module beside the registry (e.g. {unknown[0]}): skipped",
         )
     return [
         _problem(pid, cls, kwargs, source, root)
-        for pid, cls, kwargs in entries
+        for pid, cls, kwargs in listed
         if cls in source.classes
     ]
 
@@ -118,7 +129,7 @@ def _checkout_root(registry: Path) -> Path | None:
     return root if root is not None and (root / "aiopslab").is_dir() else None
 
 
-def _entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dict[str, Any]]]:
     table = next(
         (
             node.value
@@ -185,7 +196,11 @@ class LiteralReader:
         if found is None or depth > MAX_INIT_DEPTH:
             return
         init, owner = found
-        params: dict[str, Any] = {}
+        file = self.source.classes[owner][1]
+        if depth == 0:
+            for base in reversed(self.mro(cls)):
+                self.class_attributes(base)
+        params: dict[str, Any] = dict(self.source.constants.get(file, {}))
         names = [a.arg for a in init.args.args[1:]]
         defaults = init.args.defaults
         for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True):
@@ -193,23 +208,51 @@ class LiteralReader:
         for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True):
             params[arg.arg] = literal(default) if default is not None else UNKNOWN
         params.update(zip(names, kwargs.get("__args__", []), strict=False))
-        params.update({k: v for k, v in kwargs.items() if k != "__args__"})
+        given = {k: v for k, v in kwargs.items() if k != "__args__"}
+        params.update({k: v for k, v in given.items() if k in names or init.args.kwarg is None})
+        if init.args.kwarg is not None:
+            params[init.args.kwarg.arg] = {
+                "__kwargs__": {k: v for k, v in given.items() if k not in names}
+            }
         self.run(init.body, params, owner, depth)
 
     def run(self, body: list[ast.stmt], params: dict[str, Any], owner: str, depth: int) -> None:
         for stmt in body:
             if isinstance(stmt, ast.Assign):
+                value = self.value(stmt.value, params)
                 for target in stmt.targets:
                     if is_self_attr(target):
-                        self.attrs[target.attr] = self.value(stmt.value, params)  # type: ignore[attr-defined]
+                        self.attrs[target.attr] = value  # type: ignore[attr-defined]
+                    elif isinstance(target, ast.Name):
+                        params[target.id] = value  # a local variable
             elif isinstance(stmt, ast.If):
                 test = self.value(stmt.test, params)
-                if test is True:
+                if isinstance(test, ast.AST):
+                    test = UNKNOWN
+                if test is UNKNOWN:
+                    self.forget(stmt)
+                elif test:
                     self.run(stmt.body, params, owner, depth)
-                elif test is False:
+                else:
                     self.run(stmt.orelse, params, owner, depth)
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 self.base_init(stmt.value, params, owner, depth)
+
+    def class_attributes(self, klass: ast.ClassDef) -> None:
+        for node in klass.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                name, value = getattr(node.targets[0], "id", None), literal(node.value)
+                if name and value is not UNKNOWN:
+                    self.attrs[name] = value
+
+    def forget(self, branch: ast.If) -> None:
+        """An `if` whose test is unknown: what either side assigns becomes unknown, never the
+        value from before the branch."""
+        for node in ast.walk(branch):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if is_self_attr(target):
+                        self.attrs[target.attr] = UNKNOWN  # type: ignore[attr-defined]
 
     def base_init(self, call: ast.Call, params: dict[str, Any], owner: str, depth: int) -> None:
         """`Base.__init__(self, x=...)` or `super().__init__(x=...)` runs that base's
@@ -236,6 +279,17 @@ class LiteralReader:
             return self.attrs.get(node.attr, UNKNOWN)  # type: ignore[attr-defined]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return {"__class__": node.func.id}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = self.value(node.func.value, params)
+            if isinstance(owner, dict) and "__kwargs__" in owner and node.func.attr == "get":
+                key = self.value(node.args[0], params) if node.args else UNKNOWN
+                default = self.value(node.args[1], params) if len(node.args) > 1 else None
+                return owner["__kwargs__"].get(key, default)
+            return self.string_method(node, params)
+        if isinstance(node, ast.NamedExpr):
+            value = self.value(node.value, params)
+            params[node.target.id] = value
+            return value
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = self.value(node.left, params), self.value(node.comparators[0], params)
             op = node.ops[0]
@@ -263,6 +317,21 @@ class LiteralReader:
                 return self.source.namespaces[owner["__class__"]]
             return UNKNOWN
         return literal(node)
+
+    def string_method(self, node: ast.Call, params: dict[str, Any]) -> Any:
+        """`", ".join([...])`, `.strip()`, `.lower()`, `.upper()` of known strings."""
+        assert isinstance(node.func, ast.Attribute)
+        owner = self.value(node.func.value, params)
+        args = [self.value(a, params) for a in node.args]
+        if not isinstance(owner, str) or node.keywords:
+            return UNKNOWN
+        name = node.func.attr
+        if name == "join" and len(args) == 1 and isinstance(args[0], list):
+            items = args[0]
+            return owner.join(items) if all(isinstance(i, str) for i in items) else UNKNOWN
+        if name in {"strip", "lower", "upper"} and not args:
+            return getattr(owner, name)()
+        return UNKNOWN
 
     def fstring(self, node: ast.JoinedStr, params: dict[str, Any]) -> Any:
         parts = []

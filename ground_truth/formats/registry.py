@@ -103,7 +103,8 @@ def builtin_adapters() -> list[FormatAdapter]:
         FunctionAdapter(
             "sregym",
             {
-                "specs": "YAML/JSON mapping problem ids to root-cause strings",
+                "specs": "a SREGym checkout (sregym/conductor/problems/registry.py and its"
+                " problem modules), or YAML/JSON mapping problem ids to root-cause strings",
                 "submissions": "result CSV or JSON with per-problem diagnosis text",
             },
             sregym.looks_like_sregym_specs,
