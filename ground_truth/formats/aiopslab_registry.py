@@ -205,8 +205,8 @@ class LiteralReader:
         defaults = init.args.defaults
         for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True):
             params[name] = literal(default)
-        for arg, default in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True):
-            params[arg.arg] = literal(default) if default is not None else UNKNOWN
+        for arg, kw_default in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True):
+            params[arg.arg] = literal(kw_default) if kw_default is not None else UNKNOWN
         params.update(zip(names, kwargs.get("__args__", []), strict=False))
         given = {k: v for k, v in kwargs.items() if k != "__args__"}
         params.update({k: v for k, v in given.items() if k in names or init.args.kwarg is None})
@@ -433,9 +433,10 @@ def _expected(reader: LiteralReader, cls: str, task: str | None) -> dict[str, An
     out: dict[str, Any] = {}
     for node in ast.walk(evaluate):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = getattr(node.targets[0], "id", None), literal(node.value)
-            if isinstance(value, str) and (task, target) in _EXPECTED_VARIABLES:
-                out[_EXPECTED_VARIABLES[task, target]] = value
+            target, value = getattr(node.targets[0], "id", ""), literal(node.value)
+            key = _EXPECTED_VARIABLES.get((task or "", target))
+            if isinstance(value, str) and key:
+                out[key] = value
         if task == "analysis" and isinstance(node, ast.Call) and len(node.args) == 2:
             asked, expected = node.args
             key = _get_key(asked)

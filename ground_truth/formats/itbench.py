@@ -829,11 +829,12 @@ def _output_to_submission(
                 file, "entity without a name: skipped", field=_join(where, f"entities[{i}]")
             )
             continue
-        if entity.raw is None:
+        written = getattr(entity, "raw", None)
+        if written is None:
             id_only.append(f"entities[{i}]")
         entities.append(entity)
         if isinstance(raw, dict) and raw.get("id"):
-            by_id[str(raw["id"])] = entity.raw or entity.name
+            by_id[str(raw["id"])] = written or entity.name
     if id_only:
         warn_format(
             file,
