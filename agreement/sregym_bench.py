@@ -18,6 +18,10 @@ either reading, so No as well. The original label is kept in the `notes` column.
 Item ids are `sregym-bench-NN` (the 0-based position in the file, two digits): the YAML has no
 ids, and only items 14-28 carry a trailing `# problem_id` comment, which YAML drops. That
 comment is recovered from the raw text when present and kept as `source.problem_id`.
+
+An item whose `description` is empty has no ground truth to judge against (3 of the 5 items at
+SREGym commit 49852003 were written that way): it is skipped, with one `BenchWarning` naming
+them all, so no spec, submission or label is written for it; the others keep their ids.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,6 +64,10 @@ _KINDS = {
 }
 
 
+class BenchWarning(UserWarning):
+    """A problem in the benchmark file that the import works around (said once per file)."""
+
+
 class BenchItem(BaseModel):
     id: str
     index: int
@@ -81,7 +90,7 @@ def load_bench(path: str | Path) -> list[BenchItem]:
     if not isinstance(data, list):
         raise LabelFileError(path, "expected a YAML list of {description, answer, oracle} items")
     comments = _problem_ids(text)
-    items = []
+    items, empty = [], []
     for i, raw in enumerate(data):
         field = f"[{i}]"
         if not isinstance(raw, dict) or not all(
@@ -94,6 +103,9 @@ def load_bench(path: str | Path) -> list[BenchItem]:
             raise LabelFileError(
                 path, f"unknown oracle {oracle!r}; expected {known}", field=f"{field}.oracle"
             )
+        if raw["description"] is None or not str(raw["description"]).strip():
+            empty.append(i)
+            continue
         items.append(
             BenchItem(
                 id=item_id(i),
@@ -104,6 +116,16 @@ def load_bench(path: str | Path) -> list[BenchItem]:
                 verdict=ORACLE_TO_VERDICT[oracle],
                 problem_id=comments.get(i),
             )
+        )
+    if data and not items:
+        raise LabelFileError(path, "every item has an empty description: nothing to import")
+    if empty:
+        warnings.warn(
+            BenchWarning(
+                f"{path}: {len(empty)} of {len(data)} items have an empty description (the"
+                f" ground truth) and are skipped: {', '.join(item_id(i) for i in empty)}"
+            ),
+            stacklevel=2,
         )
     return items
 

@@ -9,7 +9,8 @@ flag at all, every entity is a prediction (a ranked list).
 - recall = distinct root causes found (each prediction may claim one) / root causes, never above 1;
 - F1, and the same three over the first k predictions for k = 1..5 (ITBench's `@k`: the precision
   denominator is the number of predictions actually in the top k);
-- `top_is_origin`: whether the first prediction is a root cause.
+- `top_is_origin`: whether the first prediction is a root cause (False without predictions, so a
+  run that named nothing counts as a miss in every top-1 rate).
 
 Matching, in ITBench's terms. An ITBench spec carries its `groups` and `aliases` in
 `extra["itbench"]`: a root cause is the alias class of a `root_cause: true` group, and a
@@ -363,8 +364,9 @@ class EntityScore(EntityMetrics):
     """Root-cause entity precision / recall / F1 of one submission, and the same @k."""
 
     at_k: list[EntityAtK]
-    top_is_origin: bool | None = Field(
-        description="Whether the first prediction is a root cause (None: no predictions)."
+    top_is_origin: bool = Field(
+        description="Whether the first prediction is a root cause; False when there is none:"
+        " a run that predicted nothing missed, and top-1 rates count every run."
     )
     n_predicted: int
     n_ground_truth: int
@@ -437,7 +439,7 @@ def score_entities(
     return EntityScore(
         **overall.model_dump(),
         at_k=[EntityAtK(k=k, **_metrics(hits[:k], len(targets)).model_dump()) for k in K_VALUES],
-        top_is_origin=bool(hits[0]) if hits else None,
+        top_is_origin=bool(hits and hits[0]),
         n_predicted=len(preds),
         n_ground_truth=len(targets),
         n_correct=sum(1 for h in hits if h),

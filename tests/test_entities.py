@@ -361,7 +361,7 @@ def test_contributing_factor_flags_select_the_predictions():
     none_flagged = score_entities(spec, submission("geo", "cart", flags=[None, None]))
     assert none_flagged.n_predicted == 2 and metrics(none_flagged, 2) == (0.5, 1.0, round(2 / 3, 6))
     all_false = score_entities(spec, submission("cart", flags=[False]))
-    assert all_false.n_predicted == 0 and all_false.top_is_origin is None
+    assert all_false.n_predicted == 0 and all_false.top_is_origin is False
     assert metrics(all_false) == (0.0, 0.0, 0.0)
 
 

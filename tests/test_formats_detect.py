@@ -52,7 +52,7 @@ CORPUS_CASES = [
     ("rca-llm-reasoning/label_Online-Boutique-cloudbed-1.csv", "forge", NOT_SUBMISSIONS),
     ("sre-zero/task_configs_all_40.json", "srezero", None),
     ("sre-zero/example_results_scripted_v0.5.json", None, "srezero"),
-    ("cloud-opsbench", NOT_SPECS, NOT_SUBMISSIONS),
+    ("cloud-opsbench", "cloud-opsbench", NOT_SUBMISSIONS),
 ]
 
 FIXTURE_CASES = [
@@ -76,7 +76,7 @@ FIXTURE_CASES = [
     ("forge", "forge", "forge"),
     ("../srezero/task_configs_all_40.json", "srezero", None),
     ("../srezero/example_results_scripted_v0.5.json", None, "srezero"),
-    ("cloud-opsbench", NOT_SPECS, NOT_SUBMISSIONS),
+    ("cloud-opsbench", "cloud-opsbench", NOT_SUBMISSIONS),
 ]
 
 

@@ -165,7 +165,7 @@ def test_query_file_with_scoring_points(tmp_path):
         )
     assert looks_like_openrca_specs(folder) and not looks_like_openrca_submissions(folder)
     specs, _ = quiet(load_openrca_specs, folder)
-    assert [s.id for s in specs] == ["cloudbed-1-0", "cloudbed-1-1"]
+    assert [s.id for s in specs] == ["Market-cloudbed-1-0", "Market-cloudbed-1-1"]
     assert [o.name for o in specs[0].fault_origin] == ["node-1", "frontend"]
     assert specs[0].mechanism_keywords == ["node disk read I/O consumption", "container CPU load"]
     assert specs[1].parameters["failures"][0]["component"] == "cartservice"

@@ -1,7 +1,9 @@
 """AIOpsLab (github.com/microsoft/AIOpsLab, MIT): problem ground truth and agent sessions.
 
-AIOpsLab keeps no ground-truth files (each problem class hard-codes its answer in `eval()`); the
-ground truth is read from a YAML/JSON problem list in the shape of the corpus extraction:
+AIOpsLab keeps no ground-truth files (each problem class hard-codes its answer in `eval()`). The
+ground truth is read from an AIOpsLab checkout as published (its problem registry and problem
+classes, parsed with `ast`, never imported: `aiopslab_registry`), or from a YAML/JSON problem list
+in the shape of the corpus extraction:
 `problems[{problem_id, task_type, class, application, faulty_component, fault_type, injector,
 parameters, description, expected_detection | expected_localization | expected_system_level +
 expected_fault_type | mitigation_success_check}]`.
@@ -47,6 +49,7 @@ from typing import Any
 from ..errors import InputError
 from ..models import Action, ComponentRef, Entity, IncidentSpec, Submission, Trajectory
 from ..reading import check_depth
+from .aiopslab_registry import extract_problems, registry_file
 from .detect import (
     STRUCTURED_SUFFIXES,
     any_file,
@@ -101,10 +104,17 @@ def _is_specs_file(file: Path) -> bool:
 
 
 def looks_like_aiopslab_specs(path: str | Path) -> bool:
-    return any_file(Path(path), STRUCTURED_SUFFIXES, _is_specs_file)
+    path = Path(path)
+    return registry_file(path) is not None or any_file(path, STRUCTURED_SUFFIXES, _is_specs_file)
 
 
 def load_aiopslab_specs(path: str | Path) -> list[IncidentSpec]:
+    registry = registry_file(Path(path))
+    if registry is not None:
+        return [
+            _problem_to_spec(p, registry, f"PROBLEM_REGISTRY[{p['problem_id']!r}]", "registry")
+            for p in extract_problems(Path(path))
+        ]
     specs = []
     for file in matching_files(
         Path(path), STRUCTURED_SUFFIXES, _is_specs_file, "AIOpsLab problems"
@@ -116,7 +126,9 @@ def load_aiopslab_specs(path: str | Path) -> list[IncidentSpec]:
     return specs
 
 
-def _problem_to_spec(p: dict[str, Any], file: Path, where: str) -> IncidentSpec:
+def _problem_to_spec(
+    p: dict[str, Any], file: Path, where: str, schema: str = "extracted"
+) -> IncidentSpec:
     pid = p.get("problem_id")
     if not pid:
         raise InputError(file, "expected a problem_id", field=f"{where}.problem_id")
@@ -157,7 +169,7 @@ def _problem_to_spec(p: dict[str, Any], file: Path, where: str) -> IncidentSpec:
         mechanism=p.get("description") or p.get("fault_type"),
         problem_class=p.get("expected_fault_type") or p.get("fault_type"),
         parameters=parameters,
-        source={"format": FORMAT, "file": str(file), "field": where},
+        source={"format": FORMAT, "file": str(file), "field": where, "schema": schema},
         extra={"aiopslab": {**task_fields, "task_type": task}},
     )
 

@@ -12,6 +12,16 @@ fault_datetime`; the system is the folder name, or the file name after `label_`)
 kind Service / Pod / Node after `fault_level`; `mechanism` and `problem_class` = the fault type;
 `parameters` = start, end, duration and datetime.
 
+MicroSS (GAIA) labels carry `fault_level: service_instance` (kind `ServiceInstance`), bracketed
+fault types (`[memory_anomalies]`, unwrapped) and the injector's `fault_message` (kept in the text
+and `parameters`). A `fault-alerts/` folder is read through its `<system>/label.csv` files.
+
+Upstream runs (`results/v4/<model>/<system>/<task>/<modality>/<alerts>/<kg>/
+responses-<workflow>.txt`: one JSON object a line, `{kg_id, fault_id, messages, final_response,
+ttr, error, past_steps}`) are read directly: `final_response` is `{root_causes: [...]}`, null for a
+failed run (a submission with no hypotheses: a miss, never left out), or a string holding the
+mapping as JSON or as a Python literal. The trial is `<model>/<workflow>/<modality>/<alerts>/<kg>`.
+
 Diagnoses (`{"_about": {model, workflow, system, ...}, "records": [{fault_id, kg_id,
 ground_truth, root_causes[], ttr_seconds, had_error}]}`) -> one `Submission` per record: the
 diagnosis lists the hypotheses in rank order with all their fields, and each hypothesis'
@@ -22,23 +32,38 @@ run's `<model>/<workflow>`, so several runs on one fault stay distinct; `agent` 
 
 from __future__ import annotations
 
+import ast
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
+from ..reading import input_files, parse_json, read_head
 from .detect import (
+    SNIFF_LIMIT,
     csv_header,
     files_with_suffix,
     read_csv_rows,
     read_structured,
+    read_text,
     sniff_structured,
     warn_format,
 )
 
 FORMAT = "forge"
 LABEL_COLUMNS = {"fault_id", "fault_level", "fault_entity", "fault_type"}
-LEVEL_KINDS = {"service": "Service", "pod": "Pod", "node": "Node"}
+# MicroSS (GAIA) injects faults into one instance of a service (`redisservice2`): no k8s kind.
+LEVEL_KINDS = {
+    "service": "Service",
+    "pod": "Pod",
+    "node": "Node",
+    "service_instance": "ServiceInstance",
+}
+RESPONSES = re.compile(r"^responses-(?P<workflow>.+)\.txt$")
+# results/v4/<model>/<system>/<task>/<modality>/<alerts representation>/<kg representation>/
+SETTING_DEPTH = 4
 HYPOTHESIS_FIELDS = ("type", "location", "description", "justification", "propagation_path")
 
 __all__ = [
@@ -67,15 +92,62 @@ def _is_diagnoses_file(file: Path) -> bool:
     return file.suffix.lower() == ".json" and _is_diagnoses(sniff_structured(file))
 
 
+def _is_responses_file(file: Path) -> bool:
+    """An upstream `responses-<workflow>.txt`: JSON lines with `fault_id` and `final_response`."""
+    if not RESPONSES.match(file.name):
+        return False
+    try:
+        head = read_head(file)
+    except InputError:
+        return False
+    first, complete = head.split("\n", 1)[0], "\n" in head
+    if not complete:  # a line longer than the head (the chat `messages` come first)
+        return first.lstrip().startswith("{") and all(
+            f'"{k}"' in first for k in ("kg_id", "fault_id")
+        )
+    try:
+        data = parse_json(first, file)
+    except InputError:
+        return False
+    return isinstance(data, dict) and {"fault_id", "final_response"} <= set(data)
+
+
+def _responses_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path] if _is_responses_file(path) else []
+    return [
+        f
+        for f in input_files(path, lambda p: bool(RESPONSES.match(p.name)))
+        if _is_responses_file(f)
+    ]
+
+
+def _label_files(path: Path) -> list[Path]:
+    """`label.csv` files: `path` itself, inside it, or in its system folders (`fault-alerts/`)."""
+    labels = [f for f in files_with_suffix(path, (".csv",)) if _is_label_csv(f)]
+    if labels or not path.is_dir():
+        return labels
+    folders = sorted(p for p in path.iterdir() if p.is_dir())
+    return [f for d in folders if (f := d / "label.csv").is_file() and _is_label_csv(f)]
+
+
 def looks_like_forge_specs(path: str | Path) -> bool:
-    return any(
-        _is_label_csv(f) or _is_diagnoses_file(f)
-        for f in files_with_suffix(Path(path), (".csv", ".json"))
-    )
+    path = Path(path)
+    if _label_files(path):
+        return True
+    return any(_is_diagnoses_file(f) for f in files_with_suffix(path, (".json",))[:SNIFF_LIMIT])
 
 
 def looks_like_forge_submissions(path: str | Path) -> bool:
-    return any(_is_diagnoses_file(f) for f in files_with_suffix(Path(path), (".json",)))
+    path = Path(path)
+    if any(_is_diagnoses_file(f) for f in files_with_suffix(path, (".json",))[:SNIFF_LIMIT]):
+        return True
+    if path.is_file():
+        return _is_responses_file(path)
+    return any(
+        _is_responses_file(f)
+        for f in input_files(path, lambda p: bool(RESPONSES.match(p.name)))[:SNIFF_LIMIT]
+    )
 
 
 # ---------------------------------------------------------------- ground truth
@@ -96,7 +168,7 @@ def _records_system(data: dict[str, Any], record: dict[str, Any]) -> str:
 
 def load_forge_specs(path: str | Path) -> list[IncidentSpec]:
     path = Path(path)
-    labels = [f for f in files_with_suffix(path, (".csv",)) if _is_label_csv(f)]
+    labels = _label_files(path)
     specs: dict[str, IncidentSpec] = {}
     for file in labels:
         system = _label_system(file)
@@ -123,16 +195,29 @@ def load_forge_specs(path: str | Path) -> list[IncidentSpec]:
     return list(specs.values())
 
 
+def _fault_type(value: Any) -> str | None:
+    """MicroSS writes `[memory_anomalies]`, the Market systems `container CPU load`."""
+    text = str(value or "").strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].strip()
+    return text or None
+
+
 def _fault_spec(system: str, row: dict[str, Any], file: Path, where: str) -> IncidentSpec:
-    entity, fault_type = str(row.get("fault_entity") or "").strip(), row.get("fault_type")
+    entity, fault_type = (
+        str(row.get("fault_entity") or "").strip(),
+        _fault_type(row.get("fault_type")),
+    )
     fault_id = str(row.get("fault_id") or "").strip()
     if not fault_id or not entity:
         raise InputError(file, "expected fault_id and fault_entity", field=where)
     level = str(row.get("fault_level") or "").strip().lower()
-    when = row.get("fault_datetime")
+    when = row.get("fault_datetime") or row.get("fault_st_time")
+    message = str(row.get("fault_message") or "").strip()
     text = (
-        f"A {fault_type} fault was injected into the {level or 'component'} {entity}"
-        f"{f' at {when}' if when else ''} ({system})."
+        f"A {fault_type} fault was injected into the {level.replace('_', ' ') or 'component'}"
+        f" {entity}{f' at {when}' if when else ''} ({system})."
+        + (f"\nInjection log: {message}" if message else "")
     )
     return IncidentSpec(
         id=f"{system}-{fault_id}",
@@ -142,10 +227,23 @@ def _fault_spec(system: str, row: dict[str, Any], file: Path, where: str) -> Inc
         problem_class=fault_type,
         parameters={
             k: row[k]
-            for k in ("fault_st_time", "fault_ed_time", "fault_duration", "fault_datetime")
+            for k in (
+                "fault_st_time",
+                "fault_ed_time",
+                "fault_duration",
+                "fault_datetime",
+                "fault_message",
+                "orig_fault_id",
+                "augmented",
+            )
             if row.get(k) not in (None, "")
         },
-        source={"format": FORMAT, "file": str(file), "field": where},
+        source={
+            "format": FORMAT,
+            "file": str(file),
+            "field": where,
+            "schema": "label" if file.suffix.lower() == ".csv" else "diagnoses",
+        },
         extra={"forge": {"system": system, "fault_id": fault_id, "fault_level": level}},
     )
 
@@ -157,7 +255,14 @@ def load_forge_submissions(path: str | Path) -> list[Submission]:
     path = Path(path)
     files = [f for f in files_with_suffix(path, (".json",)) if _is_diagnoses_file(f)]
     if not files:
-        raise InputError(path, "holds no FORGE diagnoses (JSON with records[].root_causes)")
+        responses = _responses_files(path)
+        if responses:
+            return [sub for f in responses for sub in _responses_submissions(f)]
+        raise InputError(
+            path,
+            "holds no FORGE diagnoses (responses-<workflow>.txt JSON lines, or JSON with"
+            " records[].root_causes)",
+        )
     subs = []
     for file in files:
         data = read_structured(file)
@@ -206,6 +311,72 @@ def _record_submission(
             "format": FORMAT,
             "file": str(file),
             "field": where,
+            "schema": "diagnoses",
             **{k: record[k] for k in ("ttr_seconds", "had_error") if k in record},
         },
     )
+
+
+# ---------------------------------------------------------------- upstream responses-*.txt
+
+
+def _run_of(file: Path) -> tuple[str, str]:
+    """(trial, agent) of `results/v4/<model>/<system>/<task>/<modality>/<alerts>/<kg>/
+    responses-<workflow>.txt`: the model and workflow, and the setting so runs stay distinct."""
+    match = RESPONSES.match(file.name)
+    workflow = match.group("workflow") if match else file.stem
+    folders = [p.name for p in file.parents][: SETTING_DEPTH + 2]
+    if len(folders) < SETTING_DEPTH + 2:
+        return workflow, workflow
+    model = folders[SETTING_DEPTH + 1]
+    setting = "/".join(reversed(folders[: SETTING_DEPTH - 1]))
+    return f"{model}/{workflow}/{setting}", f"{model}/{workflow}"
+
+
+def _responses_submissions(file: Path) -> list[Submission]:
+    trial, agent = _run_of(file)
+    subs = []
+    for number, line in enumerate(read_text(file).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        raw = parse_json(line, file, field=where)
+        if not isinstance(raw, dict) or "fault_id" not in raw:
+            raise InputError(file, "expected a JSON object with fault_id", field=where)
+        answer = _final_response(raw.get("final_response"), file, f"{where}.final_response")
+        record = {
+            "fault_id": raw["fault_id"],
+            "kg_id": raw.get("kg_id"),
+            "root_causes": (answer or {}).get("root_causes") or [],
+            "ttr_seconds": raw.get("ttr"),
+            "had_error": bool(raw.get("error")),
+        }
+        sub = _record_submission({}, record, trial, file, where)
+        subs.append(
+            sub.model_copy(update={"agent": agent, "source": {**sub.source, "schema": "responses"}})
+        )
+    if not subs:
+        raise InputError(file, "holds no responses")
+    return subs
+
+
+def _final_response(value: Any, file: Path, where: str) -> dict[str, Any] | None:
+    """The answer: a mapping, or a string holding one as JSON or as a Python literal (read
+    with `ast.literal_eval`, which evaluates no code)."""
+    if value is None or isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                data = parse(value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(data, dict):
+                return data
+    warn_format(
+        file,
+        "final_response is not a mapping, nor one written as JSON or a Python literal: no"
+        " hypotheses",
+        field=where,
+    )
+    return None

@@ -6,10 +6,16 @@ Ground truth, read from any of
   `kind: GroundTruth`, `metadata.name`, `spec: {...}`, `recommendedActions` in camelCase);
 - a JSON list of them (ITBench-Evaluations' `ground_truths.json`, each with an `id`);
 - a scenario folder, or a folder of scenario folders (`Scenario-2`, `scenario_2` -> id `2`),
-  each holding `ground_truth.yaml|yml|json`, `gt.*` or `groundtruth*.yaml`. When a folder has
-  both ITBench's `groundtruth_v1.yaml` and the newer, simpler v2 `groundtruth.yaml`, v1 is used
-  (ITBench-Evaluations does not read v2) and a warning says so; v2 alone is loaded from its
-  `entities` and `solutions`.
+  each holding `ground_truth.yaml|yml|json`, `gt.*` or `groundtruth*.yaml`. The folder's name is
+  the incident id, as in ITBench-Evaluations; an `id` or `metadata.name` inside that disagrees
+  warns (ITBench's scenario_61 says `scenario-110`). When folders have both ITBench's
+  `groundtruth_v1.yaml` and the newer, simpler v2 `groundtruth.yaml`, v1 is used (its groups and
+  propagations are what ITBench-Evaluations' prompts judge against) and one warning per loaded
+  folder says so; v2 alone, and ITBench-Scenarios' `kind: SilverTruth` draft of it, is loaded from
+  its `entities` and `solutions`;
+- older ITBench-Scenarios layouts: a flat folder of `incident_N.yaml` (or `scenario_N.yaml`)
+  v1 files (2025-07..2026-01), and role folders `incident_N/vars/main.yaml` whose
+  `docs_incident_N` variable holds the v1 body (2025-03..06).
 
 v1 -> `IncidentSpec`:
 - groups with `root_cause: true` -> `fault_origin` (name from `name`, else from the regex filter,
@@ -31,7 +37,8 @@ Agent outputs: `<outputs>/<incident>/<trial>/[outputs/]agent_output.json` (or
 one (`entities[{name: "ns/Kind/name", contributing_factor, reasoning, evidence}]`,
 `propagations[{source, target, condition, effect}]`, `alerts_explained[]`) and the older one
 (`entities[{id, name: "flagd Service", contributing_factor}]`, propagations by id with
-`source_name`/`target_name`, optional `incident_summary`). The diagnosis text is built from the
+`source_name`/`target_name`, optional `incident_summary`), and the paper-era one whose entities
+are only `{id: <topology hash>, root_cause}` (kept with the id as name, with a warning). The diagnosis text is built from the
 entities' names, reasoning and evidence, the propagations and the explained alerts; the
 entities are kept, parsed, on `Submission.entities`.
 
@@ -53,6 +60,10 @@ from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
 from ..reading import parse_json
 from .detect import (
+    SNIFF_LIMIT,
+    STRUCTURED_SUFFIXES,
+    any_file,
+    files_with_suffix,
     read_structured,
     read_text,
     sniff_structured,
@@ -72,6 +83,10 @@ GT_NAMES = (
     "groundtruth_v1.yml",
 )
 V2_NAMES = ("groundtruth.yaml", "groundtruth.yml")
+# `SilverTruth`: ITBench-Scenarios' draft of v2 (2025-12), the same entities-and-solutions shape.
+V2_KINDS = {"GroundTruth": "v2", "SilverTruth": "silvertruth"}
+ROLE_VARS = Path("vars") / "main.yaml"
+_DOCS_KEY = re.compile(r"^docs_incident_(\d+)$")
 AGENT_FILES = (
     "outputs/agent_output.json",
     "outputs/agent_response.json",
@@ -114,16 +129,28 @@ def _is_v2(data: Any) -> bool:
     return (
         isinstance(data, dict)
         and str(data.get("apiVersion", "")).startswith("itbench.io/")
-        and data.get("kind") == "GroundTruth"
+        and data.get("kind") in V2_KINDS
         and isinstance(data.get("spec"), dict)
         and "entities" in data["spec"]
     )
 
 
+def _docs_incident(data: Any) -> tuple[str, str, Any] | None:
+    """(key, incident id, body) of a 2025-03..06 role-variable file (`docs_incident_N: {...}`)."""
+    if not isinstance(data, dict):
+        return None
+    for key, body in data.items():
+        match = _DOCS_KEY.match(str(key))
+        if match and isinstance(body, dict):
+            return str(key), match.group(1), body
+    return None
+
+
 def _is_gt_document(data: Any) -> bool:
     if isinstance(data, list):
         return bool(data) and _is_v1(data[0])
-    return _is_v1(data) or _is_v2(data)
+    docs = _docs_incident(data)
+    return _is_v1(docs[2] if docs else data) or _is_v2(data)
 
 
 def _scenario_file(folder: Path) -> tuple[Path | None, Path | None]:
@@ -145,79 +172,175 @@ def looks_like_itbench_specs(path: str | Path) -> bool:
     if (path / CONSOLIDATED).is_file():
         return _is_gt_document(sniff_structured(path / CONSOLIDATED))
     folders = [path, *sorted(p for p in path.iterdir() if p.is_dir())]
-    for folder in folders[:50]:
+    for folder in folders[:SNIFF_LIMIT]:
         main, v2 = _scenario_file(folder)
-        candidate = main or v2
+        candidate = main or v2 or _role_vars(folder)
         if candidate is not None:
             return _is_gt_document(sniff_structured(candidate))
-    return False
+    return any_file(path, STRUCTURED_SUFFIXES, lambda f: _is_gt_document(sniff_structured(f)))
 
 
 # ---------------------------------------------------------------- ground truth: loading
 
 
-def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
-    path = Path(path)
-    if path.is_file():
-        return _specs_from_file(path, fallback_id=_fallback_id(path))
-    if (path / CONSOLIDATED).is_file():
-        return _specs_from_file(path / CONSOLIDATED, fallback_id=None)
+def _role_vars(folder: Path) -> Path | None:
+    """`roles/incident_N/vars/main.yaml`, the file of the 2025-03..06 layout, if present."""
+    file = folder / ROLE_VARS
+    return file if folder.name.lower().startswith("incident") and file.is_file() else None
+
+
+def _gt_files(path: Path) -> list[tuple[Path, str, bool, str]]:
+    """(file, id from its folder or name, whether that id overrides the one inside, layout) of
+    each ground truth in a folder: scenario folders, role folders, or a flat folder of files."""
     folders = (
         [path]
-        if _scenario_file(path) != (None, None)
+        if _scenario_file(path) != (None, None) or _role_vars(path)
         else sorted(p for p in path.iterdir() if p.is_dir())
     )
-    specs = []
+    both, found = [], []
     for folder in folders:
         main, v2 = _scenario_file(folder)
         if main is not None and v2 is not None:
-            warn_format(
-                folder,
-                f"both {main.name} and the v2 {v2.name} are present: using {main.name} "
-                "(ITBench-Evaluations reads v1; v2 lacks groups and propagations)",
-            )
-        chosen = main or v2
+            both.append(folder)
+        chosen = main or v2 or _role_vars(folder)
         if chosen is not None:
-            specs.extend(_specs_from_file(chosen, fallback_id=canonical_incident_id(folder.name)))
+            layout = "role variables" if chosen.name == ROLE_VARS.name else "scenario folders"
+            found.append((chosen, canonical_incident_id(folder.name), True, layout))
+    if both:
+        warn_format(
+            path,
+            f"{len(both)} scenario folder(s) (e.g. {both[0].name}) hold both groundtruth_v1.yaml"
+            " and the v2 groundtruth.yaml: using groundtruth_v1.yaml (its groups and"
+            " propagations are what ITBench-Evaluations judges against; v2 lacks them)",
+        )
+    if found:
+        return found
+    flat = files_with_suffix(path, STRUCTURED_SUFFIXES)
+    return [
+        (f, canonical_incident_id(f.stem), False, "flat folder")
+        for f in flat
+        if _is_gt_document(sniff_structured(f))
+    ]
+
+
+def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
+    path = Path(path)
+    if path.is_file():
+        folder_id, authoritative = _fallback_id(path)
+        specs = _laid_out(_specs_from_file(path, folder_id, authoritative), "file")
+    elif (path / CONSOLIDATED).is_file():
+        specs = _laid_out(_specs_from_file(path / CONSOLIDATED, None, False), "consolidated list")
+    else:
+        specs = [
+            spec
+            for file, folder_id, authoritative, layout in _gt_files(path)
+            for spec in _laid_out(_specs_from_file(file, folder_id, authoritative), layout)
+        ]
     if not specs:
         raise InputError(
             path,
-            "holds no ITBench ground truth (expected ground_truths.json, or scenario folders "
-            "with ground_truth.yaml / groundtruth_v1.yaml)",
+            "holds no ITBench ground truth (expected ground_truths.json, scenario folders with"
+            " ground_truth.yaml / groundtruth_v1.yaml / groundtruth.yaml, incident_N/vars/main.yaml"
+            " role folders, or a folder of incident_N.yaml files)",
         )
+    _warn_entities_only(path, specs)
     return specs
 
 
-def _fallback_id(file: Path) -> str:
+def _laid_out(specs: list[IncidentSpec], layout: str) -> list[IncidentSpec]:
+    for spec in specs:
+        spec.source["layout"] = layout
+    return specs
+
+
+def _warn_entities_only(path: Path, specs: list[IncidentSpec]) -> None:
+    """One warning for all v2 / SilverTruth specs read (not one per file)."""
+    thin = [s for s in specs if s.source.get("schema") in V2_KINDS.values()]
+    if thin:
+        schemas = sorted({str(s.source["schema"]) for s in thin})
+        warn_format(
+            path,
+            f"{len(thin)} ground truth(s) in ITBench {'/'.join(schemas)} form (e.g. incident"
+            f" {thin[0].id}): no groups, propagations or fault entries; only the entities and"
+            " solutions are used",
+        )
+
+
+def _fallback_id(file: Path) -> tuple[str, bool]:
+    """The id a lone file's name gives; a generic name (`groundtruth_v1.yaml`) defers to its
+    scenario folder, whose name then wins over the id inside, as in ITBench-Evaluations."""
     stem = file.stem
+    if file.name == ROLE_VARS.name and file.parent.name == ROLE_VARS.parent.name:
+        return canonical_incident_id(file.parent.parent.name), True
     generic = stem.lower() in {"ground_truth", "gt", "groundtruth", "groundtruth_v1"}
-    return canonical_incident_id(file.parent.name if generic else stem)
+    return canonical_incident_id(file.parent.name if generic else stem), generic
 
 
-def _specs_from_file(file: Path, fallback_id: str | None) -> list[IncidentSpec]:
+def _specs_from_file(file: Path, named: str | None, authoritative: bool) -> list[IncidentSpec]:
     data = read_structured(file)
     if isinstance(data, list):
-        return [_document_to_spec(item, file, f"[{i}]", None) for i, item in enumerate(data)]
-    return [_document_to_spec(data, file, "", fallback_id)]
+        return [_document_to_spec(item, file, f"[{i}]", None, False) for i, item in enumerate(data)]
+    return [_document_to_spec(data, file, "", named, authoritative)]
 
 
-def _document_to_spec(doc: Any, file: Path, where: str, fallback_id: str | None) -> IncidentSpec:
+def _document_to_spec(
+    doc: Any, file: Path, where: str, named: str | None, authoritative: bool
+) -> IncidentSpec:
     if not isinstance(doc, dict):
         raise InputError(file, "expected an ITBench ground-truth mapping", field=where or None)
+    docs = _docs_incident(doc)
+    if docs is not None:
+        where, declared, doc = docs[0], docs[1], docs[2]
+        named, authoritative = (named, authoritative) if authoritative else (declared, True)
     envelope = "apiVersion" in doc and isinstance(doc.get("spec"), dict)
     body = doc["spec"] if envelope else doc
     prefix = f"{where}.spec" if envelope and where else ("spec" if envelope else where)
-    raw_id = doc.get("id") or body.get("id") or (doc.get("metadata") or {}).get("name")
-    incident_id = canonical_incident_id(raw_id) if raw_id is not None else fallback_id
+    incident_id = _incident_id(doc, body, file, where, named, authoritative)
+    if _is_v2(doc):
+        return _v2_to_spec(body, file, incident_id, V2_KINDS[doc["kind"]])
+    if not isinstance(body.get("groups"), list):
+        raise InputError(file, "expected a list of groups", field=_join(prefix, "groups"))
+    return _v1_to_spec(body, file, prefix, incident_id, envelope)
+
+
+def _incident_id(
+    doc: dict[str, Any],
+    body: dict[str, Any],
+    file: Path,
+    where: str,
+    named: str | None,
+    authoritative: bool,
+) -> str:
+    """The folder's id when it is authoritative (a mismatch with the id inside warns), else the
+    id inside (`id`, `metadata.name`), else the file's name."""
+    field, raw = next(
+        (
+            (f, v)
+            for f, v in (
+                ("id", doc.get("id")),
+                ("spec.id", body.get("id") if body is not doc else None),
+                ("metadata.name", (doc.get("metadata") or {}).get("name")),
+            )
+            if v is not None
+        ),
+        (None, None),
+    )
+    declared = canonical_incident_id(raw) if raw is not None else None
+    if authoritative and named:
+        if declared is not None and declared != named:
+            warn_format(
+                file,
+                f"says {raw!r} but its folder says incident {named!r}: using {named!r}, as"
+                " ITBench's evaluator does, so agent outputs in that folder's name join",
+                field=_join(where, str(field)),
+            )
+        return named
+    incident_id = declared or named
     if not incident_id:
         raise InputError(
             file, "no incident id (expected `id` or `metadata.name`)", field=where or None
         )
-    if _is_v2(doc):
-        return _v2_to_spec(body, file, incident_id)
-    if not isinstance(body.get("groups"), list):
-        raise InputError(file, "expected a list of groups", field=_join(prefix, "groups"))
-    return _v1_to_spec(body, file, prefix, incident_id, envelope)
+    return incident_id
 
 
 def _join(prefix: str, field: str) -> str:
@@ -516,13 +639,7 @@ def _fix_text(actions: list[Any]) -> str | None:
     return "any of: " + " | ".join(f"({i}) {o}" for i, o in enumerate(options, 1))
 
 
-def _v2_to_spec(body: dict[str, Any], file: Path, incident_id: str) -> IncidentSpec:
-    warn_format(
-        file,
-        "ITBench v2 ground truth: no groups, propagations or fault entries; only "
-        "the entities and solutions are used",
-        field="spec",
-    )
+def _v2_to_spec(body: dict[str, Any], file: Path, incident_id: str, schema: str) -> IncidentSpec:
     origin, names = [], []
     for i, entity in enumerate(body.get("entities") or []):
         meta = entity.get("metadata") or {} if isinstance(entity, dict) else {}
@@ -535,7 +652,11 @@ def _v2_to_spec(body: dict[str, Any], file: Path, incident_id: str) -> IncidentS
             )
         )
         names.append(f"{entity.get('kind', '')} {meta['name']}".strip())
-    alerts = [str(a.get("name")) for a in body.get("alerts") or [] if isinstance(a, dict)]
+    alerts = [
+        str(a.get("name") if isinstance(a, dict) else a)
+        for a in body.get("alerts") or []
+        if isinstance(a, str) or (isinstance(a, dict) and a.get("name"))
+    ]
     fixes = []
     for option in body.get("solutions") or []:
         steps = [s for block in option or [] for s in (block or {}).get("steps") or []]
@@ -565,8 +686,8 @@ def _v2_to_spec(body: dict[str, Any], file: Path, incident_id: str) -> IncidentS
         fault_origin=origin,
         symptoms=alerts,
         expected_fix=fix,
-        source={"format": FORMAT, "file": str(file), "schema": "v2"},
-        extra={"itbench": {"schema": "v2", "entities": body.get("entities") or []}},
+        source={"format": FORMAT, "file": str(file), "schema": schema},
+        extra={"itbench": {"schema": schema, "entities": body.get("entities") or []}},
     )
 
 
@@ -700,17 +821,29 @@ def _output_to_submission(
         raise InputError(
             file, "expected a JSON object (an ITBench agent output)", field=where or None
         )
-    entities, by_id = [], {}
+    entities, by_id, id_only = [], {}, []
     for i, raw in enumerate(data.get("entities") or []):
-        entity = _entity(raw)
+        entity = _entity(raw) or _id_entity(raw)
         if entity is None:
             warn_format(
                 file, "entity without a name: skipped", field=_join(where, f"entities[{i}]")
             )
             continue
+        written = getattr(entity, "raw", None)
+        if written is None:
+            id_only.append(f"entities[{i}]")
         entities.append(entity)
         if isinstance(raw, dict) and raw.get("id"):
-            by_id[str(raw["id"])] = str(raw["name"])
+            by_id[str(raw["id"])] = written or entity.name
+    if id_only:
+        warn_format(
+            file,
+            f"{len(id_only)} entit{'y' if len(id_only) == 1 else 'ies'} ({', '.join(id_only[:3])}"
+            f"{', ...' if len(id_only) > 3 else ''}) named only by a topology id (the ITBench"
+            " paper's output schema): kept with the id as name, which no ground-truth name or"
+            " filter can match",
+            field=where or None,
+        )
     diagnosis = _diagnosis(data, entities, by_id)
     if not diagnosis:
         warn_format(
@@ -735,6 +868,8 @@ def _output_to_submission(
 
 def _schema(data: dict[str, Any]) -> str:
     entities = [e for e in data.get("entities") or [] if isinstance(e, dict)]
+    if any("id" in e and not e.get("name") for e in entities):
+        return "paper"
     return "legacy" if any("id" in e for e in entities) or "incident_summary" in data else "current"
 
 
@@ -755,6 +890,20 @@ def _entity(raw: Any) -> Entity | None:
         reasoning=_str_or_none(raw.get("reasoning")),
         evidence=_str_or_none(raw.get("evidence")),
         raw=full,
+        **extra,
+    )
+
+
+def _id_entity(raw: Any) -> Entity | None:
+    """A paper-era entity, `{id: <topology hash>, root_cause: true}`: the id is all it has."""
+    if not isinstance(raw, dict) or not str(raw.get("id") or "").strip():
+        return None
+    flag = raw.get("root_cause", raw.get("contributing_factor"))
+    extra = {k: v for k, v in raw.items() if k not in {"name", "contributing_factor", "raw"}}
+    return Entity(
+        name=str(raw["id"]).strip(),
+        contributing_factor=flag if isinstance(flag, bool) else None,
+        raw=None,
         **extra,
     )
 

@@ -26,7 +26,9 @@ per file as a warning.
 
 Submissions: the `prediction` JSON (`{"1": {"root cause occurrence datetime", "root cause
 component", "root cause reason"}, "2": ...}`) -> a diagnosis text listing each predicted root
-cause, and its components as ranked entities. The trial is "1" (one archived run per query);
+cause, and its components as ranked entities. The trial is "1" (one archived run per query),
+or 1, 2, ... when a run's result file (`test/result/<system>/agent-<tag>-<model>.csv`, where the
+system comes from the folder) has several rows for one query (samples or re-runs, one warning);
 OpenRCA's own score goes to `source["openrca_score"]`, and `load_openrca_verdicts` exports
 `score == 1.0` as a rater table.
 """
@@ -39,8 +41,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
-from ..reading import parse_json
-from .detect import csv_header, files_with_suffix, read_csv_rows, warn_format
+from ..reading import input_files, parse_json
+from .detect import SNIFF_LIMIT, csv_header, files_with_suffix, read_csv_rows, warn_format
 
 FORMAT = "openrca"
 AGENT_COLUMNS = {"instruction", "prediction", "groundtruth"}
@@ -76,6 +78,10 @@ _COUNT = re.compile(
     r"\b(a single|single|one|two|three|four|five|\d+)\s+(?:\w+\s+)?failures?\b", re.I
 )
 LEVEL_KINDS = {"pod": "Pod", "service": "Service", "node": "Node"}
+# OpenRCA's datasets (`dataset/<system>/`; Market's two clouds are `Market/cloudbed-N/`).
+# What a run writes in passed/failed/score before its evaluation finishes.
+NOT_SCORED = "N/A"
+SYSTEMS = ("Bank", "Telecom", "Market-cloudbed-1", "Market-cloudbed-2")
 
 __all__ = [
     "load_openrca_specs",
@@ -96,15 +102,24 @@ def _kind_of(file: Path) -> str | None:
 
 
 def looks_like_openrca_specs(path: str | Path) -> bool:
-    return any(_kind_of(f) for f in files_with_suffix(Path(path), (".csv",)))
+    return any(_kind_of(f) for f in _csv_files(Path(path))[:SNIFF_LIMIT])
 
 
 def looks_like_openrca_submissions(path: str | Path) -> bool:
-    return any(_kind_of(f) == "agent" for f in files_with_suffix(Path(path), (".csv",)))
+    return any(_kind_of(f) == "agent" for f in _csv_files(Path(path))[:SNIFF_LIMIT])
+
+
+def _csv_files(path: Path) -> list[Path]:
+    """The CSVs of `path`; a folder without any directly inside (a run archive's
+    `test/result/`) is searched below, where `<system>/agent-<tag>-<model>.csv` files live."""
+    files = files_with_suffix(path, (".csv",))
+    if files or not path.is_dir():
+        return files
+    return input_files(path, lambda p: p.suffix.lower() == ".csv")[: SNIFF_LIMIT * 10]
 
 
 def _files(path: Path, kinds: set[str]) -> list[Path]:
-    files = [f for f in files_with_suffix(path, (".csv",)) if _kind_of(f) in kinds]
+    files = [f for f in _csv_files(path) if _kind_of(f) in kinds]
     if not files:
         raise InputError(
             path,
@@ -115,10 +130,40 @@ def _files(path: Path, kinds: set[str]) -> list[Path]:
 
 
 def _system(file: Path) -> str:
+    """`agent-Bank.csv` -> Bank (the archive); `Bank/agent-<tag>-<model>.csv` and
+    `Market/cloudbed-1/agent-<tag>-<model>.csv` -> Bank, Market-cloudbed-1 (a run's result
+    folder, `test/result/<dataset>/`, where the file name carries the run, not the system)."""
     stem = file.stem
-    if stem.lower().startswith("agent-"):
-        return stem[len("agent-") :]
-    return file.parent.name if stem.lower() in {"query", "queries"} else stem
+    named = stem[len("agent-") :] if stem.lower().startswith("agent-") else None
+    if named in SYSTEMS:
+        return named
+    folder = _folder_system(file)
+    if folder is not None:
+        return folder
+    if named is None and stem.lower() in {"query", "queries"}:
+        return file.parent.name
+    return named or stem
+
+
+def _folder_system(file: Path) -> str | None:
+    parent, grand = file.parent.name, file.parent.parent.name
+    if parent in SYSTEMS:
+        return parent
+    return f"{grand}-{parent}" if f"{grand}-{parent}" in SYSTEMS else None
+
+
+def _layout(file: Path) -> str:
+    """`run` (a `test/result/` file), `archive` (`rca/archive/agent-<system>.csv`) or `query`."""
+    if _kind_of(file) == "query":
+        return "query"
+    return "run" if _run_name(file) else "archive"
+
+
+def _run_name(file: Path) -> str | None:
+    """`agent-<tag>-<model>` of a run's result file, None for an archive file."""
+    stem = file.stem
+    named = stem[len("agent-") :] if stem.lower().startswith("agent-") else None
+    return named if named and named not in SYSTEMS else None
 
 
 def _row_id(row: dict[str, str], index: int) -> str:
@@ -133,7 +178,7 @@ def _row_id(row: dict[str, str], index: int) -> str:
 
 
 def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
-    specs = []
+    specs: dict[str, IncidentSpec] = {}
     for file in _files(Path(path), {"agent", "query"}):
         recovered = []
         for index, row in enumerate(read_csv_rows(file)):
@@ -141,7 +186,9 @@ def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
             failures, asked, was_recovered = _failures(row, file, line)
             if was_recovered:
                 recovered.append(str(line))
-            specs.append(_spec(row, file, line, _row_id(row, index), failures, asked))
+            spec = _spec(row, file, line, _row_id(row, index), failures, asked)
+            specs[spec.id] = spec
+        _warn_reruns(file)
         if recovered:
             warn_format(
                 file,
@@ -150,7 +197,31 @@ def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
                 f"(lines {', '.join(recovered)})",
                 field="groundtruth",
             )
-    return specs
+    return list(specs.values())
+
+
+def _warn_reruns(file: Path) -> None:
+    """One warning per file whose queries have several rows: a run's result CSV gains a row per
+    attempt (`--sample_num`, or a re-run appending to it). Specs keep the last row (the query is
+    the same); submissions keep every row, as trials 1, 2, ... in file order."""
+    counts: dict[str, int] = {}
+    for index, row in enumerate(read_csv_rows(file)):
+        key = _row_id(row, index)
+        counts[key] = counts.get(key, 0) + 1
+    repeated = sorted((k for k, n in counts.items() if n > 1), key=_natural)
+    if repeated:
+        warn_format(
+            file,
+            f"{len(repeated)} queries have more than one row (re-runs or samples; row_id"
+            f" {', '.join(repeated[:5])}{', ...' if len(repeated) > 5 else ''}): the ground"
+            " truth is read from the last row, each row's prediction is a trial (1, 2, ... in"
+            " file order)",
+            field="row_id",
+        )
+
+
+def _natural(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.isdigit() else (1 << 30, key)
 
 
 def _failures(
@@ -204,7 +275,7 @@ def _recover(
         p.strip()
         for col in ("passed", "failed")
         for p in (row.get(col) or "").splitlines()
-        if p.strip()
+        if p.strip() and p.strip() != NOT_SCORED
     ]
     left = list(dict.fromkeys(points))
     for field in asked:
@@ -272,7 +343,12 @@ def _spec(
         mechanism=reasons[0] if reasons else None,
         mechanism_keywords=list(dict.fromkeys(reasons)),
         parameters={"failures": failures_out},
-        source={"format": FORMAT, "file": str(file), "field": f"line {line}"},
+        source={
+            "format": FORMAT,
+            "file": str(file),
+            "field": f"line {line}",
+            "schema": _layout(file),
+        },
         extra={
             "openrca": {
                 "system": system,
@@ -291,16 +367,20 @@ def _spec(
 def load_openrca_submissions(path: str | Path) -> list[Submission]:
     subs = []
     for file in _files(Path(path), {"agent"}):
-        system = _system(file)
+        system, run = _system(file), _run_name(file)
+        _warn_reruns(file)
+        trials: dict[str, int] = {}
         for index, row in enumerate(read_csv_rows(file)):
             line = index + 2
+            incident_id = f"{system}-{_row_id(row, index)}"
+            trials[incident_id] = trials.get(incident_id, 0) + 1
             causes = _prediction(row.get("prediction") or "", file, line)
             subs.append(
                 Submission(
-                    incident_id=f"{system}-{_row_id(row, index)}",
-                    trial="1",
+                    incident_id=incident_id,
+                    trial=str(trials[incident_id]),
                     diagnosis=_diagnosis(causes),
-                    agent="OpenRCA RCA-agent",
+                    agent=f"OpenRCA RCA-agent ({run})" if run else "OpenRCA RCA-agent",
                     entities=[
                         Entity(name=c["component"], rank=i)
                         for i, c in enumerate(causes, 1)
@@ -310,6 +390,7 @@ def load_openrca_submissions(path: str | Path) -> list[Submission]:
                         "format": FORMAT,
                         "file": str(file),
                         "field": f"line {line}",
+                        "schema": _layout(file),
                         "openrca_score": _score(row.get("score")),
                         "passed": row.get("passed"),
                         "failed": row.get("failed"),
@@ -377,12 +458,15 @@ def load_openrca_verdicts(path: str | Path) -> list[dict[str, Any]]:
     out = []
     for file in _files(Path(path), {"agent"}):
         system = _system(file)
+        trials: dict[str, int] = {}
         for index, row in enumerate(read_csv_rows(file)):
             score = _score(row.get("score"))
+            incident_id = f"{system}-{_row_id(row, index)}"
+            trials[incident_id] = trials.get(incident_id, 0) + 1
             out.append(
                 {
-                    "incident_id": f"{system}-{_row_id(row, index)}",
-                    "trial": "1",
+                    "incident_id": incident_id,
+                    "trial": str(trials[incident_id]),
                     "verdict": None if score is None else score == 1.0,
                     "score": score,
                 }

@@ -84,7 +84,7 @@ def builtin_adapters() -> list[FormatAdapter]:
     """The native format and the shipped benchmark adapters, in detection-tie order. Imported
     here, not looked up by name: an adapter that cannot be imported is an error, not a gap."""
     from ..loaders import NATIVE
-    from . import aiopslab, forge, itbench, openrca, sregym, srezero
+    from . import aiopslab, cloudopsbench, forge, itbench, openrca, sregym, srezero
 
     return [
         NATIVE,
@@ -104,7 +104,8 @@ def builtin_adapters() -> list[FormatAdapter]:
         FunctionAdapter(
             "sregym",
             {
-                "specs": "YAML/JSON mapping problem ids to root-cause strings",
+                "specs": "a SREGym checkout (sregym/conductor/problems/registry.py and its"
+                " problem modules), or YAML/JSON mapping problem ids to root-cause strings",
                 "submissions": "result CSV or JSON with per-problem diagnosis text",
             },
             sregym.looks_like_sregym_specs,
@@ -126,7 +127,8 @@ def builtin_adapters() -> list[FormatAdapter]:
         FunctionAdapter(
             "aiopslab",
             {
-                "specs": "YAML/JSON of AIOpsLab problems",
+                "specs": "an AIOpsLab checkout (aiopslab/orchestrator/problems/registry.py and"
+                " its problem modules), or YAML/JSON of AIOpsLab problems",
                 "submissions": "session JSON (problem_id, trace, submission)",
             },
             aiopslab.looks_like_aiopslab_specs,
@@ -159,6 +161,7 @@ def builtin_adapters() -> list[FormatAdapter]:
             forge.load_forge_specs,
             forge.load_forge_submissions,
         ),
+        cloudopsbench.ADAPTER,
     ]
 
 

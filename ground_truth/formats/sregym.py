@@ -2,6 +2,8 @@
 
 Ground truth. SREGym hands its LLM judge one string per problem,
 `[fault_spec] component=<kind/name, name, ...>; namespace=<ns> || <description>`. It is read from
+- a SREGym checkout as published: its problem registry and problem classes, parsed with `ast`,
+  never imported (`sregym_registry`; 115 of the 123 problems at ba07faf);
 - a problem list: `{"problems": [...]}` or a bare list, each item with `problem_id` and
   `root_cause_text` (or `root_cause`), e.g. the registry extraction `root_causes_all_123.yaml`
   and `ground_truth_40.json`;
@@ -54,6 +56,7 @@ from .detect import (
     sniff_structured,
     warn_format,
 )
+from .sregym_registry import extract_root_causes, registry_file
 
 FORMAT = "sregym"
 TEXT_COLUMNS = (
@@ -112,10 +115,17 @@ def _is_specs_file(file: Path) -> bool:
 
 
 def looks_like_sregym_specs(path: str | Path) -> bool:
-    return any_file(Path(path), STRUCTURED_SUFFIXES, _is_specs_file)
+    path = Path(path)
+    return registry_file(path) is not None or any_file(path, STRUCTURED_SUFFIXES, _is_specs_file)
 
 
 def load_sregym_specs(path: str | Path) -> list[IncidentSpec]:
+    registry = registry_file(Path(path))
+    if registry is not None:
+        return [
+            _problem_to_spec(item, registry, f"PROBLEM_REGISTRY[{item['problem_id']!r}]")
+            for item in extract_root_causes(Path(path))
+        ]
     specs = []
     for file in matching_files(
         Path(path), STRUCTURED_SUFFIXES, _is_specs_file, "SREGym root-cause strings"
@@ -174,6 +184,7 @@ def _problem_to_spec(item: dict[str, Any], file: Path, where: str) -> IncidentSp
             "file": str(file),
             "field": where,
             **{k: item[k] for k in ("problem_class", "source_path") if item.get(k)},
+            "schema": "registry" if file.suffix == ".py" else "extracted",
         },
         extra={
             "sregym": {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_OK, add_max_input_argument, console
+from .common import EXIT_OK, add_max_input_argument, collect_warnings, console, print_warnings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -161,7 +161,8 @@ def cmd_labels_template(args: argparse.Namespace) -> int:
 def cmd_labels_import_bench(args: argparse.Namespace) -> int:
     from agreement.sregym_bench import export_native, load_bench
 
-    items = load_bench(args.bench)
+    items, found = collect_warnings(load_bench, args.bench)
+    print_warnings(found)
     written = export_native(items, args.output)
     for kind, path in written.items():
         print(f"{kind}: {path}")

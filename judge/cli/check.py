@@ -71,6 +71,7 @@ def check_inputs(
             "path": str(ground_truth),
             "format": _formats(specs),
             "n_specs": len(specs),
+            "layouts": _layouts(specs),
         },
         "warnings": found,
         "rules_unanswerable": _unanswerable(specs, rubric),
@@ -82,6 +83,7 @@ def check_inputs(
             "path": str(outputs),
             "format": _formats(submissions),
             "n_submissions": len(submissions),
+            "layouts": _layouts(submissions),
         }
         findings["missing"] = matching.missing
         findings["orphans"] = [f"{o.incident_id}/{o.trial}" for o in matching.orphans]
@@ -93,6 +95,23 @@ def check_inputs(
 
 def _formats(items: list[Any]) -> list[str]:
     return sorted({str(i.source.get("format", "native")) for i in items})
+
+
+def _layouts(items: list[Any]) -> dict[str, int]:
+    """How many items each format read in each schema and layout (`itbench v1, scenario
+    folders`: 5), as the adapters record them in `source`."""
+    counts: dict[str, int] = {}
+    for item in items:
+        parts = [item.source.get(k) for k in ("schema", "layout")]
+        detail = ", ".join(str(p) for p in parts if p)
+        fmt = item.source.get("format", "native")
+        key = f"{fmt} {detail}" if detail else str(fmt)
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _counted(layouts: dict[str, int]) -> str:
+    return ", ".join(f"{name}: {n}" for name, n in layouts.items())
 
 
 def _cross_check(specs: list[Any], submissions: list[Any]) -> None:
@@ -144,11 +163,15 @@ def _print(findings: dict[str, Any]) -> None:
     gt = findings["ground_truth"]
     out.print(
         f"ground truth: {gt['n_specs']} specs read as {', '.join(gt['format'])} from {gt['path']}"
+        f" ({_counted(gt['layouts'])})",
+        markup=False,
     )
     if "outputs" in findings:
         o = findings["outputs"]
         out.print(
             f"outputs: {o['n_submissions']} submissions read as {', '.join(o['format'])} from {o['path']}"
+            f" ({_counted(o['layouts'])})",
+            markup=False,
         )
         for key, label in (
             ("missing", "incidents with no submission"),
