@@ -163,13 +163,17 @@ def check_depth(data: Any, path: Path | str | None, field: str | None = None) ->
 
 def nesting_depth(data: Any, stop: int = MAX_DEPTH) -> int:
     """How deep lists and mappings nest in `data` (a scalar: 0), counted without recursion and
-    only up to `stop` + 1, so a cycle or a very deep value ends the count quickly."""
+    only up to `stop` + 1, so a cycle or a very deep value ends the count quickly. A container
+    shared by several parents (YAML aliases, or Python objects built that way) is walked again
+    only when reached deeper than before, so an alias bomb costs its size, not its expansion."""
     deepest = 0
+    reached: dict[int, int] = {}
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
-        if not isinstance(value, (dict, list, tuple)):
+        if not isinstance(value, (dict, list, tuple)) or reached.get(id(value), 0) >= depth:
             continue
+        reached[id(value)] = depth
         deepest = max(deepest, depth)
         if deepest > stop:
             return deepest
