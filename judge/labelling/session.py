@@ -1,0 +1,84 @@
+"""From the command line to a running session: cases, filters, order, sample, store, server."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ground_truth.errors import InputError
+
+from ..report.texts import load_texts
+from ..results import load_result
+from ..rubric import load_rubric
+from .cases import LabelCase, build_cases
+from .ordering import Filters, apply_filters, order_cases, stratified_sample
+from .server import LabellingApp, LabellingServer
+from .store import LabelStore, SessionRecord
+
+
+def load_cases(args: argparse.Namespace) -> tuple[list[LabelCase], dict, float]:
+    """All cases of the result with their texts; the rubric config; the pass threshold."""
+    result = load_result(args.result)
+    rubric_config = result.config.get("rubric") or {}
+    rubric = load_rubric(args.rubric or rubric_config.get("name") or "sregym-v3")
+    texts = load_texts(args.ground_truth, args.outputs, rubric_config, args.format)
+    cases = build_cases(result, rubric, texts)
+    if cases and not any(c.diagnosis for c in cases):
+        raise InputError(
+            args.outputs,
+            f"no diagnosis for any of the {len(cases)} cases of {args.result}; "
+            "expected the outputs the result was made from",
+        )
+    return (
+        cases,
+        {**rubric_config, "judge": result.config.get("judge", {})},
+        rubric.scoring.threshold,
+    )
+
+
+@contextmanager
+def open_session(args: argparse.Namespace, labels: Path) -> Iterator[LabellingServer | None]:
+    """The server for this session, its store open and its session record written; None when
+    the filters leave nothing to label."""
+    cases, config, threshold = load_cases(args)
+    filters = Filters(
+        unlabelled=args.unlabelled,
+        disagreements=args.disagreements,
+        incident=args.incident,
+        agent=args.agent,
+    )
+    with LabelStore(labels, args.labeller) as store:
+        chosen = apply_filters(cases, filters, store.contents)
+        sample = None
+        if args.sample is not None:
+            chosen, sample = stratified_sample(chosen, args.sample, args.seed)
+        chosen = order_cases(chosen, args.order, args.seed, threshold)
+        if not chosen:
+            if filters.unlabelled or not cases:
+                yield None
+                return
+            raise InputError(None, f"no case of {args.result} matches the filters {filters}")
+        judge = config.pop("judge", {})
+        session = SessionRecord(
+            labeller=args.labeller,
+            result=str(args.result),
+            rubric=config,
+            judge=judge.get("label") or judge.get("name"),
+            mode="show-judge" if args.show_judge else "blind",
+            order=args.order,
+            seed=args.seed,
+            sample=sample,
+            filters=filters.model_dump(exclude_defaults=True),
+            cases=[c.key for c in chosen],
+        )
+        try:
+            server = LabellingServer(LabellingApp(chosen, store, session), args.port)
+        except OSError as exc:
+            raise InputError(None, f"--port {args.port}: {exc.strerror or exc}") from None
+        store.append(session)
+        try:
+            yield server
+        finally:
+            server.server_close()
