@@ -86,6 +86,9 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
     s.add_argument("bench", type=Path)
     s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
     s.set_defaults(handler=cmd_labels_import_bench)
+    from ..labelling.cli import register as register_labelling
+
+    register_labelling(sub)
 
 
 def _write_json(path: Path | None, text: str) -> None:
