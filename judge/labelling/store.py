@@ -159,7 +159,7 @@ class LabelStore:
             self.close()
             raise InputError(
                 self.path,
-                f"this store holds {owner!r}'s labels, not {self.labeller!r}'s; "
+                f"this store holds labels by {owner!r}, not by {self.labeller!r}; "
                 "give each labeller their own --labels file",
                 field="labeller",
             )
