@@ -168,20 +168,21 @@
     pending += 1;
     status("saving…");
     queue = queue.then(async () => {
+      let data = null;
+      let error = null;
       try {
         const reply = await fetch(api("/api/answer"), {
           method: "POST",
           headers: { "Content-Type": "application/json" },
           body: JSON.stringify(body),
         });
-        const data = await reply.json().catch(() => ({ error: `${reply.status} ${reply.statusText}` }));
+        data = await reply.json().catch(() => ({ error: `${reply.status} ${reply.statusText}` }));
         if (!reply.ok) throw new Error(data.error || reply.statusText);
-        onDone(data, null);
-      } catch (error) {
-        onDone(null, error);
-      } finally {
-        pending -= 1;
+      } catch (caught) {
+        error = caught;
       }
+      pending -= 1;
+      onDone(error ? null : data, error);
     });
   }
 
