@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
 from agreement.ratings import VERDICT
 
 from .cases import LabelCase
+from .cli import ORDERS
 from .store import StoreContents
-
-Order = Literal["as-is", "random", "informative"]
-ORDERS: tuple[str, ...] = ("as-is", "random", "informative")
 
 
 class Filters(BaseModel):
