@@ -317,6 +317,10 @@ def test_blind_until_the_case_is_done_and_each_answer_on_disk_at_once(running):
     assert json.loads(request(f"{base}api/session?{token}")[2])["start"] == 1
     records = read_store(store).answers
     assert not any(r.judge_seen for r in records.values())
+    changed = {"case": 0, "question_id": questions[0], "answer": "No"}  # after seeing the judge
+    assert request(f"{base}api/answer?{token}", changed)[0] == 200
+    latest = read_store(store).answers[(view["incident_id"], view["trial"], questions[0])]
+    assert latest.answer == "No" and latest.judge_seen
 
 
 def test_show_judge_shows_it_from_the_start_and_records_the_mode(dataset, tmp_path):

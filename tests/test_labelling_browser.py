@@ -164,6 +164,25 @@ class Browser:
         self.page("Input.dispatchKeyEvent", type="keyDown", **common, **text)
         self.page("Input.dispatchKeyEvent", type="keyUp", **common)
 
+    def click(self, selector: str) -> None:
+        """A real mouse click at the middle of the element `selector` names."""
+        box = self.js(
+            f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+            ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        for kind in ("mousePressed", "mouseReleased"):
+            self.page(
+                "Input.dispatchMouseEvent",
+                type=kind,
+                x=box[0],
+                y=box[1],
+                button="left",
+                clickCount=1,
+            )
+
+    def type(self, text: str) -> None:
+        self.page("Input.insertText", text=text)
+
     def screenshot(self, path: Path) -> Path:
         data = self.page("Page.captureScreenshot", format="png")["data"]
         path.write_bytes(base64.b64decode(data))
@@ -286,7 +305,12 @@ def test_kill_the_server_between_two_answers_nothing_lost(browser, serve, tmp_pa
 
 def test_blind_mode_hides_the_judge_until_the_case_is_done(browser, serve, tmp_path):
     browser.go(serve().url)
-    for key in "yyyyyyyyy":  # all but the verdict
+    browser.key("r")  # a rationale first, saved with the answer
+    browser.type("names the pod, not <the> deployment")
+    browser.key("Enter")
+    browser.click("li[data-q='D1-Q1'] button.no")  # the mouse works as well as the keys
+    browser.until("document.querySelector('li.current').dataset.q === 'D1-Q2'")
+    for key in "yyyyyyyy":  # all but the verdict
         browser.key(key)
     browser.until("document.querySelectorAll('button[aria-pressed=true]').length === 9")
     before = state(browser)
@@ -296,8 +320,11 @@ def test_blind_mode_hides_the_judge_until_the_case_is_done(browser, serve, tmp_p
     browser.until("document.body.dataset.revealed === 'yes'")
     after = state(browser)
     assert after["judges"] == 10 and after["marks"] > 0
-    records = read_store(tmp_path / "alice.jsonl").answers.values()
-    assert not any(r.judge_seen for r in records)
+    records = read_store(tmp_path / "alice.jsonl").answers
+    assert not any(r.judge_seen for r in records.values())
+    first = next(iter(records.values()))
+    assert (first.question_id, first.answer) == ("D1-Q1", "No")
+    assert first.rationale == "names the pod, not <the> deployment"
     browser.go(serve("--show-judge", store=tmp_path / "shown.jsonl").url)
     shown = state(browser)
     assert shown["revealed"] == "yes" and shown["judges"] == 10
