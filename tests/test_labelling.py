@@ -81,6 +81,7 @@ def serve_args(dataset, labeller: str = "alice", **extra) -> argparse.Namespace:
         incident=None,
         agent=None,
         port=0,
+        compare=[],
     )
     values.update(extra)
     return argparse.Namespace(**values)
@@ -221,7 +222,7 @@ def case(
         trial=trial,
         agent=agent,
         composite=composite,
-        members_disagree=split,
+        judges_split=split,
         questions=[
             LabelQuestion(id="Q1", dimension_id="D1", text="q"),
             LabelQuestion(id=VERDICT, dimension_id="", text="v"),
@@ -271,6 +272,27 @@ def test_filters_unlabelled_disagreements_incident_agent(tmp_path):
     assert keys(Filters(disagreements=True)) == ["a", "c"]
     assert keys(Filters(incident="b")) == ["b"]
     assert keys(Filters(agent="y", unlabelled=True)) == ["b", "c"]
+
+
+def test_other_judges_answering_apart_make_a_case_informative(dataset, tmp_path):
+    result = json.loads(dataset[0].read_text(encoding="utf-8"))
+    last = result["cases"][-1]
+    for j in result["judgments"]:
+        if (j["incident_id"], j["trial"], j["question_id"]) == (
+            last["incident_id"],
+            last["trial"],
+            "D1-Q1",
+        ):
+            j["answer"] = "No" if j["answer"] == "Yes" else "Yes"
+    last["passed"] = not last["passed"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(result), encoding="utf-8")
+    args = serve_args(dataset, order="informative", compare=[other], disagreements=True)
+    with open_session(args, tmp_path / "a.jsonl") as server:
+        cases = server.app.cases
+    assert [(c.incident_id, c.trial, c.judges_split) for c in cases] == [
+        (last["incident_id"], last["trial"], 2)
+    ]
 
 
 # --- the server --------------------------------------------------------------------------------

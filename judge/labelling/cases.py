@@ -7,6 +7,7 @@ the server can reveal them when the blind person is done; they never reach the p
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -48,7 +49,10 @@ class LabelCase(BaseModel):
     questions: list[LabelQuestion]
     judge: dict[str, JudgeAnswer] = Field(description="By question id; `verdict` for pass/fail.")
     composite: float | None = None
-    members_disagree: int = Field(0, description="Questions a panel's members answered apart.")
+    judges_split: int = Field(
+        0,
+        description="Questions (and the verdict) a panel's members, or other judges, answered apart.",
+    )
 
     @property
     def key(self) -> str:
@@ -60,18 +64,24 @@ class LabelCase(BaseModel):
         return "incomplete" if answer is None or answer.answer is None else answer.answer
 
 
-def build_cases(result: EvalResult, rubric: Rubric, texts: ReportTexts) -> list[LabelCase]:
-    """One `LabelCase` per case of the result, in the result's order."""
+def build_cases(
+    result: EvalResult, rubric: Rubric, texts: ReportTexts, others: Sequence[EvalResult] = ()
+) -> list[LabelCase]:
+    """One `LabelCase` per case of the result, in the result's order.
+
+    `others` are other judges' results on the same cases: where they answer apart from this
+    result's judge, the case counts as split (for `--order informative`, `--disagreements`).
+    """
     own = (result.config.get("judge") or {}).get("label")
     answers: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
-    members: dict[tuple[str, str], dict[str, set[str | None]]] = defaultdict(
-        lambda: defaultdict(set)
-    )
+    members: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for j in result.judgments:
         if own and j.judge != own:
-            members[(j.incident_id, j.trial)][j.question_id].add(j.answer)
+            if j.answer is not None:
+                members[(j.incident_id, j.trial)][j.question_id].add(j.answer)
         else:
             answers[(j.incident_id, j.trial)][j.question_id] = j
+    other = [_own_answers(o) for o in others]
     cases = []
     for case in result.cases:
         diagnosis = texts.diagnosis(case.incident_id, case.trial) or ""
@@ -89,6 +99,12 @@ def build_cases(result: EvalResult, rubric: Rubric, texts: ReportTexts) -> list[
         verdict = None if case.passed is None else ("Yes" if case.passed else "No")
         judge[VERDICT] = JudgeAnswer(answer=verdict)
         split = sum(len(seen) > 1 for seen in members[(case.incident_id, case.trial)].values())
+        for theirs in other:
+            given = theirs.get((case.incident_id, case.trial), {})
+            split += sum(
+                a is not None and q in judge and judge[q].answer not in (None, a)
+                for q, a in given.items()
+            )
         cases.append(
             LabelCase(
                 incident_id=case.incident_id,
@@ -99,10 +115,23 @@ def build_cases(result: EvalResult, rubric: Rubric, texts: ReportTexts) -> list[
                 questions=_questions(rubric, dims, set(judged)),
                 judge=judge,
                 composite=case.composite,
-                members_disagree=split,
+                judges_split=split,
             )
         )
     return cases
+
+
+def _own_answers(result: EvalResult) -> dict[tuple[str, str], dict[str, str | None]]:
+    """A result's own judge's answers by (incident, trial), then question; verdicts included."""
+    own = (result.config.get("judge") or {}).get("label")
+    found: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
+    for j in result.judgments:
+        if not own or j.judge == own:
+            found[(j.incident_id, j.trial)][j.question_id] = j.answer
+    for case in result.cases:
+        verdict = None if case.passed is None else ("Yes" if case.passed else "No")
+        found[(case.incident_id, case.trial)][VERDICT] = verdict
+    return found
 
 
 def _questions(rubric: Rubric, dims: set[str], judged: set[str]) -> list[LabelQuestion]:

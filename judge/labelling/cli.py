@@ -48,6 +48,15 @@ def _register_serve(labels: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sample", type=int, metavar="N", help="label N cases, stratified by verdict and incident"
     )
+    p.add_argument(
+        "--compare",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="RESULT",
+        help="another judge's result on the same cases (repeatable): where it answers apart, "
+        "the case counts as a disagreement for --order informative and --disagreements",
+    )
     p.add_argument("--unlabelled", action="store_true", help="only cases not fully labelled")
     p.add_argument(
         "--disagreements",

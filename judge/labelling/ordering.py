@@ -36,8 +36,9 @@ def labelled(case: LabelCase, contents: StoreContents) -> bool:
 
 
 def disagrees(case: LabelCase, contents: StoreContents) -> bool:
-    """A panel's members split on some question, or this person answered apart from the judge."""
-    if case.members_disagree:
+    """The judges split on some question (a panel's members, or `--compare` results), or this
+    person answered apart from the judge."""
+    if case.judges_split:
         return True
     for q in case.questions:
         rec = contents.answers.get((case.incident_id, case.trial, q.id))
@@ -62,11 +63,11 @@ def apply_filters(
 
 
 def informativeness(case: LabelCase, threshold: float) -> tuple[int, int, float]:
-    """Sort key, most informative first: members split, then unscored questions, then nearness
+    """Sort key, most informative first: judges split, then unscored questions, then nearness
     of the composite to the threshold (an incomplete case, with no composite, counts as on it)."""
     unscored = sum(1 for qid, a in case.judge.items() if qid != VERDICT and a.answer is None)
     distance = 0.0 if case.composite is None else abs(case.composite - threshold)
-    return (-case.members_disagree, -unscored, distance)
+    return (-case.judges_split, -unscored, distance)
 
 
 def order_cases(cases: list[LabelCase], order: str, seed: int, threshold: float) -> list[LabelCase]:

@@ -82,7 +82,7 @@ class LabellingApp:
             for q in case.questions
             if (rec := self.store.contents.answers.get((case.incident_id, case.trial, q.id)))
         }
-        view = case.model_dump(mode="json", exclude={"judge", "members_disagree", "composite"})
+        view = case.model_dump(mode="json", exclude={"judge", "judges_split", "composite"})
         view.update(index=index, answers=answers, done=labelled(case, self.store.contents))
         view["judge"] = self._judge(case) if self.revealed(case) else None
         return view

@@ -24,7 +24,8 @@ def load_cases(args: argparse.Namespace) -> tuple[list[LabelCase], dict, float]:
     rubric_config = result.config.get("rubric") or {}
     rubric = load_rubric(args.rubric or rubric_config.get("name") or "sregym-v3")
     texts = load_texts(args.ground_truth, args.outputs, rubric_config, args.format)
-    cases = build_cases(result, rubric, texts)
+    others = [load_result(path) for path in args.compare]
+    cases = build_cases(result, rubric, texts, others)
     if cases and not any(c.diagnosis for c in cases):
         raise InputError(
             args.outputs,
