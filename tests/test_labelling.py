@@ -362,6 +362,14 @@ def test_the_sample_is_recorded_in_the_store(dataset, tmp_path):
         assert len(server.app.cases) == 4
     sample = read_store(store).sessions[-1].sample
     assert sample["n"] == 4 and sample["population"] == 9 and len(sample["cases"]) == 4
+    with open_session(serve_args(dataset, sample=4, seed=1, unlabelled=True), store) as server:
+        app = server.app
+        first = app.cases[0]
+        for q in first.questions:
+            app.answer(AnswerIn(case=0, question_id=q.id, answer="Yes"))
+    again = serve_args(dataset, sample=4, seed=1, unlabelled=True)
+    with open_session(again, store) as server:  # resumed: the rest of the same sample
+        assert [c.key for c in server.app.cases] == sample["cases"][1:]
 
 
 # --- the commands ------------------------------------------------------------------------------

@@ -51,10 +51,14 @@ def open_session(args: argparse.Namespace, labels: Path) -> Iterator[LabellingSe
         agent=args.agent,
     )
     with LabelStore(labels, args.labeller) as store:
-        chosen = apply_filters(cases, filters, store.contents)
+        # the sample is drawn before the unlabelled/disagreement filters, so it is the same
+        # sample however far labelling has got: a restarted session labels the same cases
+        which = Filters(incident=filters.incident, agent=filters.agent)
+        chosen = apply_filters(cases, which, store.contents)
         sample = None
         if args.sample is not None:
             chosen, sample = stratified_sample(chosen, args.sample, args.seed)
+        chosen = apply_filters(chosen, filters, store.contents)
         chosen = order_cases(chosen, args.order, args.seed, threshold)
         if not chosen:
             if filters.unlabelled or not cases:
