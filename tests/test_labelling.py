@@ -375,19 +375,26 @@ def test_the_sample_is_recorded_in_the_store(dataset, tmp_path):
 # --- the commands ------------------------------------------------------------------------------
 
 
-def test_export_then_calibrate_end_to_end(dataset, tmp_path, capsys):
-    store = tmp_path / "alice.jsonl"
-    with open_session(serve_args(dataset), store) as server:
-        app = server.app
-        for index, labelled in enumerate(app.cases):
-            for q in labelled.questions:
-                app.answer(
-                    AnswerIn(case=index, question_id=q.id, answer="No" if index % 2 else "Yes")
-                )
+def test_two_labellers_export_then_agreement_and_calibrate(dataset, tmp_path, capsys):
+    stores = []
+    for name, flip in (("alice", 0), ("bob", 1)):
+        store = tmp_path / f"{name}.jsonl"
+        with open_session(serve_args(dataset, labeller=name), store) as server:
+            for index, labelled in enumerate(server.app.cases):
+                for k, q in enumerate(labelled.questions):
+                    answer = "No" if (index + k * flip) % 2 else "Yes"
+                    server.app.answer(AnswerIn(case=index, question_id=q.id, answer=answer))
+        stores.append(store)
     out = tmp_path / "labels.csv"
-    assert main(["labels", "export", str(store), "-o", str(out)]) == 0
+    assert main(["labels", "export", *map(str, stores), "-o", str(out)]) == 0
+    capsys.readouterr()
+    report = tmp_path / "agreement.json"
+    args = ["agreement", str(dataset[0]), str(out), "--bootstrap", "50", "-o", str(report)]
+    assert main(args) == 0
+    assert json.loads(report.read_text(encoding="utf-8"))["human_ceiling"]  # people vs people
     assert main(["calibrate", str(dataset[0]), "--human", str(out), "--bootstrap", "50"]) == 0
-    assert "alice" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "alice" in printed and "bob" in printed
 
 
 def test_bad_input_exits_2_naming_what_is_wrong(dataset, tmp_path, capsys):
