@@ -356,7 +356,7 @@ def test_show_judge_shows_it_from_the_start_and_records_the_mode(dataset, tmp_pa
     assert len(session.cases) == 9
 
 
-def test_the_sample_is_recorded_in_the_store(dataset, tmp_path):
+def test_the_sample_is_recorded_in_the_store_and_said_on_export(dataset, tmp_path, capsys):
     store = tmp_path / "a.jsonl"
     with open_session(serve_args(dataset, sample=4, seed=1), store) as server:
         assert len(server.app.cases) == 4
@@ -370,6 +370,8 @@ def test_the_sample_is_recorded_in_the_store(dataset, tmp_path):
     again = serve_args(dataset, sample=4, seed=1, unlabelled=True)
     with open_session(again, store) as server:  # resumed: the rest of the same sample
         assert [c.key for c in server.app.cases] == sample["cases"][1:]
+    assert main(["labels", "export", str(store), "-o", str(tmp_path / "l.csv")]) == 0
+    assert "a stratified sample of 4 of 9 cases (seed 1" in capsys.readouterr().out
 
 
 # --- the commands ------------------------------------------------------------------------------

@@ -338,6 +338,14 @@ def test_a_hostile_diagnosis_stays_text(browser, serve, tmp_path):
     assert browser.js("window.__pwned === undefined && !document.body.hasAttribute('data-pwned')")
     assert browser.js("document.querySelectorAll('img, #diagnosis script').length") == 0
     assert browser.js("document.scripts.length") == 1
+    assert browser.js("document.getElementById('count').textContent") == "case 1 of 1 · 0 labelled"
+    answer_case(browser, "nnnnnnnnnn")
+    browser.until("document.getElementById('status').textContent.startsWith('saved')")
+    browser.go(browser.js("location.href"))  # reloaded with every case done: the page says so
+    assert browser.js("document.getElementById('status').textContent").startswith(
+        "every case here is labelled"
+    )
+    assert browser.js("document.getElementById('diagnosis').textContent") == HOSTILE
 
 
 def test_screenshot_of_a_case_compared_with_the_judge(browser, serve, tmp_path):

@@ -75,7 +75,8 @@ def _register_export(labels: argparse._SubParsersAction) -> None:
         "export",
         help="write the label CSV (for judge agreement / calibrate) from labels stores",
         description="Derive the label CSV from one or more labels stores (one per labeller). "
-        "Unsure answers are exported empty (missing for agreement) with `unsure` in notes.",
+        "Unsure answers are exported empty (missing for agreement) with `unsure` in notes. "
+        "Prints, per store, the mode (blind / show-judge) and any sample the labels were made on.",
     )
     p.add_argument("stores", nargs="+", type=Path, help="labels stores (.jsonl)")
     p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write")
@@ -116,11 +117,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import write_export
+    from .export import describe, write_export
 
     for store in args.stores:
         if not store.is_file():
             raise InputError(store, "no such labels store (expected a .jsonl from labels serve)")
     rows = write_export(args.stores, args.output)
+    for store in args.stores:
+        print(describe(store))
     print(f"wrote {rows} rows to {args.output}")
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from agreement.readers import LABEL_COLUMNS
@@ -26,6 +27,22 @@ def export_rows(stores: list[Path]) -> list[dict[str, str]]:
         contents = read_store(path)
         rows += [_row(r) for r in contents.answers.values() if r.answer is not None]
     return rows
+
+
+def describe(store: Path) -> str:
+    """How the store's labels were chosen and shown, for the person reading the statistics."""
+    contents = read_store(store)
+    modes = sorted({s.mode for s in contents.sessions}) or ["unknown"]
+    samples = [s.sample for s in contents.sessions if s.sample]
+    line = (
+        f"{store}: {contents.labeller or '?'}, {len(contents.answers)} answers, {'/'.join(modes)}"
+    )
+    for sample in {json.dumps(s, sort_keys=True): s for s in samples}.values():
+        line += (
+            f"; a stratified sample of {sample['n']} of {sample['population']} cases "
+            f"(seed {sample['seed']}, {sample['strata']})"
+        )
+    return line
 
 
 def _row(record: AnswerRecord) -> dict[str, str]:

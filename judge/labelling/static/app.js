@@ -266,6 +266,9 @@
       session = await getJSON("/api/session");
       await load(session.start);
       document.body.dataset.ready = "yes";
+      if (session.cases.every((c) => c.done)) {
+        status("every case here is labelled; h/l to review, or export: judge labels export");
+      }
     } catch (error) {
       status(`cannot reach the labelling server: ${error.message}`, true);
     }
