@@ -317,6 +317,9 @@ def test_every_request_needs_the_token_and_a_local_host(running):
     assert request(post, {"case": 0, "question_id": "D1-Q1", "answer": "Yes"}, form)[0] == 415
     assert request(post, {"case": 0, "question_id": "D1-Q1", "answer": "Maybe"})[0] == 400
     assert request(post, {"case": 99, "question_id": "D1-Q1", "answer": "Yes"})[0] == 400
+    huge = {"case": 0, "question_id": "D1-Q1", "answer": "Yes", "rationale": "x" * 70_000}
+    assert request(post, huge)[0] == 400
+    assert request(post, {"case": 0, "question_id": "D1-Q1", "answer": "Yes"})[0] == 200
 
 
 def test_blind_until_the_case_is_done_and_each_answer_on_disk_at_once(running):
