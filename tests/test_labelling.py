@@ -357,6 +357,7 @@ def test_show_judge_shows_it_from_the_start_and_records_the_mode(dataset, tmp_pa
     session = read_store(store).sessions[-1]
     assert session.mode == "show-judge" and session.order == "random" and session.seed == 5
     assert len(session.cases) == 9
+    assert session.rubric["name"] == "sregym-v3" and session.judge == "rules"
 
 
 def test_the_sample_is_recorded_in_the_store_and_said_on_export(dataset, tmp_path, capsys):

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ground_truth.errors import InputError
 
@@ -18,8 +19,8 @@ from .server import LabellingApp, LabellingServer
 from .store import LabelStore, SessionRecord
 
 
-def load_cases(args: argparse.Namespace) -> tuple[list[LabelCase], dict, float]:
-    """All cases of the result with their texts; the rubric config; the pass threshold."""
+def load_cases(args: argparse.Namespace) -> tuple[list[LabelCase], dict[str, Any], float]:
+    """All cases of the result with their texts; the result's config; the pass threshold."""
     result = load_result(args.result)
     rubric_config = result.config.get("rubric") or {}
     rubric = load_rubric(args.rubric or rubric_config.get("name") or "sregym-v3")
@@ -32,11 +33,7 @@ def load_cases(args: argparse.Namespace) -> tuple[list[LabelCase], dict, float]:
             f"no diagnosis for any of the {len(cases)} cases of {args.result}; "
             "expected the outputs the result was made from",
         )
-    return (
-        cases,
-        {**rubric_config, "judge": result.config.get("judge", {})},
-        rubric.scoring.threshold,
-    )
+    return cases, result.config, rubric.scoring.threshold
 
 
 @contextmanager
@@ -64,12 +61,13 @@ def open_session(args: argparse.Namespace, labels: Path) -> Iterator[LabellingSe
             if filters.unlabelled or not cases:
                 yield None
                 return
-            raise InputError(None, f"no case of {args.result} matches the filters {filters}")
-        judge = config.pop("judge", {})
+            given = filters.model_dump(exclude_defaults=True)
+            raise InputError(None, f"no case of {args.result} matches the filters {given}")
+        judge = config.get("judge") or {}
         session = SessionRecord(
             labeller=args.labeller,
             result=str(args.result),
-            rubric=config,
+            rubric=config.get("rubric") or {},
             judge=judge.get("label") or judge.get("name"),
             mode="show-judge" if args.show_judge else "blind",
             order=args.order,
