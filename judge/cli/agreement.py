@@ -94,6 +94,9 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
     add_max_input_argument(s)
     s.set_defaults(handler=cmd_labels_import_bench)
+    from ..labelling.cli import register as register_labelling
+
+    register_labelling(sub)
 
 
 def _write_json(path: Path | None, text: str) -> None:

@@ -1,0 +1,155 @@
+"""The cases a person labels: texts, the rubric's questions and the judge's answers, per case.
+
+Built once from a result file, the specs and the submissions. The judge's answers ride along so
+the server can reveal them when the blind person is done; they never reach the page earlier.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agreement.ratings import VERDICT
+from agreement.readers import VERDICT_TEXT
+
+from ..report.highlight import find_quote
+from ..report.texts import ReportTexts
+from ..results import EvalResult
+from ..rubric import Rubric
+
+VERDICT_HINT = "Your overall call, whatever the questions above say."
+
+
+class LabelQuestion(BaseModel):
+    id: str
+    dimension_id: str = Field(description="Empty for the final verdict.")
+    dimension_name: str = ""
+    text: str
+    hint: str | None = None
+
+
+class JudgeAnswer(BaseModel):
+    answer: str | None = Field(description="Yes, No, or None when the judge left it unscored.")
+    evidence: str | None = None
+    span: tuple[int, int] | None = Field(
+        None, description="Where the evidence quote sits in the diagnosis (character offsets)."
+    )
+    unscored_reason: str | None = None
+
+
+class LabelCase(BaseModel):
+    incident_id: str
+    trial: str
+    agent: str | None = None
+    ground_truth: str = ""
+    diagnosis: str = ""
+    questions: list[LabelQuestion]
+    judge: dict[str, JudgeAnswer] = Field(description="By question id; `verdict` for pass/fail.")
+    composite: float | None = None
+    judges_split: int = Field(
+        0,
+        description="Questions (and the verdict) a panel's members, or other judges, answered apart.",
+    )
+
+    @property
+    def key(self) -> str:
+        return f"{self.incident_id}/{self.trial}"
+
+    @property
+    def verdict(self) -> str:
+        answer = self.judge.get(VERDICT)
+        return "incomplete" if answer is None or answer.answer is None else answer.answer
+
+
+def build_cases(
+    result: EvalResult, rubric: Rubric, texts: ReportTexts, others: Sequence[EvalResult] = ()
+) -> list[LabelCase]:
+    """One `LabelCase` per case of the result, in the result's order.
+
+    `others` are other judges' results on the same cases: where they answer apart from this
+    result's judge, the case counts as split (for `--order informative`, `--disagreements`).
+    """
+    own = (result.config.get("judge") or {}).get("label")
+    answers: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
+    members: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for j in result.judgments:
+        if own and j.judge != own:
+            if j.answer is not None:
+                members[(j.incident_id, j.trial)][j.question_id].add(j.answer)
+        else:
+            answers[(j.incident_id, j.trial)][j.question_id] = j
+    other = [_own_answers(o) for o in others]
+    cases = []
+    for case in result.cases:
+        diagnosis = texts.diagnosis(case.incident_id, case.trial) or ""
+        dims = {d.dimension_id for d in case.dimensions}
+        judged = answers[(case.incident_id, case.trial)]
+        judge = {
+            qid: JudgeAnswer(
+                answer=j.answer,
+                evidence=j.evidence,
+                span=find_quote(diagnosis, j.evidence),
+                unscored_reason=j.unscored_reason,
+            )
+            for qid, j in judged.items()
+        }
+        verdict = None if case.passed is None else ("Yes" if case.passed else "No")
+        judge[VERDICT] = JudgeAnswer(answer=verdict)
+        split = sum(len(seen) > 1 for seen in members[(case.incident_id, case.trial)].values())
+        for theirs in other:
+            given = theirs.get((case.incident_id, case.trial), {})
+            split += sum(
+                a is not None and q in judge and judge[q].answer not in (None, a)
+                for q, a in given.items()
+            )
+        cases.append(
+            LabelCase(
+                incident_id=case.incident_id,
+                trial=case.trial,
+                agent=case.agent,
+                ground_truth=texts.ground_truth.get(case.incident_id, ""),
+                diagnosis=diagnosis,
+                questions=_questions(rubric, dims, set(judged)),
+                judge=judge,
+                composite=case.composite,
+                judges_split=split,
+            )
+        )
+    return cases
+
+
+def _own_answers(result: EvalResult) -> dict[tuple[str, str], dict[str, str | None]]:
+    """A result's own judge's answers by (incident, trial), then question; verdicts included."""
+    own = (result.config.get("judge") or {}).get("label")
+    found: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
+    for j in result.judgments:
+        if not own or j.judge == own:
+            found[(j.incident_id, j.trial)][j.question_id] = j.answer
+    for case in result.cases:
+        verdict = None if case.passed is None else ("Yes" if case.passed else "No")
+        found[(case.incident_id, case.trial)][VERDICT] = verdict
+    return found
+
+
+def _questions(rubric: Rubric, dims: set[str], judged: set[str]) -> list[LabelQuestion]:
+    """The rubric's questions of the case's dimensions (those judged, if any were), then the verdict."""
+    questions = [
+        LabelQuestion(
+            id=q.id,
+            dimension_id=d.id,
+            dimension_name=d.name,
+            text=q.text,
+            hint=q.evaluator_hint,
+        )
+        for d in rubric.dimensions
+        if d.id in dims
+        for q in d.questions
+        if not judged or q.id in judged
+    ]
+    questions.append(
+        LabelQuestion(id=VERDICT, dimension_id="", text=VERDICT_TEXT, hint=VERDICT_HINT)
+    )
+    return questions

@@ -1,0 +1,75 @@
+"""`judge labels export`: the label CSV that `judge agreement` and `judge calibrate` read.
+
+Derived from the stores at any time, never edited by hand. An Unsure answer is exported with an
+empty `answer` (which the readers treat as missing, as `agreement.ratings.normalize_answer`
+does for an empty cell) and `unsure` in `notes`, so it is neither Yes nor No in any statistic
+but stays visible in the sheet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from agreement.readers import LABEL_COLUMNS
+
+from ..results import write_json_atomic
+from .store import AnswerRecord, read_store
+
+COLUMNS = (*LABEL_COLUMNS, "judge_seen", "labelled_at")
+
+
+def export_rows(stores: list[Path]) -> list[dict[str, str]]:
+    rows = []
+    for path in stores:
+        contents = read_store(path)
+        rows += [_row(r) for r in contents.answers.values() if r.answer is not None]
+    return rows
+
+
+def describe(store: Path) -> str:
+    """How the store's labels were chosen and shown, for the person reading the statistics."""
+    contents = read_store(store)
+    modes = sorted({s.mode for s in contents.sessions}) or ["unknown"]
+    samples = [s.sample for s in contents.sessions if s.sample]
+    line = (
+        f"{store}: {contents.labeller or '?'}, {len(contents.answers)} answers, {'/'.join(modes)}"
+    )
+    for sample in {json.dumps(s, sort_keys=True): s for s in samples}.values():
+        line += (
+            f"; a stratified sample of {sample['n']} of {sample['population']} cases "
+            f"(seed {sample['seed']}, {sample['strata']})"
+        )
+    return line
+
+
+def _row(record: AnswerRecord) -> dict[str, str]:
+    unsure = record.answer == "Unsure"
+    notes = "; ".join(n for n in ("unsure" if unsure else "", record.rationale) if n)
+    return {
+        "incident_id": record.incident_id,
+        "trial": record.trial,
+        "dimension_id": record.dimension_id,
+        "question_id": record.question_id,
+        "question_text": record.question_text,
+        "ground_truth": "",
+        "diagnosis": "",
+        "answer": "" if unsure else str(record.answer),
+        "annotator": record.labeller,
+        "notes": notes,
+        "judge_seen": "yes" if record.judge_seen else "no",
+        "labelled_at": record.at,
+    }
+
+
+def write_export(stores: list[Path], output: Path) -> int:
+    """Write the CSV atomically (UTF-8 with a BOM, like the template); return the row count."""
+    rows = export_rows(stores)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_json_atomic(output, "\ufeff" + buffer.getvalue())
+    return len(rows)
