@@ -42,6 +42,8 @@ from .scoring import (
     summarize_incidents,
     summarize_overall,
 )
+from .shard import Shard
+from .shard import select as select_shard
 from .store import Store
 from .validation import checked_verdict, judge_error_verdict
 
@@ -96,6 +98,7 @@ class EvalOptions:
     progress: bool = False
     progress_every: float = 10.0
     note: Callable[[str], None] | None = field(default=None, repr=False)
+    shard: Shard | None = None
 
 
 @dataclass
@@ -447,7 +450,10 @@ async def evaluate_async(
     if options.dimensions:
         rubric = rubric.select(options.dimensions)
     matching = match_submissions(specs, submissions)
-    run = _Run(judge, _units(matching.pairs, rubric, renderer), options)
+    units, shard = select_shard(_units(matching.pairs, rubric, renderer), options.shard, _key)
+    if shard is not None:
+        config = {**(config or {}), "shard": {**shard, "k": options.k}}
+    run = _Run(judge, units, options)
     await run.run()
     done = run.done()
     cases = _score_cases(done, rubric, judge.name)
@@ -492,6 +498,10 @@ async def evaluate_async(
             for o in matching.orphans
         ],
     )
+
+
+def _key(unit: _Unit) -> tuple[str, str, str]:
+    return unit.submission.incident_id, unit.submission.trial, unit.dimension.id
 
 
 def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
