@@ -513,6 +513,38 @@ class Store:
                 ),
             )
 
+    @_guarded
+    def absorb(self, source: Path, outcome: StoreMerge) -> None:
+        """Copy `source`'s rows in one transaction (see `merge_stores`)."""
+        self._check_file()
+        uri = f"file:{urllib.parse.quote(str(source.absolute()))}?mode=ro"
+        self._db.execute("ATTACH DATABASE ? AS src", (uri,))
+        try:
+            with self._db:
+                one = self._db.execute
+                outcome.conflicts += one(
+                    "SELECT count(*) FROM src.judgments s JOIN judgments m USING (key)"
+                    " WHERE s.answers != m.answers"
+                ).fetchone()[0]
+                before = one("SELECT count(*) FROM judgments").fetchone()[0]
+                (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
+                one("INSERT OR IGNORE INTO judgments SELECT * FROM src.judgments")
+                added = one("SELECT count(*) FROM judgments").fetchone()[0] - before
+                outcome.added += added
+                outcome.duplicates += offered - added
+                columns = ", ".join(c for c in _ERROR_COLUMNS)
+                cursor = one(f"INSERT INTO errors ({columns}) SELECT {columns} FROM src.errors")
+                outcome.errors += cursor.rowcount
+                one("INSERT OR IGNORE INTO params SELECT * FROM src.params")
+        finally:
+            self._db.execute("DETACH DATABASE src")
+
+
+_ERROR_COLUMNS = (
+    "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
+    "error_kind", "error", "attempts", "requests", "attempt_errors", "usage", "created_at",
+)  # fmt: skip
+
 
 def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
     return DimensionVerdict(
@@ -522,3 +554,42 @@ def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> D
         usage=Usage.model_validate_json(usage) if usage else None,
         cached=True,
     )
+
+
+# ------------------------------------------------------------------ merging stores
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: str | Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@dataclass
+class StoreMerge:
+    """What `merge_stores` did: answers copied, answers already there (the same key; the first
+    store's answer is kept, and `conflicts` counts those whose answers differ), failed calls."""
+
+    added: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    errors: int = 0
+
+
+def merge_stores(target: str | Path, sources: list[str | Path]) -> StoreMerge:
+    """Copy every answer, failed call and params row of `sources` into `target` (created if
+    new). Leases are not copied: they belong to the processes that wrote the sources."""
+    target = Path(target)
+    for source in sources:
+        if Path(source).resolve() == target.resolve():
+            raise InputError(source, "is the --store being written; give another target")
+        Store(source, readonly=True).close()  # a clear error for a file that is no store
+    outcome = StoreMerge()
+    with Store(target) as out:
+        for source in sources:
+            out.absorb(Path(source), outcome)
+    return outcome
