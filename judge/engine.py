@@ -30,7 +30,7 @@ from .errors import StorageError
 from .judges import Judge, JudgeTask, PanelJudge, make_judge
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
-from .limits import Cooldown, ErrorBudget, RateLimiter
+from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
 from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
@@ -299,7 +299,9 @@ class _Run:
         queue = iter(enumerate(self.units))
         workers = [
             asyncio.create_task(self._worker(queue))
-            for _ in range(max(1, self.options.max_concurrent) * max(1, len(self.leaves)))
+            for _ in range(
+                max(1, self.options.max_concurrent) * WORKERS_PER_SLOT * max(1, len(self.leaves))
+            )
         ]
         stopper = None
         if self.options.handle_signals:
