@@ -24,12 +24,13 @@ import json
 import os
 import re
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from ground_truth.errors import InputError
 
@@ -82,6 +83,11 @@ CREATE TABLE IF NOT EXISTS params (
     params_hash TEXT PRIMARY KEY,
     params TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+);
 """
 
 
@@ -114,6 +120,18 @@ class KeyParts:
 
     def differences(self, other: KeyParts) -> list[str]:
         return [c for c in COMPONENTS if getattr(self, c) != getattr(other, c)]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What `Store.claim` found: `answered` (the store holds the answer now), `claimed` (the
+    caller holds the lease until `expires`; `took_over` when it had expired in another's hands)
+    or `held` (another owner holds it until `expires`)."""
+
+    state: Literal["answered", "claimed", "held"]
+    owner: str | None = None
+    expires: float = 0.0
+    took_over: bool = False
 
 
 @dataclass(frozen=True)
@@ -512,6 +530,51 @@ class Store:
                     _now(),
                 ),
             )
+
+    # ------------------------------------------------------------------ leases
+
+    @_guarded
+    def claim(
+        self, key: str, owner: str, seconds: float, served: bool = True, now: float | None = None
+    ) -> Claim:
+        """Take the lease on `key` for `seconds` unless another owner's lease is still live, in
+        one `BEGIN IMMEDIATE` transaction (so two processes cannot both take it). With `served`
+        an answer already stored wins over any lease (`answered`)."""
+        self._check_file()
+        now = time.time() if now is None else now
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            claim = self._claim(key, owner, now + seconds, now, served)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return claim
+
+    def _claim(self, key: str, owner: str, until: float, now: float, served: bool) -> Claim:
+        one = self._db.execute
+        if served and one("SELECT 1 FROM judgments WHERE key = ?", (key,)).fetchone():
+            return Claim("answered")
+        row = one("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+        if row is not None and row[0] != owner and row[1] > now:
+            return Claim("held", row[0], row[1])
+        one("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
+        return Claim("claimed", owner, until, took_over=row is not None and row[0] != owner)
+
+    @_guarded
+    def renew(self, key: str, owner: str, seconds: float) -> bool:
+        """Extend our lease; False when it is no longer ours (it expired and was taken over)."""
+        with self._db:
+            cursor = self._db.execute(
+                "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?",
+                (time.time() + seconds, key, owner),
+            )
+        return cursor.rowcount == 1
+
+    @_guarded
+    def release(self, key: str, owner: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
 
     @_guarded
     def absorb(self, source: Path, outcome: StoreMerge) -> None:
