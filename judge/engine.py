@@ -30,6 +30,7 @@ from .errors import StorageError
 from .judges import Judge, JudgeTask, PanelJudge, make_judge
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
@@ -236,6 +237,7 @@ class _Run:
             note=self._note,
         )
         self.leaves = leaves(judge)
+        self.leases = lease_book(self.store, len(self.leaves))
         self.calls: dict[tuple[int, str], LeafCall] = {}
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
@@ -251,7 +253,7 @@ class _Run:
         members = getattr(judge, "members", None)
         if members and isinstance(judge, PanelJudge):
             return PanelJudge([self._wrap(m) for m in members], judge.tie, judge.name)
-        return RecordedJudge(judge, self._record, self.store, self.options.refresh)
+        return RecordedJudge(judge, self._record, self.store, self.options.refresh, self.leases)
 
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]
@@ -296,7 +298,7 @@ class _Run:
             if hasattr(leaf, "gate"):
                 leaf.gate = self.gate
         self.reporter.start()
-        queue = iter(enumerate(self.units))
+        queue = UnitQueue(enumerate(self.units))
         workers = [
             asyncio.create_task(self._worker(queue))
             for _ in range(
@@ -341,6 +343,9 @@ class _Run:
                 )
             except asyncio.CancelledError:
                 return
+            except Deferred:  # another process is asking it: come back to it at the end
+                queue.later((index, unit))
+                continue
             except StorageError as exc:  # no other worker may start a call it cannot record
                 self.gate.stop("storage", str(exc))
                 raise
