@@ -133,3 +133,16 @@ def test_a_run_with_half_its_requests_rate_limited_answers_everything_without_co
     assert rate_limited >= 5 and result.attempt_errors.get("rate_limit") == rate_limited
     assert result.complete and not result.errors
     assert not [n for n in notes if "cooling down" in n]
+
+
+def test_a_429_is_retried_after_its_retry_after_not_a_longer_backoff() -> None:
+    from types import SimpleNamespace
+
+    from judge.judges.llm import _RetryAfterOrBackoff
+
+    rate_limited = Exception("429")
+    rate_limited.litellm_response_headers = {"retry-after": "1"}  # type: ignore[attr-defined]
+    wait = _RetryAfterOrBackoff(multiplier=10.0)
+    outcome = SimpleNamespace(exception=lambda: rate_limited)
+    state = SimpleNamespace(attempt_number=5, outcome=outcome)
+    assert wait(state) == 1.0  # the backoff alone could be anything up to 160 s
