@@ -11,6 +11,7 @@ parameters, overlap, or leave a shard out; the message says which file and which
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ def _shard(path: Path, result: EvalResult) -> dict[str, Any]:
 
 
 def _check_shards(shards: list[tuple[Path, EvalResult]]) -> None:
-    (first_path, first), seen = shards[0], {}
+    (first_path, first) = shards[0]
+    seen: dict[int, Path] = {}
     reference = _shard(first_path, first)
     for path, result in shards:
         shard = _shard(path, result)
@@ -264,7 +266,7 @@ def _resolution(section: dict[str, Any] | None, cases: list) -> dict[str, Any] |
 
     parsed = ResolutionSection.model_validate(section)
     if parsed.side_by_side is not None:
-        passed = {(c.incident_id, c.trial): c.passed for c in cases}
+        passed: dict[Hashable, bool | None] = {(c.incident_id, c.trial): c.passed for c in cases}
         parsed.side_by_side = side_by_side(passed, {r.key: r for r in parsed.cases})
     return parsed.model_dump(mode="json")
 

@@ -26,7 +26,7 @@ import re
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -643,7 +643,7 @@ class StoreMerge:
     errors: int = 0
 
 
-def merge_stores(target: str | Path, sources: list[str | Path]) -> StoreMerge:
+def merge_stores(target: str | Path, sources: Sequence[str | Path]) -> StoreMerge:
     """Copy every answer, failed call and params row of `sources` into `target` (created if
     new). Leases are not copied: they belong to the processes that wrote the sources."""
     target = Path(target)
