@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import secrets
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Generic, TypeVar
 
 from .errors import StorageError
@@ -108,21 +109,33 @@ def lease_book(store: Store | None, n_leaves: int) -> LeaseBook | None:
 
 
 class UnitQueue(Generic[T]):
-    """The run's units for its workers, with the ones put back (`later`) after all others."""
+    """The run's units for its workers, with the ones put back (`later`) after all others.
 
-    def __init__(self, items: Iterable[T]):
-        self._items: Iterator[T] = iter(items)
+    Putting a unit back also moves on to a random point of the units left (they wrap around):
+    processes sharing a store start with the same units, and without the jump they would keep
+    running into each other's leases, unit after unit; after it they work apart. A run alone
+    on its store never puts a unit back, so its order is the units' order."""
+
+    def __init__(self, items: Iterable[T], seed: int | None = None):
+        self._items: list[T] = list(items)
+        self._next = 0
         self._later: deque[T] = deque()
+        self._random = random.Random(seed)
 
     def __iter__(self) -> UnitQueue[T]:
         return self
 
     def __next__(self) -> T:
-        with contextlib.suppress(StopIteration):
-            return next(self._items)
+        if self._next < len(self._items):
+            self._next += 1
+            return self._items[self._next - 1]
         if self._later:
             return self._later.popleft()
         raise StopIteration
 
     def later(self, item: T) -> None:
         self._later.append(item)
+        left = self._items[self._next :]
+        if len(left) > 1:
+            cut = self._random.randrange(len(left))
+            self._items[self._next :] = left[cut:] + left[:cut]

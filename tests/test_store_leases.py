@@ -69,14 +69,15 @@ def test_a_held_unit_is_put_back_once_then_waited_for(tmp_path) -> None:
     assert asyncio.run(scenario()) == (True, True)
 
 
-def test_units_put_back_come_after_all_others() -> None:
-    queue = UnitQueue([1, 2, 3])
-    seen = []
-    for item in queue:
-        seen.append(item)
-        if item == 1 and 1 not in seen[1:]:
-            queue.later(1)
-    assert seen == [1, 2, 3, 1]
+def test_units_put_back_come_after_all_others_and_the_queue_moves_elsewhere() -> None:
+    queue = UnitQueue(range(100), seed=1)
+    seen = [next(queue), next(queue)]
+    queue.later(seen[0])
+    seen += list(queue)
+    assert sorted(seen) == [0, *range(100)] and seen[-1] == 0
+    assert seen[2] != 2  # jumped to another part of the units left
+    alone = UnitQueue(range(100))
+    assert list(alone) == list(range(100))  # never put back: the units' own order
 
 
 def _submissions(path: Path, n: int) -> None:
