@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,12 +40,21 @@ def eval_command(outputs: Path, result: Path, url: str, concurrency: int) -> lis
     ]  # fmt: skip
 
 
-def timed(commands: list[list[str]]) -> float:
-    start = time.perf_counter()
-    runs = [subprocess.Popen(c, cwd=REPO, stdout=subprocess.DEVNULL) for c in commands]
+def timed(commands: list[list[str]]) -> tuple[float, float]:
+    """Wall time of the commands run at once, and the CPU seconds they used."""
+    start, cpu = time.perf_counter(), _children_cpu()
+    runs = [
+        subprocess.Popen(c, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for c in commands
+    ]
     if any(run.wait() != 0 for run in runs):
         raise SystemExit("a judge command failed")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -61,7 +72,8 @@ def main() -> None:
         folder = Path(tmp)
         outputs = write_submissions(args.submissions, folder)
         one = folder / "one.json"
-        single = timed([eval_command(outputs, one, url, args.concurrency)])
+        load = os.getloadavg()[0]
+        single, single_cpu = timed([eval_command(outputs, one, url, args.concurrency)])
         parts = [folder / f"shard{i}.json" for i in range(1, n + 1)]
         commands = [
             [*eval_command(outputs, p, url, args.concurrency), "--shard", f"{i}/{n}"]
@@ -69,14 +81,21 @@ def main() -> None:
         ]
         merged = folder / "merged.json"
         merge = [sys.executable, "-m", "judge", "merge", *map(str, parts), "-o", str(merged)]
-        sharded = timed(commands) + timed([merge])
+        (shards, shards_cpu), (merging, merge_cpu) = timed(commands), timed([merge])
+        sharded = shards + merging
         a, b = json.loads(one.read_text()), json.loads(merged.read_text())
         identical = all(a[k] == b[k] for k in SAME)
     calls = 3 * args.submissions
     limit = calls * args.latency / args.concurrency
     print(f"{calls} calls, latency {args.latency} s, --max-concurrent {args.concurrency}")
-    print(f"one run:            {single:7.1f} s  (physical limit {limit:.1f} s)")
-    print(f"{n} shards + merge:   {sharded:7.1f} s  (physical limit {limit / n:.1f} s)")
+    print(f"load average at start {load:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"one run:            {single:7.1f} s  (physical limit {limit:.1f} s; CPU {single_cpu:.1f} s)"
+    )
+    print(
+        f"{n} shards at once:   {shards:7.1f} s  (physical limit {limit / n:.1f} s; CPU {shards_cpu:.1f} s)"
+    )
+    print(f"merge:              {merging:7.1f} s  (CPU {merge_cpu:.1f} s)")
     print(f"wall ratio:         {sharded / single:7.2f}  (goal <= 0.3)")
     print(f"identical answers:  {identical}  ({len(b['judgments'])} judgments)")
 
