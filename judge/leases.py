@@ -7,7 +7,7 @@ releases it when the call ends, answered or failed. A unit whose lease another l
 holds is put back (`Deferred`, `UnitQueue.later`) and taken up again once the process has run
 out of other units: by then its answer is usually in the store and is served from there;
 otherwise the process waits for the answer, or for the lease to expire (its holder died) and
-takes the call over.
+takes the call over. A holder on the same machine that is no longer running is not waited for.
 """
 
 from __future__ import annotations
@@ -44,6 +44,22 @@ def owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
+def owner_gone(owner: str) -> bool:
+    """Whether a lease's owner was a process on this machine that no longer runs (killed
+    with -9, say): its leases need not be waited out."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
 class LeaseBook:
     """One process's leases on one store. `may_defer`: a unit held elsewhere raises `Deferred`
     the first time (the run puts it back); otherwise, and the second time, it is waited for."""
@@ -68,7 +84,7 @@ class LeaseBook:
         """Yields True when the store holds the answer now (another process gave it), False
         when this process holds the lease and makes the call; releases it afterwards."""
         while True:
-            claim = self.store.claim(key, self.owner, self.seconds, served)
+            claim = self.store.claim(key, self.owner, self.seconds, served, gone=owner_gone)
             if claim.state == "answered":
                 yield True
                 return

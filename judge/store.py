@@ -535,28 +535,44 @@ class Store:
 
     @_guarded
     def claim(
-        self, key: str, owner: str, seconds: float, served: bool = True, now: float | None = None
+        self,
+        key: str,
+        owner: str,
+        seconds: float,
+        served: bool = True,
+        now: float | None = None,
+        gone: Callable[[str], bool] | None = None,
     ) -> Claim:
         """Take the lease on `key` for `seconds` unless another owner's lease is still live, in
         one `BEGIN IMMEDIATE` transaction (so two processes cannot both take it). With `served`
-        an answer already stored wins over any lease (`answered`)."""
+        an answer already stored wins over any lease (`answered`). A lease whose owner `gone`
+        says has died is taken over at once."""
         self._check_file()
         now = time.time() if now is None else now
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            claim = self._claim(key, owner, now + seconds, now, served)
+            claim = self._claim(key, owner, now + seconds, now, served, gone)
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
         return claim
 
-    def _claim(self, key: str, owner: str, until: float, now: float, served: bool) -> Claim:
+    def _claim(
+        self,
+        key: str,
+        owner: str,
+        until: float,
+        now: float,
+        served: bool,
+        gone: Callable[[str], bool] | None,
+    ) -> Claim:
         one = self._db.execute
         if served and one("SELECT 1 FROM judgments WHERE key = ?", (key,)).fetchone():
             return Claim("answered")
         row = one("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
-        if row is not None and row[0] != owner and row[1] > now:
+        live = row is not None and row[1] > now and not (gone and gone(row[0]))
+        if row is not None and row[0] != owner and live:
             return Claim("held", row[0], row[1])
         one("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
         return Claim("claimed", owner, until, took_over=row is not None and row[0] != owner)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections import Counter
@@ -15,7 +16,7 @@ import pytest
 
 from ground_truth import load_submissions
 from judge.judgment import DimensionVerdict, QuestionAnswer
-from judge.leases import Deferred, LeaseBook, UnitQueue
+from judge.leases import Deferred, LeaseBook, UnitQueue, owner_gone
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
@@ -41,6 +42,19 @@ def test_a_live_lease_is_held_an_expired_one_taken_over_an_answer_served(tmp_pat
     assert b.claim(key, "B", 30).state == "answered"
     assert b.claim(key, "B", 30, served=False).state == "held"  # --refresh asks again
     a.close(), b.close()
+
+
+def test_a_lease_of_a_process_that_is_gone_is_taken_over_at_once(tmp_path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    owner = f"{socket.gethostname()}:{dead.pid}:abcd"
+    alive = f"{socket.gethostname()}:{os.getppid()}:abcd"
+    assert owner_gone(owner) and not owner_gone(alive) and not owner_gone(f"elsewhere:{dead.pid}:x")
+    store = Store(tmp_path / "s.sqlite")
+    store.claim(PARTS.key, owner, 30)
+    claim = store.claim(PARTS.key, "me", 30, gone=owner_gone)
+    assert claim.state == "claimed" and claim.took_over
+    store.close()
 
 
 def test_a_held_unit_is_put_back_once_then_waited_for(tmp_path) -> None:
