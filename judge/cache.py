@@ -19,6 +19,7 @@ from .control import RunStopped
 from .judges.base import Cacheable, Judge, JudgeTask, ask
 from .judges.panel import PanelJudge
 from .judgment import DimensionVerdict, unscored
+from .leases import LeaseBook, hold
 from .rubric import Dimension, content_hash
 from .store import CaseRef, KeyParts, Store, short_hash
 from .validation import checked_verdict, judge_error_verdict
@@ -105,12 +106,14 @@ class RecordedJudge:
         sink: Callable[[LeafCall], None],
         store: Store | None = None,
         refresh: bool = False,
+        leases: LeaseBook | None = None,
     ):
         self.inner = inner
         self.name = inner.name
         self.sink = sink
         self.store = store if store is not None and is_cacheable(inner) else None
         self.refresh = refresh
+        self.leases = leases
         self.keys = (
             KeyMaker(inner) if self.store is not None and isinstance(inner, Cacheable) else None
         )
@@ -128,24 +131,32 @@ class RecordedJudge:
         parts = self.parts(task)
         if self.store is None or parts is None:
             return await self._ask(task)
-        if not self.refresh:
-            hit = self.store.get(parts)
-            if hit is not None:
-                hit.requests = 0  # none this run; `usage` stays what the answer cost then
-                self.sink(LeafCall(task, self.name, hit, cached=True))
-                return hit
+        if not self.refresh and (hit := self._stored(task, parts)) is not None:
+            return hit
         if parts.key in self._in_flight:
             return await self._same_as(task, self._in_flight[parts.key])
         future = asyncio.get_running_loop().create_future()
         self._in_flight[parts.key] = future
         try:
-            verdict = await self._ask(task, parts, self.store.miss_reason(parts, case_ref(task)))
+            async with hold(self.leases, parts.key, not self.refresh) as answered:
+                verdict = self._stored(task, parts) if answered else None
+                if verdict is None:
+                    miss = self.store.miss_reason(parts, case_ref(task))
+                    verdict = await self._ask(task, parts, miss)
             future.set_result(verdict)
             return verdict
         finally:
             del self._in_flight[parts.key]
             if not future.done():
                 future.cancel()
+
+    def _stored(self, task: JudgeTask, parts: KeyParts) -> DimensionVerdict | None:
+        assert self.store is not None
+        hit = self.store.get(parts)
+        if hit is not None:
+            hit.requests = 0  # none this run; `usage` stays what the answer cost then
+            self.sink(LeafCall(task, self.name, hit, cached=True))
+        return hit
 
     async def _ask(
         self, task: JudgeTask, parts: KeyParts | None = None, miss: str | None = None

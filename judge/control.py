@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
-from .limits import Cooldown, ErrorBudget, RateLimiter
+from .limits import AdaptiveSlots, Cooldown, ErrorBudget, RateLimiter
 from .progress import RunStats
 from .results import RunStop, StopKind
 
@@ -84,7 +84,7 @@ class Gate:
         self.max_cost = max_cost
         self.note = note or (lambda message: None)
         self.stopped: RunStop | None = None
-        self._slots = asyncio.Semaphore(max(1, max_concurrent))
+        self._slots = AdaptiveSlots(max_concurrent)
         self._stop_event = asyncio.Event()
 
     # ------------------------------------------------------------------ stopping
@@ -152,6 +152,7 @@ class Gate:
         self, estimated: int, prompt: int | None, completion: int | None, cost: float | None
     ) -> None:
         """A request answered: settle the token estimate, count usage and cost, check the budget."""
+        self._slots.succeeded()
         if self.cooldown is not None:
             self.cooldown.success()
         if self.limiter is not None:
@@ -166,13 +167,16 @@ class Gate:
         if kind in FATAL_KINDS:
             self.stop("provider", message)
             return
+        if kind == "rate_limit":
+            self._slots.rate_limited(retry_after)
+            return
         if self.cooldown is None:
             return
         if retry_after:
             self.cooldown.hold(retry_after)
         if self.cooldown.failure():
             self.note(
-                f"cooling down for {self.cooldown.seconds:g} s after "
+                f"cooling down for {self.cooldown.last:g} s after "
                 f"{self.cooldown.after} consecutive provider failures (last: {message})"
             )
 

@@ -34,7 +34,8 @@ from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
 from .judges.base import ask
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer
-from .limits import Cooldown, ErrorBudget, RateLimiter
+from .leases import Deferred, UnitQueue, lease_book
+from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
 from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
@@ -46,6 +47,8 @@ from .scoring import (
     summarize_incidents,
     summarize_overall,
 )
+from .shard import Shard
+from .shard import select as select_shard
 from .store import Store
 from .validation import checked_verdict, judge_error_verdict
 
@@ -101,6 +104,7 @@ class EvalOptions:
     progress: bool = False
     progress_every: float = 10.0
     note: Callable[[str], None] | None = field(default=None, repr=False)
+    shard: Shard | None = None
 
 
 @dataclass
@@ -238,6 +242,7 @@ class _Run:
             note=self._note,
         )
         self.leaves = leaves(judge)
+        self.leases = lease_book(self.store, len(self.leaves))
         self.calls: dict[tuple[int, str], LeafCall] = {}
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
@@ -252,7 +257,7 @@ class _Run:
     def _wrap(self, judge: Judge) -> Judge:
         if isinstance(judge, PanelJudge):
             return PanelJudge([self._wrap(m) for m in judge.members], judge.tie, judge.name)
-        return RecordedJudge(judge, self._record, self.store, self.options.refresh)
+        return RecordedJudge(judge, self._record, self.store, self.options.refresh, self.leases)
 
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]
@@ -297,10 +302,12 @@ class _Run:
             if isinstance(leaf, Gated):
                 leaf.gate = self.gate
         self.reporter.start()
-        queue = iter(enumerate(self.units))
+        queue = UnitQueue(enumerate(self.units))
         workers = [
             asyncio.create_task(self._worker(queue))
-            for _ in range(max(1, self.options.max_concurrent) * max(1, len(self.leaves)))
+            for _ in range(
+                max(1, self.options.max_concurrent) * WORKERS_PER_SLOT * max(1, len(self.leaves))
+            )
         ]
         stopper = None
         if self.options.handle_signals:
@@ -340,6 +347,9 @@ class _Run:
                 )
             except asyncio.CancelledError:
                 return
+            except Deferred:  # another process is asking it: come back to it at the end
+                queue.later((index, unit))
+                continue
             except StorageError as exc:  # no other worker may start a call it cannot record
                 self.gate.stop("storage", str(exc))
                 raise
@@ -469,7 +479,10 @@ async def evaluate_async(
     if options.dimensions:
         rubric = rubric.select(options.dimensions)
     matching = match_submissions(specs, submissions)
-    run = _Run(judge, _units(matching.pairs, rubric, renderer), options)
+    units, shard = select_shard(_units(matching.pairs, rubric, renderer), options.shard, _key)
+    if shard is not None:
+        config = {**(config or {}), "shard": {**shard, "k": options.k}}
+    run = _Run(judge, units, options)
     await run.run()
     done = run.done()
     cases = _score_cases(done, rubric, judge.name)
@@ -519,6 +532,10 @@ async def evaluate_async(
 def _metered(judge: Judge) -> bool:
     """Whether the result gets a `usage` block: the judge makes calls worth counting."""
     return is_cacheable(judge) or isinstance(judge, Gated)
+
+
+def _key(unit: _Unit) -> tuple[str, str, str]:
+    return unit.submission.incident_id, unit.submission.trial, unit.dimension.id
 
 
 def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:

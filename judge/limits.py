@@ -1,13 +1,17 @@
-"""Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown after consecutive
-provider failures, the provider's Retry-After, and the run's error and cost budgets.
+"""Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown that grows over
+consecutive provider failures, concurrency that backs off on 429s, the provider's Retry-After,
+and the run's error and cost budgets.
 
 Everything here is plain arithmetic over an injectable clock, so it is tested without sleeping.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import email.utils
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -77,37 +81,121 @@ class RateLimiter:
 
 
 class Cooldown:
-    """After `after` consecutive provider failures, no request starts for `seconds`.
+    """After `after` consecutive server, timeout or connection failures, no request starts for
+    a while: `seconds / 8` the first time, twice as long at each further cooldown without a
+    success in between, at most `seconds`; a success starts over. A provider that is down for
+    a while is waited out (7.5 + 15 + 30 s before the fourth round of retries, with the default
+    60), and one that fails now and then costs seconds, not minutes.
 
-    `hold(s)` also keeps requests back for `s` seconds: a provider's Retry-After concerns
-    every request made with the same key, not only the one that got it."""
+    Rate limits (429) are not counted: `AdaptiveSlots` and the provider's Retry-After deal with
+    them. `hold(s)` keeps every request back for `s` seconds (a Retry-After on a 503)."""
+
+    FIRST_SHARE = 1 / 8
 
     def __init__(self, after: int = 3, seconds: float = 60.0, clock: Clock = time.monotonic):
         self.after = after
         self.seconds = seconds
         self._clock = clock
         self._failures = 0
+        self._streak = 0
         self._until = 0.0
         self.cooldowns = 0
+        self.last = 0.0
+        """How long the latest cooldown was."""
+
+    def next_length(self) -> float:
+        return min(self.seconds, self.seconds * self.FIRST_SHARE * 2**self._streak)
 
     def failure(self) -> bool:
         """Count a failure; True when it starts a cooldown."""
         self._failures += 1
         if self.after > 0 and self._failures >= self.after:
             self._failures = 0
+            self.last = self.next_length()
+            self._streak += 1
             self.cooldowns += 1
-            self._until = max(self._until, self._clock() + self.seconds)
+            self._until = max(self._until, self._clock() + self.last)
             return True
         return False
 
     def success(self) -> None:
         self._failures = 0
+        self._streak = 0
 
     def hold(self, seconds: float) -> None:
         self._until = max(self._until, self._clock() + min(seconds, MAX_RETRY_AFTER))
 
     def remaining(self) -> float:
         return max(0.0, self._until - self._clock())
+
+
+WORKERS_PER_SLOT = 4
+"""Calls in progress per request slot. A call waiting out a backoff or a provider's Retry-After
+holds no slot, so more calls than slots keep the slots busy meanwhile: with 50% 429s announcing
+`Retry-After: 1` and 1 s latency a call takes 3 s of which 2 s in a slot, so 1.5x the slots
+keep them busy; 4x does down to about 0.2 s latency."""
+
+
+class AdaptiveSlots:
+    """At most `limit` requests in flight, `limit` between 1 and `maximum` (`--max-concurrent`).
+
+    A 429 halves the limit, at most once per the provider's Retry-After (one burst of 429s is one
+    signal, not many); each success raises it by one, back up to `maximum`. The request that got
+    the 429 waits its Retry-After before it is retried (see `judges.llm`); the others go on."""
+
+    def __init__(self, maximum: int, clock: Clock = time.monotonic):
+        self.maximum = max(1, maximum)
+        self.limit = float(self.maximum)
+        self.in_use = 0
+        self.backoffs = 0
+        self._clock = clock
+        self._calm_until = float("-inf")
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def __aenter__(self) -> None:
+        if self.in_use < int(self.limit) and not self._waiters:
+            self.in_use += 1
+            return
+        granted = asyncio.get_running_loop().create_future()
+        self._waiters.append(granted)
+        try:
+            await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self._release()  # granted, then cancelled: hand the slot on
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(granted)
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        self.in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_use < int(self.limit):
+            granted = self._waiters.popleft()
+            if not granted.done():
+                self.in_use += 1
+                granted.set_result(None)
+
+    def rate_limited(self, retry_after: float | None) -> bool:
+        """A 429; True when it lowered the limit."""
+        now = self._clock()
+        if now < self._calm_until:
+            return False
+        self.limit = max(1.0, self.limit / 2)
+        self._calm_until = now + min(retry_after or 1.0, MAX_RETRY_AFTER)
+        self.backoffs += 1
+        return True
+
+    def succeeded(self) -> None:
+        if self.limit < self.maximum:
+            self.limit = min(float(self.maximum), self.limit + 1)
+            self._wake()
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:

@@ -24,12 +24,13 @@ import json
 import os
 import re
 import sqlite3
+import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from ground_truth.errors import InputError
 
@@ -82,6 +83,11 @@ CREATE TABLE IF NOT EXISTS params (
     params_hash TEXT PRIMARY KEY,
     params TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+);
 """
 
 
@@ -114,6 +120,18 @@ class KeyParts:
 
     def differences(self, other: KeyParts) -> list[str]:
         return [c for c in COMPONENTS if getattr(self, c) != getattr(other, c)]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What `Store.claim` found: `answered` (the store holds the answer now), `claimed` (the
+    caller holds the lease until `expires`; `took_over` when it had expired in another's hands)
+    or `held` (another owner holds it until `expires`)."""
+
+    state: Literal["answered", "claimed", "held"]
+    owner: str | None = None
+    expires: float = 0.0
+    took_over: bool = False
 
 
 @dataclass(frozen=True)
@@ -513,6 +531,99 @@ class Store:
                 ),
             )
 
+    # ------------------------------------------------------------------ leases
+
+    @_guarded
+    def claim(
+        self,
+        key: str,
+        owner: str,
+        seconds: float,
+        served: bool = True,
+        now: float | None = None,
+        gone: Callable[[str], bool] | None = None,
+    ) -> Claim:
+        """Take the lease on `key` for `seconds` unless another owner's lease is still live, in
+        one `BEGIN IMMEDIATE` transaction (so two processes cannot both take it). With `served`
+        an answer already stored wins over any lease (`answered`). A lease whose owner `gone`
+        says has died is taken over at once."""
+        self._check_file()
+        now = time.time() if now is None else now
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            claim = self._claim(key, owner, now + seconds, now, served, gone)
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return claim
+
+    def _claim(
+        self,
+        key: str,
+        owner: str,
+        until: float,
+        now: float,
+        served: bool,
+        gone: Callable[[str], bool] | None,
+    ) -> Claim:
+        one = self._db.execute
+        if served and one("SELECT 1 FROM judgments WHERE key = ?", (key,)).fetchone():
+            return Claim("answered")
+        row = one("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
+        live = row is not None and row[1] > now and not (gone and gone(row[0]))
+        if row is not None and row[0] != owner and live:
+            return Claim("held", row[0], row[1])
+        one("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
+        return Claim("claimed", owner, until, took_over=row is not None and row[0] != owner)
+
+    @_guarded
+    def renew(self, key: str, owner: str, seconds: float) -> bool:
+        """Extend our lease; False when it is no longer ours (it expired and was taken over)."""
+        with self._db:
+            cursor = self._db.execute(
+                "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?",
+                (time.time() + seconds, key, owner),
+            )
+        return cursor.rowcount == 1
+
+    @_guarded
+    def release(self, key: str, owner: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    @_guarded
+    def absorb(self, source: Path, outcome: StoreMerge) -> None:
+        """Copy `source`'s rows in one transaction (see `merge_stores`)."""
+        self._check_file()
+        uri = f"file:{urllib.parse.quote(str(source.absolute()))}?mode=ro"
+        self._db.execute("ATTACH DATABASE ? AS src", (uri,))
+        try:
+            with self._db:
+                one = self._db.execute
+                outcome.conflicts += one(
+                    "SELECT count(*) FROM src.judgments s JOIN judgments m USING (key)"
+                    " WHERE s.answers != m.answers"
+                ).fetchone()[0]
+                before = one("SELECT count(*) FROM judgments").fetchone()[0]
+                (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
+                one("INSERT OR IGNORE INTO judgments SELECT * FROM src.judgments")
+                added = one("SELECT count(*) FROM judgments").fetchone()[0] - before
+                outcome.added += added
+                outcome.duplicates += offered - added
+                columns = ", ".join(c for c in _ERROR_COLUMNS)
+                cursor = one(f"INSERT INTO errors ({columns}) SELECT {columns} FROM src.errors")
+                outcome.errors += cursor.rowcount
+                one("INSERT OR IGNORE INTO params SELECT * FROM src.params")
+        finally:
+            self._db.execute("DETACH DATABASE src")
+
+
+_ERROR_COLUMNS = (
+    "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
+    "error_kind", "error", "attempts", "requests", "attempt_errors", "usage", "created_at",
+)  # fmt: skip
+
 
 def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
     return DimensionVerdict(
@@ -522,3 +633,42 @@ def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> D
         usage=Usage.model_validate_json(usage) if usage else None,
         cached=True,
     )
+
+
+# ------------------------------------------------------------------ merging stores
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: str | Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@dataclass
+class StoreMerge:
+    """What `merge_stores` did: answers copied, answers already there (the same key; the first
+    store's answer is kept, and `conflicts` counts those whose answers differ), failed calls."""
+
+    added: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    errors: int = 0
+
+
+def merge_stores(target: str | Path, sources: Sequence[str | Path]) -> StoreMerge:
+    """Copy every answer, failed call and params row of `sources` into `target` (created if
+    new). Leases are not copied: they belong to the processes that wrote the sources."""
+    target = Path(target)
+    for source in sources:
+        if Path(source).resolve() == target.resolve():
+            raise InputError(source, "is the --store being written; give another target")
+        Store(source, readonly=True).close()  # a clear error for a file that is no store
+    outcome = StoreMerge()
+    with Store(target) as out:
+        for source in sources:
+            out.absorb(Path(source), outcome)
+    return outcome

@@ -52,7 +52,7 @@ def test_cooldown_after_consecutive_failures_only() -> None:
     assert not cooldown.failure() and not cooldown.failure()
     assert cooldown.remaining() == 0
     assert cooldown.failure()
-    assert cooldown.remaining() == pytest.approx(60)
+    assert cooldown.remaining() == pytest.approx(60 / 8)  # the first cooldown; they grow
     clock.now += 61
     assert cooldown.remaining() == 0 and cooldown.cooldowns == 1
 
@@ -224,11 +224,14 @@ def test_retry_waits_at_least_the_providers_retry_after() -> None:
 def test_a_retry_after_holds_back_every_request_of_the_run() -> None:
     clock = Clock()
 
-    async def scenario() -> Gate:
+    async def scenario() -> Gate:  # a 429's Retry-After lowers the concurrency instead
         gate = Gate(cooldown=Cooldown(after=3, seconds=60, clock=clock))
         gate.failed("rate_limit", "rate_limit from m: slow down", 2.5)
+        assert gate.cooldown.remaining() == 0
+        gate.failed("unavailable", "unavailable from m: overloaded", 2.5)
         return gate
 
     gate = asyncio.run(scenario())
     assert gate.cooldown.remaining() == pytest.approx(2.5)
-    assert gate.stats.failed_requests == {"rate_limit": 1} and gate.stopped is None
+    assert gate.stats.failed_requests == {"rate_limit": 1, "unavailable": 1}
+    assert gate.stopped is None

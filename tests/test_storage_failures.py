@@ -214,12 +214,12 @@ def test_real_full_filesystem_keeps_the_earlier_result(small_fs: Path, result) -
 def test_store_full_mid_run_keeps_committed_answers(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
-    store._db = FailingDb(store._db, sqlite_error("database or disk is full", "SQLITE_FULL"), 4)
+    store._db = FailingDb(store._db, sqlite_error("database or disk is full", "SQLITE_FULL"), 7)
     with pytest.raises(StorageError, match="disk full") as caught:
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()
     assert caught.value.path == str(path) and "rerun asks only the rest" in str(caught.value)
-    assert stored(path) == 3  # 4 INSERTs: the judge's params, then three answers
+    assert stored(path) == 3  # 7 INSERTs: the judge's params, then three (lease, answer)
 
 
 def test_store_on_a_real_full_filesystem(small_fs: Path) -> None:
@@ -288,7 +288,7 @@ def test_corruption_found_mid_run_is_a_storage_error(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
     malformed = sqlite_error("database disk image is malformed", "SQLITE_CORRUPT")
-    store._db = FailingDb(store._db, malformed, 3)
+    store._db = FailingDb(store._db, malformed, 5)  # params, two (lease, answer)
     with pytest.raises(StorageError, match=r"corrupted.*recover"):
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()
@@ -317,7 +317,7 @@ def test_store_turned_read_only_mid_run(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
     readonly = sqlite_error("attempt to write a readonly database", "SQLITE_READONLY")
-    store._db = FailingDb(store._db, readonly, 2)
+    store._db = FailingDb(store._db, readonly, 3)  # params, one (lease, answer)
     with pytest.raises(StorageError, match="read-only"):
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()

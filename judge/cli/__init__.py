@@ -34,6 +34,7 @@ from ..errors import StorageError
 from . import agreement as agreement_command
 from . import check as check_command
 from . import eval as eval_command
+from . import merge as merge_command
 from . import report as report_command
 from . import resolve as resolve_command
 from . import rubric as rubric_command
@@ -58,6 +59,7 @@ COMMANDS = [
     rubric_command,
     schema_command,
     store_command,
+    merge_command,
 ]
 
 

@@ -75,6 +75,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
     p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="judge only shard I of N (a stable hash of incident, trial, dimension); "
+        "put the shards' results together with `judge merge`",
+    )
     add_export_arguments(p)
     add_run_control_arguments(p)
     p.set_defaults(handler=cmd_eval)
@@ -325,6 +332,7 @@ def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
         signal_latch=latch,
         grace=args.grace,
         progress=not args.no_progress,
+        shard=args.shard,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
@@ -391,6 +399,15 @@ def _store_path(args, judge, out) -> Path | None:
             raise InputError(path, "nothing to resume: no store here", field="--resume")
         out.print(f"Resuming from {path}")
     return path
+
+
+def _shard(text: str):
+    from ..shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _fraction(text: str) -> float:

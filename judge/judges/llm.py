@@ -313,7 +313,8 @@ _TALLY: ContextVar[_Tally] = ContextVar("judge_llm_tally")
 
 
 class _RetryAfterOrBackoff:
-    """Exponential backoff with jitter, but never shorter than the provider's Retry-After."""
+    """The provider's Retry-After when it gives one (it knows when it takes requests again; a
+    longer wait only idles the call), else exponential backoff with jitter."""
 
     def __init__(self, multiplier: float):
         self.backoff = wait_random_exponential(multiplier=multiplier, max=60 * multiplier)
@@ -322,7 +323,7 @@ class _RetryAfterOrBackoff:
         wait = self.backoff(state)
         exc = state.outcome.exception() if state.outcome else None
         asked = retry_after_seconds(exc) if exc is not None else None
-        return max(wait, min(asked, MAX_RETRY_AFTER)) if asked else wait
+        return min(asked, MAX_RETRY_AFTER) if asked else wait
 
 
 def _estimate_tokens(messages: list[dict[str, str]]) -> int:

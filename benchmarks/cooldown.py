@@ -1,0 +1,91 @@
+"""Throughput under faults: 50% 429s with `Retry-After: 1`, 30% 500s, against no fault.
+
+    python benchmarks/cooldown.py [--submissions 50] [--latency 0.5] [--concurrency 8]
+
+The fake provider runs in its own process; N submissions x 3 dimensions go through the llm
+judge with the CLI's defaults (`--max-retries 5`, `--cooldown-after 3`, `--cooldown 60`) at the
+same `--max-concurrent`. We report judgments per minute and their ratio to the fault-free run
+(goal at 50% 429s: >= 0.5), and the run's wall time against its physical limit, the provider
+requests it made x latency / concurrency: the fake answers a 429 after the same latency as an
+answer, so at 50% 429s a call costs two requests on average and 0.5 is also the most any client
+can reach here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from benchmarks.provider import provider_process  # noqa: E402
+
+SCENARIOS = [
+    ("no fault", []),
+    ("50% 429, Retry-After 1", ["--fault-rate", "429=0.5", "--retry-after", "1"]),
+    ("30% 500", ["--fault-rate", "500=0.3"]),
+]
+
+
+def run(args: argparse.Namespace, faults: list[str]) -> dict[str, float]:
+    from benchmarks.synth import EXAMPLE, write_submissions
+    from ground_truth import load_specs, load_submissions
+    from judge import EvalOptions, evaluate_async, load_rubric
+    from judge.engine import run_sync
+    from judge.judges.llm import LLMJudge
+    from judge.testing import read_call_log
+
+    with tempfile.TemporaryDirectory() as tmp:
+        specs = load_specs(EXAMPLE / "ground_truth")
+        subs = load_submissions(write_submissions(args.submissions, Path(tmp)))
+        provider = ["--latency", str(args.latency), "--seed", "3", *faults]
+        with provider_process(*provider) as (url, log):
+            judge = LLMJudge("openai/fake-judge", api_base=url, api_key="sk-bench")
+            options = EvalOptions(max_concurrent=args.concurrency)
+            wall, cpu = time.perf_counter(), time.process_time()
+            result = run_sync(evaluate_async(specs, subs, load_rubric(), judge, options=options))
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            requests = len(read_call_log(log))
+    calls = len(result.calls)
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "per_min": 60 * calls / wall,
+        "requests": requests,
+        "failed": sum(1 for c in result.calls if c.error_kind),
+        "limit": requests * args.latency / args.concurrency,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=50)
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    import judge.judges.llm as llm
+
+    llm.import_litellm()
+    print(f"{args.submissions * 3} calls, latency {args.latency} s, --max-concurrent "
+          f"{args.concurrency}")  # fmt: skip
+    print(f"{'faults':24} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "
+          f"{'failed':>6} {'wall/limit':>10} {'CPU s':>6}")  # fmt: skip
+    base = None
+    for name, faults in SCENARIOS:
+        r = run(args, faults)
+        base = base or r["per_min"]
+        print(
+            f"{name:24} {r['wall']:7.1f} {r['per_min']:9.0f} {r['per_min'] / base:7.2f} "
+            f"{r['requests']:8d} {r['failed']:6d} {r['wall'] / r['limit']:10.2f} {r['cpu']:6.1f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""`judge merge`: the shards of a `judge eval --shard I/N` run put back together."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import EXIT_OK, console
+from .writable import check_writable
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "merge",
+        help="merge the results (and stores) of `judge eval --shard I/N` runs",
+        description="Merge every shard's result file into the result a single run would have "
+        "written (scores computed again from the judgments), and/or several judgment stores "
+        "into one. Result files (JSON) and stores (SQLite) may be given together.",
+    )
+    p.add_argument("files", nargs="+", type=Path, help="shard result files and/or stores")
+    p.add_argument("-o", "--output", type=Path, help="the merged result file")
+    p.add_argument("--store", type=Path, help="the merged store (SQLite) to write")
+    p.add_argument(
+        "--rubric", help="the shards' rubric, when it is not a shipped one (name or YAML path)"
+    )
+    p.set_defaults(handler=cmd_merge)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from ground_truth.errors import InputError
+
+    from ..store import is_sqlite_file
+
+    stores = [f for f in args.files if is_sqlite_file(f)]
+    results = [f for f in args.files if f not in stores]
+    if results and args.output is None:
+        raise InputError("-o", "result files to merge need -o FILE for the merged result")
+    if stores and args.store is None:
+        raise InputError("--store", "stores to merge need --store FILE for the merged store")
+    if args.output is None and args.store is None:
+        raise InputError("judge merge", "nothing to write: give -o and/or --store")
+    check_writable([("-o", args.output), ("--store", args.store)])
+    out = console()
+    result = _merge_results(results, args) if results else None
+    if stores:
+        _merge_stores(stores, args.store, out)
+    if result is not None:
+        from ..display import print_result
+        from ..results import write_result
+
+        write_result(result, args.output)
+        print_result(result, out)
+        out.print(f"Wrote {args.output} ({len(results)} shards)")
+    return EXIT_OK
+
+
+def _merge_results(paths: list[Path], args: argparse.Namespace):
+    from ..merge import merge_results
+    from ..rubric import load_rubric
+
+    return merge_results(paths, load_rubric(args.rubric) if args.rubric else None)
+
+
+def _merge_stores(paths: list[Path], target: Path, out) -> None:
+    from ..store import merge_stores
+
+    done = merge_stores(target, paths)
+    out.print(
+        f"Wrote {target}: {done.added} answers added from {len(paths)} stores, "
+        f"{done.duplicates} already there ({done.conflicts} with different answers: the first "
+        f"store's kept), {done.errors} failed calls kept for the record"
+    )

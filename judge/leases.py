@@ -1,0 +1,157 @@
+"""One store, several processes: a unit's call is claimed in the store before it is made.
+
+Two `judge eval` processes on one store would otherwise both ask every call neither has
+answered yet. Before a call, a process takes a lease on its store key (`Store.claim`: a row with
+owner and expiry, in one `BEGIN IMMEDIATE` transaction), renews it while the call runs, and
+releases it when the call ends, answered or failed. A unit whose lease another live process
+holds is put back (`Deferred`, `UnitQueue.later`) and taken up again once the process has run
+out of other units: by then its answer is usually in the store and is served from there;
+otherwise the process waits for the answer, or for the lease to expire (its holder died) and
+takes the call over. A holder on the same machine that is no longer running is not waited for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import secrets
+import socket
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from typing import Generic, TypeVar
+
+from .errors import StorageError
+from .store import Store
+
+LEASE_SECONDS = 30.0
+"""How long a lease lives without renewal: a killed process's units are free again after this.
+A live process renews its leases every third of it, however long the call takes."""
+
+POLL_SECONDS = 0.25
+"""How often a process waiting for another's unit looks at the store."""
+
+T = TypeVar("T")
+
+
+class Deferred(Exception):
+    """Another live process holds this unit's lease: come back to it later."""
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether a lease's owner was a process on this machine that no longer runs (killed
+    with -9, say): its leases need not be waited out."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
+class LeaseBook:
+    """One process's leases on one store. `may_defer`: a unit held elsewhere raises `Deferred`
+    the first time (the run puts it back); otherwise, and the second time, it is waited for."""
+
+    def __init__(
+        self,
+        store: Store,
+        seconds: float = LEASE_SECONDS,
+        may_defer: bool = True,
+        poll: float = POLL_SECONDS,
+    ):
+        self.store = store
+        self.seconds = seconds
+        self.may_defer = may_defer
+        self.poll = poll
+        self.owner = owner_id()
+        self.taken_over = 0
+        self._put_back: set[str] = set()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str, served: bool = True) -> AsyncIterator[bool]:
+        """Yields True when the store holds the answer now (another process gave it), False
+        when this process holds the lease and makes the call; releases it afterwards."""
+        while True:
+            claim = self.store.claim(key, self.owner, self.seconds, served, gone=owner_gone)
+            if claim.state == "answered":
+                yield True
+                return
+            if claim.state == "claimed":
+                break
+            if self.may_defer and key not in self._put_back:
+                self._put_back.add(key)
+                raise Deferred(key)
+            await asyncio.sleep(max(0.01, min(self.poll, claim.expires - time.time())))
+        self.taken_over += claim.took_over
+        renewal = asyncio.create_task(self._renew(key))
+        try:
+            yield False
+        finally:
+            renewal.cancel()
+            self.store.release(key, self.owner)
+
+    async def _renew(self, key: str) -> None:
+        with contextlib.suppress(StorageError):  # the call's own write will report the store
+            while True:
+                await asyncio.sleep(self.seconds / 3)
+                self.store.renew(key, self.owner, self.seconds)
+
+
+@contextlib.asynccontextmanager
+async def hold(book: LeaseBook | None, key: str, served: bool = True) -> AsyncIterator[bool]:
+    """`book.hold(key)`, or nothing to hold (False) when the run has no store."""
+    if book is None:
+        yield False
+        return
+    async with book.hold(key, served) as answered:
+        yield answered
+
+
+def lease_book(store: Store | None, n_leaves: int) -> LeaseBook | None:
+    """The run's leases. A panel's members wait rather than defer: a unit is one panel call."""
+    return None if store is None else LeaseBook(store, may_defer=n_leaves == 1)
+
+
+class UnitQueue(Generic[T]):
+    """The run's units for its workers, with the ones put back (`later`) after all others.
+
+    Putting a unit back also moves on to a random point of the units left (they wrap around):
+    processes sharing a store start with the same units, and without the jump they would keep
+    running into each other's leases, unit after unit; after it they work apart. A run alone
+    on its store never puts a unit back, so its order is the units' order."""
+
+    def __init__(self, items: Iterable[T], seed: int | None = None):
+        self._items: list[T] = list(items)
+        self._next = 0
+        self._later: deque[T] = deque()
+        self._random = random.Random(seed)
+
+    def __iter__(self) -> UnitQueue[T]:
+        return self
+
+    def __next__(self) -> T:
+        if self._next < len(self._items):
+            self._next += 1
+            return self._items[self._next - 1]
+        if self._later:
+            return self._later.popleft()
+        raise StopIteration
+
+    def later(self, item: T) -> None:
+        self._later.append(item)
+        left = self._items[self._next :]
+        if len(left) > 1:
+            cut = self._random.randrange(len(left))
+            self._items[self._next :] = left[cut:] + left[:cut]
