@@ -83,11 +83,12 @@ def sweep(
 ) -> list[ThresholdPoint]:
     points = []
     cases = [
-        (key, judge.composites.get((key.incident_id, key.trial)), answer)
+        (key, composite, answer)
         for key, answer in sorted(reference.items())
-        if key.unit == VERDICT and answer is not None
+        if key.unit == VERDICT
+        and answer is not None
+        and (composite := judge.composites.get((key.incident_id, key.trial))) is not None
     ]
-    cases = [(k, c, a) for k, c, a in cases if c is not None]
     for t in thresholds:
         verdicts = ["Yes" if c >= t - TOLERANCE else "No" for _, c, _ in cases]
         stats = pair_stats(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +36,7 @@ from agreement.stats import (
     pair_stats,
 )
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION: Final = "1"
 
 
 class Settings(BaseModel):

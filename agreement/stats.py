@@ -302,7 +302,7 @@ def pair_stats(
     reasons = _reasons(c)
     point = pair_formulas(c.as_array())
     if reasons["kappa"] is None and c.n:
-        point["kappa"] = np.float64(_sklearn_kappa(x, y))
+        point["kappa"] = np.asarray(_sklearn_kappa(x, y), dtype=np.float64)
     replicates = _replicates(x, y, item_clusters, bootstrap, B, seed)
     n_clusters = len(set(item_clusters))
     boot_b = bootstrap.B if bootstrap is not None else B
