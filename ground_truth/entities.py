@@ -408,7 +408,7 @@ def _pred(entity: Entity) -> _Pred:
     namespace, kind, name = entity.namespace, entity.kind, entity.name
     if kind is None and namespace is None:
         namespace, kind, name = parse_entity_name(entity.name)
-    raw = getattr(entity, "raw", None) or entity.name
+    raw = entity.raw or entity.name
     return _Pred(str(raw), name, normalize_kind(kind), normalize_namespace(namespace))
 
 

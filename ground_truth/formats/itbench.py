@@ -48,7 +48,6 @@ read by `load_itbench_judge_results` so its LLM-computed entity metrics can be c
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -67,6 +66,7 @@ from .detect import (
     read_structured,
     read_text,
     sniff_structured,
+    text_or_none,
     warn_format,
 )
 
@@ -829,7 +829,7 @@ def _output_to_submission(
                 file, "entity without a name: skipped", field=_join(where, f"entities[{i}]")
             )
             continue
-        written = getattr(entity, "raw", None)
+        written = entity.raw
         if written is None:
             id_only.append(f"entities[{i}]")
         entities.append(entity)
@@ -878,19 +878,16 @@ def _entity(raw: Any) -> Entity | None:
         return None
     full = str(raw["name"]).strip()
     namespace, kind, name = parse_entity_name(full)
-    known = {"name", "kind", "namespace", "contributing_factor", "reasoning", "evidence", "raw"}
-    extra = {k: v for k, v in raw.items() if k not in known}
+    flag = raw.get("contributing_factor")
     return Entity(
         name=name,
         kind=kind,
         namespace=namespace,
-        contributing_factor=raw.get("contributing_factor")
-        if isinstance(raw.get("contributing_factor"), bool)
-        else None,
-        reasoning=_str_or_none(raw.get("reasoning")),
-        evidence=_str_or_none(raw.get("evidence")),
+        contributing_factor=flag if isinstance(flag, bool) else None,
+        reasoning=text_or_none(raw.get("reasoning")),
+        evidence=text_or_none(raw.get("evidence")),
         raw=full,
-        **extra,
+        **_extra(raw),
     )
 
 
@@ -899,19 +896,22 @@ def _id_entity(raw: Any) -> Entity | None:
     if not isinstance(raw, dict) or not str(raw.get("id") or "").strip():
         return None
     flag = raw.get("root_cause", raw.get("contributing_factor"))
-    extra = {k: v for k, v in raw.items() if k not in {"name", "contributing_factor", "raw"}}
     return Entity(
         name=str(raw["id"]).strip(),
+        kind=text_or_none(raw.get("kind")),
+        namespace=text_or_none(raw.get("namespace")),
         contributing_factor=flag if isinstance(flag, bool) else None,
-        raw=None,
-        **extra,
+        reasoning=text_or_none(raw.get("reasoning")),
+        evidence=text_or_none(raw.get("evidence")),
+        **_extra(raw),
     )
 
 
-def _str_or_none(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else json.dumps(value)
+def _extra(raw: dict[str, Any]) -> dict[str, Any]:
+    """The entity's keys that `Entity` does not declare, kept as they are. A key named like a
+    declared field is read by the caller, with its type checked, or (`raw`, `rank`) is not the
+    file's to set."""
+    return {k: v for k, v in raw.items() if k not in Entity.model_fields}
 
 
 def _diagnosis(data: dict[str, Any], entities: list[Entity], by_id: dict[str, str]) -> str:
@@ -960,7 +960,7 @@ def _summary_lines(summary: Any) -> list[str]:
 
 
 def _entity_line(entity: Entity) -> str:
-    text = getattr(entity, "raw", None) or entity.name
+    text = entity.raw or entity.name
     if entity.reasoning:
         text += f": {entity.reasoning}"
     if entity.evidence:
