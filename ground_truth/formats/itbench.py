@@ -430,11 +430,18 @@ class _V1:
                         self.warn(f"{field}[{i}].{key}", f"{item[key]!r} is not a defined group")
         for i, fault in enumerate(self.faults):
             entity = fault.get("entity") or {}
-            gid, name = entity.get("group_id"), entity.get("name")
-            if gid is not None and str(gid) not in self.groups:
-                self.warn(f"fault[{i}].entity.group_id", f"{gid!r} is not a defined group")
-            elif gid is not None and name and str(name) != str(gid) and str(name) in self.groups:
-                self.warn(f"fault[{i}].entity", f"names group {name!r} but group_id is {gid!r}")
+            group_id, name = entity.get("group_id"), entity.get("name")
+            if group_id is not None and str(group_id) not in self.groups:
+                self.warn(f"fault[{i}].entity.group_id", f"{group_id!r} is not a defined group")
+            elif (
+                group_id is not None
+                and name
+                and str(name) != str(group_id)
+                and str(name) in self.groups
+            ):
+                self.warn(
+                    f"fault[{i}].entity", f"names group {name!r} but group_id is {group_id!r}"
+                )
 
     def symptom_groups(self) -> set[str]:
         targets = {str(p.get("target")) for p in self.propagations}
@@ -485,7 +492,8 @@ def _v1_to_spec(
     gt.check()
     root_class = {m for r in gt.roots for m in gt.classes[r]}
     sources = {str(p.get("source")) for p in gt.propagations}
-    contributing, affected = [], []
+    contributing: list[ComponentRef] = []
+    affected: list[ComponentRef] = []
     placed = set(root_class)
     for p in gt.propagations:
         for gid in (str(p.get("source")), str(p.get("target"))):
