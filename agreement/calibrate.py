@@ -39,8 +39,12 @@ class JudgeCalibration(BaseModel):
     judge: str
     source: str | None
     reference: str
-    vs_people: list[PairStats] = Field(description="Per level, against each annotator and the majority.")
-    breakdown: list[UnitBreakdown] = Field(description="Against the reference, per question and dimension.")
+    vs_people: list[PairStats] = Field(
+        description="Per level, against each annotator and the majority."
+    )
+    breakdown: list[UnitBreakdown] = Field(
+        description="Against the reference, per question and dimension."
+    )
     sweep: list[ThresholdPoint]
     best_threshold: float | None = Field(
         description="The threshold with the highest defined verdict kappa (lowest on ties)."
@@ -190,7 +194,9 @@ def _breakdown(
     )
     for level, kind in levels:
         for unit in table.units(level):
-            pairs = pairwise(table, level, raters, units=[unit], unit_label=unit, bootstrap=bootstrap)
+            pairs = pairwise(
+                table, level, raters, units=[unit], unit_label=unit, bootstrap=bootstrap
+            )
             out.append(UnitBreakdown(unit=unit, kind=kind, pairwise=pairs))
     pooled: dict[str, list[str]] = {}
     for question in table.units("question"):
