@@ -362,13 +362,26 @@ class _V1:
             self.index[str(group["id"])] = i
         self.propagations = [p for p in body.get("propagations") or [] if isinstance(p, dict)]
         self.alerts = [a for a in body.get("alerts") or [] if isinstance(a, dict)]
-        self.faults = [f for f in body.get("fault") or [] if isinstance(f, dict)]
+        self.faults = [
+            self._fault(i, f) for i, f in enumerate(body.get("fault") or []) if isinstance(f, dict)
+        ]
         self.aliases = [a for a in body.get("aliases") or [] if isinstance(a, list)]
         self.roots = [gid for gid, g in self.groups.items() if g.get("root_cause") is True]
         self.classes = self._alias_classes()
 
     def warn(self, field: str, message: str) -> None:
         warn_format(self.file, message, field=_join(self.prefix, field))
+
+    def _fault(self, i: int, fault: dict[str, Any]) -> dict[str, Any]:
+        """The fault with its `entity` an object: anything else is read as the entity's name."""
+        entity = fault.get("entity")
+        if entity is None or isinstance(entity, dict):
+            return fault
+        self.warn(
+            f"fault[{i}].entity",
+            f"expected an object (group_id, name, kind), got {_compact(entity)!r}: read as a name",
+        )
+        return {**fault, "entity": {"name": str(entity)}}
 
     def _alias_classes(self) -> dict[str, list[str]]:
         classes = {gid: {gid} for gid in self.groups}
