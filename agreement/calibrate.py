@@ -10,13 +10,14 @@ it with the reference's `verdict` labels.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
 
 from agreement.ratings import LEVELS, VERDICT, Answer, ItemKey, Level, RaterLabels, RatingTable
-from agreement.readers import Source, read_ratings
+from agreement.readers import Entry, Source, read_ratings
 from agreement.report import GroupAgreement, Settings, UnitBreakdown, human_ceiling, pairwise
 from agreement.stats import DEFAULT_B, ClusterBootstrap, Estimate, PairStats, pair_stats
 
@@ -129,7 +130,7 @@ def _best(points: list[ThresholdPoint]) -> float | None:
 
 def calibrate(
     judge_results: Iterable[Source | RatingTable],
-    human: Source | RatingTable | Iterable[Source | RatingTable],
+    human: Entry | Iterable[Entry],
     thresholds: Iterable[float] | None = None,
     *,
     B: int = DEFAULT_B,
@@ -210,11 +211,11 @@ def _breakdown(
     return out
 
 
-def _as_list(
-    human: Source | RatingTable | Iterable[Source | RatingTable],
-) -> list[Source | RatingTable]:
-    single = isinstance(human, (str, RatingTable, Mapping)) or hasattr(human, "__fspath__")
-    named = isinstance(human, tuple) and len(human) == 2 and isinstance(human[1], str)
-    if single or named:
-        return [human]  # type: ignore[list-item]
-    return list(human)  # type: ignore[arg-type]
+def _as_list(human: Entry | Iterable[Entry]) -> list[Entry]:
+    if isinstance(human, (str, os.PathLike, RatingTable, Mapping)) or _is_named(human):
+        return [human]
+    return list(human)
+
+
+def _is_named(entry: object) -> TypeGuard[tuple[Source, str]]:
+    return isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str)
