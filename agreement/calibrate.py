@@ -10,13 +10,14 @@ it with the reference's `verdict` labels.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
 
 from agreement.ratings import LEVELS, VERDICT, Answer, ItemKey, Level, RaterLabels, RatingTable
-from agreement.readers import Source, read_ratings
+from agreement.readers import Entry, Source, read_ratings
 from agreement.report import GroupAgreement, Settings, UnitBreakdown, human_ceiling, pairwise
 from agreement.stats import DEFAULT_B, ClusterBootstrap, Estimate, PairStats, pair_stats
 
@@ -39,8 +40,12 @@ class JudgeCalibration(BaseModel):
     judge: str
     source: str | None
     reference: str
-    vs_people: list[PairStats] = Field(description="Per level, against each annotator and the majority.")
-    breakdown: list[UnitBreakdown] = Field(description="Against the reference, per question and dimension.")
+    vs_people: list[PairStats] = Field(
+        description="Per level, against each annotator and the majority."
+    )
+    breakdown: list[UnitBreakdown] = Field(
+        description="Against the reference, per question and dimension."
+    )
     sweep: list[ThresholdPoint]
     best_threshold: float | None = Field(
         description="The threshold with the highest defined verdict kappa (lowest on ties)."
@@ -83,11 +88,12 @@ def sweep(
 ) -> list[ThresholdPoint]:
     points = []
     cases = [
-        (key, judge.composites.get((key.incident_id, key.trial)), answer)
+        (key, composite, answer)
         for key, answer in sorted(reference.items())
-        if key.unit == VERDICT and answer is not None
+        if key.unit == VERDICT
+        and answer is not None
+        and (composite := judge.composites.get((key.incident_id, key.trial))) is not None
     ]
-    cases = [(k, c, a) for k, c, a in cases if c is not None]
     for t in thresholds:
         verdicts = ["Yes" if c >= t - TOLERANCE else "No" for _, c, _ in cases]
         stats = pair_stats(
@@ -124,7 +130,7 @@ def _best(points: list[ThresholdPoint]) -> float | None:
 
 def calibrate(
     judge_results: Iterable[Source | RatingTable],
-    human: Source | RatingTable | Iterable[Source | RatingTable],
+    human: Entry | Iterable[Entry],
     thresholds: Iterable[float] | None = None,
     *,
     B: int = DEFAULT_B,
@@ -189,7 +195,9 @@ def _breakdown(
     )
     for level, kind in levels:
         for unit in table.units(level):
-            pairs = pairwise(table, level, raters, units=[unit], unit_label=unit, bootstrap=bootstrap)
+            pairs = pairwise(
+                table, level, raters, units=[unit], unit_label=unit, bootstrap=bootstrap
+            )
             out.append(UnitBreakdown(unit=unit, kind=kind, pairwise=pairs))
     pooled: dict[str, list[str]] = {}
     for question in table.units("question"):
@@ -203,11 +211,11 @@ def _breakdown(
     return out
 
 
-def _as_list(
-    human: Source | RatingTable | Iterable[Source | RatingTable],
-) -> list[Source | RatingTable]:
-    single = isinstance(human, (str, RatingTable, Mapping)) or hasattr(human, "__fspath__")
-    named = isinstance(human, tuple) and len(human) == 2 and isinstance(human[1], str)
-    if single or named:
-        return [human]  # type: ignore[list-item]
-    return list(human)  # type: ignore[arg-type]
+def _as_list(human: Entry | Iterable[Entry]) -> list[Entry]:
+    if isinstance(human, (str, os.PathLike, RatingTable, Mapping)) or _is_named(human):
+        return [human]
+    return list(human)
+
+
+def _is_named(entry: object) -> TypeGuard[tuple[Source, str]]:
+    return isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str)

@@ -61,9 +61,9 @@ def parse_yaml(text: str, path: str | Path) -> Any:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
+                where = f" at line {mark.line + 1}" if mark else ""
                 raise LabelFileError(
-                    path,
-                    f"YAML alias *{event.anchor} at line {mark.line + 1}: aliases are refused",
+                    path, f"YAML alias *{event.anchor}{where}: aliases are refused"
                 )
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -225,12 +225,16 @@ class RatingTable:
         """Items both raters answered (pairwise deletion), aligned by key, in a stable order."""
         la, lb = self.labels(a, level), self.labels(b, level)
         wanted = set(units) if units is not None else None
-        keys = sorted(
-            k
-            for k, v in la.items()
-            if v is not None and lb.get(k) is not None and (wanted is None or k.unit in wanted)
+        pairs = sorted(
+            (k, x, y)
+            for k, x in la.items()
+            if x is not None
+            and (y := lb.get(k)) is not None
+            and (wanted is None or k.unit in wanted)
         )
-        return PairedItems(keys, [la[k] for k in keys], [lb[k] for k in keys])  # type: ignore[misc]
+        return PairedItems(
+            [k for k, _, _ in pairs], [x for _, x, _ in pairs], [y for _, _, y in pairs]
+        )
 
     def matrix(
         self, names: list[str], level: Level, units: Iterable[str] | None = None

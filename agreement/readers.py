@@ -28,6 +28,7 @@ from agreement.files import parse_json, read_text
 from agreement.ratings import (
     VERDICT,
     ItemKey,
+    Level,
     RaterLabels,
     RatingTable,
     normalize_answer,
@@ -52,6 +53,8 @@ VERDICT_TEXT = (
 )
 
 Source = str | Path | Mapping[str, Any]
+Entry = Source | RatingTable | tuple[Source, str]
+"""What `read_ratings` reads: a source or table, or a `(source, rater name)` pair."""
 
 
 def read_result(
@@ -244,11 +247,11 @@ def read_labels(path: str | Path, *, annotator: str | None = None) -> RatingTabl
         incident = _cell(row, "incident_id", path, number)
         trial = (row.get("trial") or "").strip() or "1"
         unit = _cell(row, "question_id", path, number)
-        level = "verdict" if unit.lower() == VERDICT else "question"
+        level: Level = "verdict" if unit.lower() == VERDICT else "question"
         key = ItemKey(incident, trial, VERDICT if level == "verdict" else unit)
         answer = normalize_answer(row.get("answer"), path=path, row=number, field="answer")
         _check_row_duplicate(first_row, name, level, key, number, answer, path)
-        rater.labels[level][key] = answer  # type: ignore[index]
+        rater.labels[level][key] = answer
         dimension = (row.get("dimension_id") or "").strip()
         if level == "question" and dimension:
             rater.dimension_of.setdefault(unit, dimension)
@@ -315,9 +318,7 @@ def _check_row_duplicate(
         )
 
 
-def read_ratings(
-    sources: Iterable[Source | RatingTable | tuple[Source, str]], dimension_pass: float = 0.5
-) -> RatingTable:
+def read_ratings(sources: Iterable[Entry], dimension_pass: float = 0.5) -> RatingTable:
     """One table from any mix of result JSONs, label CSVs (by suffix), dicts and tables.
 
     A `(source, name)` tuple names the rater (a judge result's rater, or a label file's default

@@ -20,7 +20,11 @@ def _est(estimate: Estimate, notes: list[str], ci: bool = True) -> str:
     if estimate.value is None:
         if estimate.undefined and estimate.undefined not in notes:
             notes.append(estimate.undefined)
-        return f"undefined[{notes.index(estimate.undefined) + 1}]" if estimate.undefined else "undefined"
+        return (
+            f"undefined[{notes.index(estimate.undefined) + 1}]"
+            if estimate.undefined
+            else "undefined"
+        )
     return estimate.text(ci=ci)
 
 
@@ -36,7 +40,17 @@ def pair_table(pairs: list[PairStats], title: str) -> Table:
     table = Table(title=title, title_justify="left")
     if with_level:
         table.add_column("Level")
-    for header in ("Rater A", "Rater B", "n", "Yes A", "Yes B", "Agreement", "κ [95% CI]", "PABAK", "AC1"):
+    for header in (
+        "Rater A",
+        "Rater B",
+        "n",
+        "Yes A",
+        "Yes B",
+        "Agreement",
+        "κ [95% CI]",
+        "PABAK",
+        "AC1",
+    ):
         table.add_column(header, justify="left" if header.startswith("Rater") else "right")
     if with_reference:
         for header in ("TPR", "TNR", "Macro F1"):

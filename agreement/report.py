@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +36,7 @@ from agreement.stats import (
     pair_stats,
 )
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION: Final = "1"
 
 
 class Settings(BaseModel):
@@ -54,9 +54,12 @@ class RaterInfo(BaseModel):
     answered: dict[str, int] = Field(description="Answered items per level.")
 
 
+UnitKind = Literal["question", "dimension", "dimension-pooled"]
+
+
 class UnitBreakdown(BaseModel):
     unit: str
-    kind: Literal["question", "dimension", "dimension-pooled"]
+    kind: UnitKind
     pairwise: list[PairStats]
     multi_rater: MultiRaterStats | None = None
 
@@ -168,8 +171,8 @@ def _level_report(
     )
     if not breakdown or len(names) < 2:
         return report
-    kind = "question" if level == "question" else "dimension"
-    groups: list[tuple[str, str, list[str]]] = []
+    kind: UnitKind = "question" if level == "question" else "dimension"
+    groups: list[tuple[str, UnitKind, list[str]]] = []
     if level != "verdict":
         groups += [(unit, kind, [unit]) for unit in table.units(level)]
     if level == "question":
@@ -184,7 +187,7 @@ def _level_report(
         report.breakdown.append(
             UnitBreakdown(
                 unit=label,
-                kind=unit_kind,  # type: ignore[arg-type]
+                kind=unit_kind,
                 pairwise=pairwise(table, level, units=units, unit_label=label, bootstrap=bootstrap),
                 multi_rater=multi_rater(table, level, names, bootstrap, units) if many else None,
             )

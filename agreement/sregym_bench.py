@@ -216,11 +216,12 @@ def components(description: str) -> dict[str, list[dict[str, str]]]:
             kind = None
         after = re.match(r"\s*([A-Za-z]+)", description[match.end() :])
         own_kind = _KINDS.get(after.group(1).lower()) if after else None
-        if not _is_component(name) or (kind or own_kind) is None:
+        found = kind or own_kind
+        if not _is_component(name) or found is None:
             last_end = match.end()
             continue
         target = origin if not affected and (not origin or _same_run(before)) else affected
-        target.append({"name": name, "kind": kind or own_kind})
+        target.append({"name": name, "kind": found})
         last_end = match.end()
     listed = _LISTED.search(description)
     if not origin and listed:

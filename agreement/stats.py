@@ -85,7 +85,9 @@ class PairStats(BaseModel):
     rater_a: str
     rater_b: str
     level: Level | None = None
-    unit: str | None = Field(None, description="A question or dimension id; None = the whole level.")
+    unit: str | None = Field(
+        None, description="A question or dimension id; None = the whole level."
+    )
     n: int = Field(description="Paired items: both raters answered.")
     n_incidents: int
     yes_rate_a: float | None
@@ -138,7 +140,9 @@ class ClusterBootstrap:
         return self.weights[:, used] @ per_cluster
 
 
-def _interval(replicates: np.ndarray, n_clusters: int, B: int) -> tuple[float | None, float | None, str | None]:
+def _interval(
+    replicates: np.ndarray, n_clusters: int, B: int
+) -> tuple[float | None, float | None, str | None]:
     if B <= 0:
         return None, None, "bootstrap disabled (B=0)"
     if n_clusters < 2:
@@ -250,7 +254,9 @@ def _sklearn_kappa(a: Sequence[Answer], b: Sequence[Answer]) -> float:
 
 def _paired(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[Answer], list[Answer]]:
     if len(a) != len(b):
-        raise ValueError(f"rater sequences differ in length ({len(a)} vs {len(b)}); align by key first")
+        raise ValueError(
+            f"rater sequences differ in length ({len(a)} vs {len(b)}); align by key first"
+        )
     pairs = [(normalize_answer(x), normalize_answer(y)) for x, y in zip(a, b, strict=True)]
     kept = [(x, y) for x, y in pairs if x is not None and y is not None]
     return [x for x, _ in kept], [y for _, y in kept]
@@ -293,16 +299,14 @@ def pair_stats(
         clusters = [str(i) for i in range(len(a))]
     if not (len(a) == len(b) == len(clusters)):
         raise ValueError("a, b and clusters must have the same length")
-    keep = [
-        i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x is not None and y is not None
-    ]
+    keep = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x is not None and y is not None]
     x, y = _paired([a[i] for i in keep], [b[i] for i in keep])
     item_clusters = [clusters[i] for i in keep]
     c = confusion(x, y)
     reasons = _reasons(c)
     point = pair_formulas(c.as_array())
     if reasons["kappa"] is None and c.n:
-        point["kappa"] = np.float64(_sklearn_kappa(x, y))
+        point["kappa"] = np.asarray(_sklearn_kappa(x, y), dtype=np.float64)
     replicates = _replicates(x, y, item_clusters, bootstrap, B, seed)
     n_clusters = len(set(item_clusters))
     boot_b = bootstrap.B if bootstrap is not None else B
@@ -420,7 +424,9 @@ def fleiss_kappa(table: Sequence[Sequence[float]]) -> Estimate:
     if m < 2:
         return Estimate(undefined="fewer than two ratings per item")
     value = float(fleiss_formula(fleiss_parts(counts, m).sum(axis=0), m))
-    reason = None if np.isfinite(value) else "all ratings fall in one category: chance agreement is 1"
+    reason = (
+        None if np.isfinite(value) else "all ratings fall in one category: chance agreement is 1"
+    )
     return _estimate(value, reason, None, 0, 0)
 
 

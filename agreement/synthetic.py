@@ -46,7 +46,10 @@ def result_from_answers(
             }
         )
         per_case.setdefault((incident, trial), {}).setdefault(dimension, []).append(answer)
-    cases = [_case(incident, trial, dims, threshold, weights) for (incident, trial), dims in per_case.items()]
+    cases = [
+        _case(incident, trial, dims, threshold, weights)
+        for (incident, trial), dims in per_case.items()
+    ]
     return {
         "schema_version": "1",
         "config": {

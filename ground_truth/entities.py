@@ -41,6 +41,9 @@ from pydantic import BaseModel, Field
 from .models import ComponentRef, Entity, IncidentSpec, Submission, parse_component_string
 
 K_VALUES = (1, 2, 3, 4, 5)
+
+OtherRole = Literal["contributing", "affected", "distractor"]
+Method = Literal["itbench", "components"]
 # ITBench-Evaluations' namespace filter (infrastructure/observability namespaces); not applied
 # unless asked, because the judge results published with ITBench did not apply it either.
 ITBENCH_EXCLUDED_NAMESPACES = frozenset(
@@ -273,7 +276,7 @@ class _Target:
 
 def _itbench_targets(
     itbench: dict[str, Any], use_aliases: bool
-) -> tuple[list[_Target], list[tuple[str, _Target]]]:
+) -> tuple[list[_Target], list[tuple[OtherRole, _Target]]]:
     groups = {
         str(g["id"]): g for g in itbench.get("groups") or [] if isinstance(g, dict) and "id" in g
     }
@@ -295,7 +298,7 @@ def _itbench_targets(
     sources = {
         str(p.get("source")) for p in itbench.get("propagations") or [] if isinstance(p, dict)
     }
-    others = [
+    others: list[tuple[OtherRole, _Target]] = [
         ("contributing" if gid in sources else "affected", _Target(gid, (group_matcher(g),)))
         for gid, g in groups.items()
         if gid not in in_root
@@ -324,15 +327,18 @@ def _alias_classes(groups: dict[str, Any], aliases: list[Any]) -> dict[str, list
     return {gid: classes[find(gid)] for gid in groups}
 
 
-def _component_targets(spec: IncidentSpec) -> tuple[list[_Target], list[tuple[str, _Target]]]:
+def _component_targets(
+    spec: IncidentSpec,
+) -> tuple[list[_Target], list[tuple[OtherRole, _Target]]]:
     targets = [_Target(ref.name, tuple(component_matcher(ref))) for ref in spec.fault_origin]
+    groups: list[tuple[OtherRole, list[ComponentRef]]] = [
+        ("contributing", spec.contributing_components),
+        ("affected", spec.affected_components),
+        ("distractor", spec.distractors),
+    ]
     others = [
         (role, _Target(ref.name, tuple(component_matcher(ref))))
-        for role, refs in (
-            ("contributing", spec.contributing_components),
-            ("affected", spec.affected_components),
-            ("distractor", spec.distractors),
-        )
+        for role, refs in groups
         for ref in refs
     ]
     return targets, others
@@ -357,7 +363,7 @@ class EntityMatch(BaseModel):
     entity: str
     rank: int = Field(description="1-based position among the predictions.")
     matched_to: str | None = Field(None, description="The root cause it matched, if any.")
-    role: Literal["origin", "contributing", "affected", "distractor"] | None = None
+    role: Literal["origin", OtherRole] | None = None
 
 
 class EntityScore(EntityMetrics):
@@ -377,7 +383,7 @@ class EntityScore(EntityMetrics):
     excluded: list[str] = Field(
         default_factory=list, description="Dropped by the namespace filter."
     )
-    method: Literal["itbench", "components"]
+    method: Method
 
     def at(self, k: int) -> EntityAtK:
         return next(m for m in self.at_k if m.k == k)
@@ -402,7 +408,7 @@ def _pred(entity: Entity) -> _Pred:
     namespace, kind, name = entity.namespace, entity.kind, entity.name
     if kind is None and namespace is None:
         namespace, kind, name = parse_entity_name(entity.name)
-    raw = getattr(entity, "raw", None) or entity.name
+    raw = entity.raw or entity.name
     return _Pred(str(raw), name, normalize_kind(kind), normalize_namespace(namespace))
 
 
@@ -421,6 +427,7 @@ def score_entities(
     if submission.entities is None:
         return None
     itbench = spec.extra.get("itbench") if isinstance(spec.extra.get("itbench"), dict) else None
+    method: Method
     if itbench and itbench.get("groups"):
         targets, others = _itbench_targets(itbench, itbench_aliases)
         method = "itbench"
@@ -430,7 +437,8 @@ def score_entities(
     if not targets:
         return None
     excluded_ns = {n.lower() for n in exclude_namespaces}
-    preds, excluded = [], []
+    preds: list[_Pred] = []
+    excluded: list[_Pred] = []
     for entity in predictions(submission.entities):
         pred = _pred(entity)
         (excluded if pred.namespace in excluded_ns else preds).append(pred)
@@ -485,7 +493,7 @@ def _describe(
     pred: _Pred,
     hit: list[int],
     targets: list[_Target],
-    others: list[tuple[str, _Target]],
+    others: list[tuple[OtherRole, _Target]],
 ) -> EntityMatch:
     if hit:
         return EntityMatch(

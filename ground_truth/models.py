@@ -147,6 +147,11 @@ class Entity(BaseModel):
     contributing_factor: bool | None = None
     reasoning: str | None = None
     evidence: str | None = None
+    raw: str | None = Field(
+        None, description="The name as the agent wrote it, when `name` was parsed out of it."
+    )
+    rank: int | None = Field(None, description="1-based position in the agent's ranked list.")
+    fault_type: str | None = Field(None, description="The fault the agent blamed on this entity.")
 
 
 class Action(BaseModel):

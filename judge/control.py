@@ -14,10 +14,15 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from .limits import AdaptiveSlots, Cooldown, ErrorBudget, RateLimiter
 from .progress import RunStats
 from .results import RunStop, StopKind
+
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+"""What `signal.signal` returns and takes back (typeshed's private `_HANDLER`)."""
 
 FATAL_KINDS = frozenset({"auth", "bad_request"})
 """Provider errors no retry can fix (401/403, 400/404/422): the run stops at the first one."""
@@ -232,7 +237,7 @@ class SignalLatch:
     def __init__(self) -> None:
         self.received: signal.Signals | None = None
         self.deferring = False
-        self._previous: dict[signal.Signals, object] = {}
+        self._previous: dict[signal.Signals, SignalHandler] = {}
 
     def __enter__(self) -> SignalLatch:
         for sig in STOP_SIGNALS:
@@ -242,7 +247,7 @@ class SignalLatch:
 
     def __exit__(self, *exc: object) -> None:
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)  # type: ignore[arg-type]
+            signal.signal(sig, previous)
         self._previous = {}
 
     def defer(self) -> None:
@@ -280,7 +285,7 @@ class SignalStop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._installed: list[signal.Signals] = []
-        self._previous: dict[signal.Signals, object] = {}
+        self._previous: dict[signal.Signals, SignalHandler] = {}
 
     def install(self) -> SignalStop:
         """Put the handlers in place on the running loop (where it can: the main thread)."""
@@ -318,5 +323,5 @@ class SignalStop:
                 self._loop.remove_signal_handler(sig)
                 previous = self._previous.get(sig)
                 if previous is not None:
-                    signal.signal(sig, previous)  # type: ignore[arg-type]
+                    signal.signal(sig, previous)
         self._installed = []

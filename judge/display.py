@@ -8,7 +8,7 @@ pass@k / pass^k columns only when k > 1 (with one trial they equal pass@1).
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -138,12 +138,13 @@ def agent_table(result: EvalResult) -> Table | None:
     if not result.by_agent:
         return None
     table = Table(title="By agent", box=box.SIMPLE_HEAVY)
-    for col, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("agent", "left"),
         ("incidents", "right"),
         ("mean composite", "right"),
         ("pass rate", "right"),
-    ):
+    )
+    for col, justify in columns:
         table.add_column(col, justify=justify)
     for agent, o in result.by_agent.items():
         table.add_row(

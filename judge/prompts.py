@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import cast
 
 import jinja2
 from pydantic import BaseModel
@@ -51,8 +50,9 @@ class PromptRenderer:
                 )
             search.insert(0, str(template_dir))
         self.template_dir = template_dir
+        self._loader = jinja2.FileSystemLoader(search)
         self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(search),
+            loader=self._loader,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
@@ -61,8 +61,7 @@ class PromptRenderer:
 
     def _fingerprint(self) -> str:
         sources = [
-            cast(jinja2.BaseLoader, self.env.loader).get_source(self.env, n)[0]
-            for n in (SYSTEM_TEMPLATE, DIMENSION_TEMPLATE)
+            self._loader.get_source(self.env, n)[0] for n in (SYSTEM_TEMPLATE, DIMENSION_TEMPLATE)
         ]
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]
 

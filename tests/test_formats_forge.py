@@ -101,3 +101,23 @@ def test_failed_run_warns(tmp_path):
     assert found[0].field == "records[0]"
     (spec,) = load_forge_specs(path)
     assert (spec.id, spec.fault_origin[0].kind) == ("Sys-3", "Node")
+
+
+def test_hypothesis_fields_of_any_json_type_load_as_text(tmp_path):
+    """An LLM may write `propagation_path` as a list or `justification` as an object: the entity
+    keeps them as JSON text (they used to fail Entity validation, a crash rather than a load)."""
+    path = tmp_path / "diagnoses.json"
+    hypothesis = {
+        "type": ["cpu", "load"],
+        "location": "node-1",
+        "justification": {"metric": "cpu", "value": 97},
+        "propagation_path": ["node-1", "cartservice-0"],
+    }
+    record = {"fault_id": "3", "kg_id": "Sys-KG", "root_causes": [hypothesis]}
+    path.write_text(json.dumps({"_about": {"model": "m", "workflow": "w"}, "records": [record]}))
+    (sub,) = load_forge_submissions(path)
+    (entity,) = sub.entities
+    assert (entity.name, entity.rank) == ("node-1", 1)
+    assert entity.fault_type == '["cpu", "load"]'
+    assert entity.reasoning == '{"metric": "cpu", "value": 97}'
+    assert entity.evidence == '["node-1", "cartservice-0"]'

@@ -290,3 +290,19 @@ def test_judge_results_are_read_for_comparison():
         )
     )
     assert all(r["error"] == "model param not passed in." for r in failed)
+
+
+def test_a_fault_entity_that_is_not_an_object_is_read_as_a_name(tmp_path):
+    """`fault[].entity: cart` used to crash the loader (`str` has no `.get`); it loads, warns
+    naming the field, and the text keeps the name."""
+    folder = tmp_path / "Scenario-5"
+    folder.mkdir()
+    group = {"id": "cart", "kind": "Deployment", "namespace": "shop", "root_cause": True}
+    (folder / "ground_truth.yaml").write_text(
+        json.dumps({"groups": [group], "fault": [{"entity": "checkout-db"}]})
+    )
+    (spec,), found = quiet(load_itbench_specs, tmp_path)
+    assert [o.name for o in spec.fault_origin] == ["cart"]
+    assert "Fault in checkout-db: unspecified." in spec.ground_truth
+    (warning,) = [w for w in found if "fault[0].entity" in str(w)]
+    assert "read as a name" in str(warning)

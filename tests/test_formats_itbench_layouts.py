@@ -4,6 +4,7 @@ paper-era agent outputs that name entities by topology id only."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -92,3 +93,26 @@ def test_paper_era_entities_are_kept_by_id_with_one_warning():
     assert "5f0c2a9e7b41d3c8a6e2f19b0d7c4a31 -> a81e4d2c9f3b07e6d5c1b8a2f4e9d0c7" in sub.diagnosis
     (warning,) = [w for w in found if "topology id" in str(w)]
     assert "2 entities" in str(warning)
+
+
+def test_entity_keys_are_typed_and_unknown_ones_kept(tmp_path):
+    """A paper-era entity's free text of any JSON type loads as text (it used to be passed on
+    unchecked and fail Entity validation); keys Entity declares but ITBench does not write
+    (`rank`, `raw`) are not taken from the file; other keys are kept as extras."""
+    trial = tmp_path / "Scenario-23" / "1" / "outputs"
+    trial.mkdir(parents=True)
+    entities = [
+        {"id": "5f0c2a9e", "root_cause": True, "reasoning": {"why": "OOM"}, "rank": "first"},
+        {"name": "otel-demo/Deployment/ad", "raw": "forged", "rank": 7, "score": 0.9},
+    ]
+    (trial / "agent_output.json").write_text(json.dumps({"entities": entities}))
+    (sub,), _ = quiet(load_itbench_submissions, tmp_path)
+    by_id, named = sub.entities
+    assert (by_id.name, by_id.reasoning, by_id.rank, by_id.raw) == (
+        "5f0c2a9e",
+        '{"why": "OOM"}',
+        None,
+        None,
+    )
+    assert (named.raw, named.rank) == ("otel-demo/Deployment/ad", None)
+    assert named.model_extra == {"score": 0.9}

@@ -227,7 +227,9 @@ def load_aiopslab_submissions(path: str | Path) -> list[Submission]:
             records.extend((file, f"sessions[{i}]", s) for i, s in enumerate(data["sessions"]))
         else:
             records.append((file, "", _from_raw_session(data)))
-    subs, skipped, unsubmitted = [], Counter(), Counter()
+    subs: list[Submission] = []
+    skipped: Counter[str] = Counter()
+    unsubmitted: Counter[str] = Counter()
     for file, where, record in _merge_duplicates(records):
         task = record.get("task_type") or task_type_of(str(record.get("problem_id", "")))
         if task == "mitigation":
@@ -236,10 +238,10 @@ def load_aiopslab_submissions(path: str | Path) -> list[Submission]:
         if record.get("submission_args") is None:
             unsubmitted[str(file)] += 1
         subs.append(_record_to_submission(record, task, file, where))
-    for file, n in skipped.items():
-        warn_format(file, f"{n} mitigation session(s) skipped: they carry no diagnosis")
-    for file, n in unsubmitted.items():
-        warn_format(file, f"{n} session(s) never called submit(): kept with an empty diagnosis")
+    for name, n in skipped.items():
+        warn_format(name, f"{n} mitigation session(s) skipped: they carry no diagnosis")
+    for name, n in unsubmitted.items():
+        warn_format(name, f"{n} session(s) never called submit(): kept with an empty diagnosis")
     return subs
 
 

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import InputError
 from ..reading import input_files, read_text
@@ -222,7 +222,7 @@ class LiteralReader:
                 value = self.value(stmt.value, params)
                 for target in stmt.targets:
                     if is_self_attr(target):
-                        self.attrs[target.attr] = value  # type: ignore[attr-defined]
+                        self.attrs[target.attr] = value
                     elif isinstance(target, ast.Name):
                         params[target.id] = value  # a local variable
             elif isinstance(stmt, ast.If):
@@ -252,7 +252,7 @@ class LiteralReader:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if is_self_attr(target):
-                        self.attrs[target.attr] = UNKNOWN  # type: ignore[attr-defined]
+                        self.attrs[target.attr] = UNKNOWN
 
     def base_init(self, call: ast.Call, params: dict[str, Any], owner: str, depth: int) -> None:
         """`Base.__init__(self, x=...)` or `super().__init__(x=...)` runs that base's
@@ -276,7 +276,7 @@ class LiteralReader:
         if isinstance(node, ast.Name) and node.id in params:
             return params[node.id]
         if is_self_attr(node):
-            return self.attrs.get(node.attr, UNKNOWN)  # type: ignore[attr-defined]
+            return self.attrs.get(node.attr, UNKNOWN)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return {"__class__": node.func.id}
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -348,7 +348,7 @@ class LiteralReader:
         return "".join(parts)
 
 
-def is_self_attr(node: ast.AST) -> bool:
+def is_self_attr(node: ast.AST) -> TypeGuard[ast.Attribute]:
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)

@@ -8,6 +8,7 @@ the file and the field; only what cannot be used at all raises `InputError`.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,14 @@ def cross_check(fmt: str, specs: list[Any], submissions: list[Any]) -> None:
 
 
 # ---------------------------------------------------------------- file helpers for adapters
+
+
+def text_or_none(value: Any) -> str | None:
+    """A free-text field as text: a string as is, anything else an agent wrote there (a list, an
+    object) as JSON rather than lost."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:

@@ -49,6 +49,7 @@ from .detect import (
     read_structured,
     read_text,
     sniff_structured,
+    text_or_none,
     warn_format,
 )
 
@@ -293,10 +294,10 @@ def _record_submission(
     entities = [
         Entity(
             name=str(h["location"]).strip(),
-            reasoning=h.get("justification"),
-            evidence=h.get("propagation_path"),
+            reasoning=text_or_none(h.get("justification")),
+            evidence=text_or_none(h.get("propagation_path")),
             rank=rank,
-            fault_type=h.get("type"),
+            fault_type=text_or_none(h.get("type")),
         )
         for rank, h in enumerate(hypotheses, 1)
         if str(h.get("location") or "").strip()

@@ -48,7 +48,6 @@ read by `load_itbench_judge_results` so its LLM-computed entity metrics can be c
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -67,6 +66,7 @@ from .detect import (
     read_structured,
     read_text,
     sniff_structured,
+    text_or_none,
     warn_format,
 )
 
@@ -362,13 +362,26 @@ class _V1:
             self.index[str(group["id"])] = i
         self.propagations = [p for p in body.get("propagations") or [] if isinstance(p, dict)]
         self.alerts = [a for a in body.get("alerts") or [] if isinstance(a, dict)]
-        self.faults = [f for f in body.get("fault") or [] if isinstance(f, dict)]
+        self.faults = [
+            self._fault(i, f) for i, f in enumerate(body.get("fault") or []) if isinstance(f, dict)
+        ]
         self.aliases = [a for a in body.get("aliases") or [] if isinstance(a, list)]
         self.roots = [gid for gid, g in self.groups.items() if g.get("root_cause") is True]
         self.classes = self._alias_classes()
 
     def warn(self, field: str, message: str) -> None:
         warn_format(self.file, message, field=_join(self.prefix, field))
+
+    def _fault(self, i: int, fault: dict[str, Any]) -> dict[str, Any]:
+        """The fault with its `entity` an object: anything else is read as the entity's name."""
+        entity = fault.get("entity")
+        if entity is None or isinstance(entity, dict):
+            return fault
+        self.warn(
+            f"fault[{i}].entity",
+            f"expected an object (group_id, name, kind), got {_compact(entity)!r}: read as a name",
+        )
+        return {**fault, "entity": {"name": str(entity)}}
 
     def _alias_classes(self) -> dict[str, list[str]]:
         classes = {gid: {gid} for gid in self.groups}
@@ -430,11 +443,18 @@ class _V1:
                         self.warn(f"{field}[{i}].{key}", f"{item[key]!r} is not a defined group")
         for i, fault in enumerate(self.faults):
             entity = fault.get("entity") or {}
-            gid, name = entity.get("group_id"), entity.get("name")
-            if gid is not None and str(gid) not in self.groups:
-                self.warn(f"fault[{i}].entity.group_id", f"{gid!r} is not a defined group")
-            elif gid is not None and name and str(name) != str(gid) and str(name) in self.groups:
-                self.warn(f"fault[{i}].entity", f"names group {name!r} but group_id is {gid!r}")
+            group_id, name = entity.get("group_id"), entity.get("name")
+            if group_id is not None and str(group_id) not in self.groups:
+                self.warn(f"fault[{i}].entity.group_id", f"{group_id!r} is not a defined group")
+            elif (
+                group_id is not None
+                and name
+                and str(name) != str(group_id)
+                and str(name) in self.groups
+            ):
+                self.warn(
+                    f"fault[{i}].entity", f"names group {name!r} but group_id is {group_id!r}"
+                )
 
     def symptom_groups(self) -> set[str]:
         targets = {str(p.get("target")) for p in self.propagations}
@@ -485,7 +505,8 @@ def _v1_to_spec(
     gt.check()
     root_class = {m for r in gt.roots for m in gt.classes[r]}
     sources = {str(p.get("source")) for p in gt.propagations}
-    contributing, affected = [], []
+    contributing: list[ComponentRef] = []
+    affected: list[ComponentRef] = []
     placed = set(root_class)
     for p in gt.propagations:
         for gid in (str(p.get("source")), str(p.get("target"))):
@@ -829,7 +850,7 @@ def _output_to_submission(
                 file, "entity without a name: skipped", field=_join(where, f"entities[{i}]")
             )
             continue
-        written = getattr(entity, "raw", None)
+        written = entity.raw
         if written is None:
             id_only.append(f"entities[{i}]")
         entities.append(entity)
@@ -878,19 +899,16 @@ def _entity(raw: Any) -> Entity | None:
         return None
     full = str(raw["name"]).strip()
     namespace, kind, name = parse_entity_name(full)
-    known = {"name", "kind", "namespace", "contributing_factor", "reasoning", "evidence", "raw"}
-    extra = {k: v for k, v in raw.items() if k not in known}
+    flag = raw.get("contributing_factor")
     return Entity(
         name=name,
         kind=kind,
         namespace=namespace,
-        contributing_factor=raw.get("contributing_factor")
-        if isinstance(raw.get("contributing_factor"), bool)
-        else None,
-        reasoning=_str_or_none(raw.get("reasoning")),
-        evidence=_str_or_none(raw.get("evidence")),
+        contributing_factor=flag if isinstance(flag, bool) else None,
+        reasoning=text_or_none(raw.get("reasoning")),
+        evidence=text_or_none(raw.get("evidence")),
         raw=full,
-        **extra,
+        **_extra(raw),
     )
 
 
@@ -899,19 +917,22 @@ def _id_entity(raw: Any) -> Entity | None:
     if not isinstance(raw, dict) or not str(raw.get("id") or "").strip():
         return None
     flag = raw.get("root_cause", raw.get("contributing_factor"))
-    extra = {k: v for k, v in raw.items() if k not in {"name", "contributing_factor", "raw"}}
     return Entity(
         name=str(raw["id"]).strip(),
+        kind=text_or_none(raw.get("kind")),
+        namespace=text_or_none(raw.get("namespace")),
         contributing_factor=flag if isinstance(flag, bool) else None,
-        raw=None,
-        **extra,
+        reasoning=text_or_none(raw.get("reasoning")),
+        evidence=text_or_none(raw.get("evidence")),
+        **_extra(raw),
     )
 
 
-def _str_or_none(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else json.dumps(value)
+def _extra(raw: dict[str, Any]) -> dict[str, Any]:
+    """The entity's keys that `Entity` does not declare, kept as they are. A key named like a
+    declared field is read by the caller, with its type checked, or (`raw`, `rank`) is not the
+    file's to set."""
+    return {k: v for k, v in raw.items() if k not in Entity.model_fields}
 
 
 def _diagnosis(data: dict[str, Any], entities: list[Entity], by_id: dict[str, str]) -> str:
@@ -960,7 +981,7 @@ def _summary_lines(summary: Any) -> list[str]:
 
 
 def _entity_line(entity: Entity) -> str:
-    text = getattr(entity, "raw", None) or entity.name
+    text = entity.raw or entity.name
     if entity.reasoning:
         text += f": {entity.reasoning}"
     if entity.evidence:

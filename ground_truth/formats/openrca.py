@@ -281,7 +281,7 @@ def _recover(
     for field in asked:
         if first.get(field) in left:
             left.remove(first[field])
-    others = [{"level": None} for _ in range(count - 1)]
+    others: list[dict[str, Any]] = [{"level": None} for _ in range(count - 1)]
     for field in asked:
         values = [v for v in left if _field_of(v, field)]
         for i, other in enumerate(others):

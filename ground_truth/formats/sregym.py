@@ -45,7 +45,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..fault_spec import parse_fault_spec
-from ..models import IncidentSpec, Submission, Trajectory
+from ..models import ComponentRef, IncidentSpec, Submission, Trajectory
 from .detect import (
     STRUCTURED_SUFFIXES,
     any_file,
@@ -157,6 +157,7 @@ def _problem_to_spec(item: dict[str, Any], file: Path, where: str) -> IncidentSp
             field=field,
         )
     parsed = parse_fault_spec(text)
+    components: list[ComponentRef]
     if parsed is None:
         warn_format(
             file,
@@ -169,14 +170,14 @@ def _problem_to_spec(item: dict[str, Any], file: Path, where: str) -> IncidentSp
         components, namespace, description = parsed
         if not components:
             warn_format(file, "the [fault_spec] names no component", field=field)
-    problem_list = item.get("problem_list") if isinstance(item.get("problem_list"), dict) else {}
+    problem_list = item.get("problem_list")
     parameters = item.get("parameters") or item.get("constructor_kwargs") or {}
     return IncidentSpec(
         id=str(pid),
         ground_truth=text.strip(),
         fault_origin=components,
         mechanism=_first_sentence(description),
-        problem_class=problem_list.get("type"),
+        problem_class=problem_list.get("type") if isinstance(problem_list, dict) else None,
         parameters=parameters if isinstance(parameters, dict) else {"args": parameters},
         expected_fix=_fix_sentences(description),
         source={

@@ -134,8 +134,8 @@ def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
             suite, "testcase", classname=incident_id, name=NO_SUBMISSION, time="0"
         )
         ET.SubElement(testcase, "skipped", message="no submission for this incident")
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for name, count in counts.items():
+        suite.set(name, str(count))
     ET.indent(suite)
     _sanitise(suite)
     return (

@@ -189,7 +189,8 @@ def _rubric(result: EvalResult) -> dict[str, Any]:
 def _config_rows(result: EvalResult) -> list[tuple[str, str]]:
     config = result.config
     rubric = _rubric(result)
-    judge = config.get("judge") if isinstance(config.get("judge"), dict) else {}
+    found = config.get("judge")
+    judge: dict[str, Any] = found if isinstance(found, dict) else {}
     rows = [
         ("rubric", f"{rubric.get('name', '?')} v{rubric.get('version', '?')}"),
         ("rubric hash", str(rubric.get("hash", "—"))),

@@ -9,7 +9,7 @@ result with a coverage and a known success, whether or not the diagnosis was jud
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -17,6 +17,7 @@ from .models import ResolutionResult
 
 K = TypeVar("K", bound=Hashable)
 
+NO_RESULT = "no resolution result (no trajectory)"
 # Coverage buckets: [low, high) except the last, which is exactly full coverage.
 COVERAGE_BUCKETS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0), (1.0, 1.0))
 
@@ -76,11 +77,12 @@ def side_by_side(
     excluded: list[Exclusion] = []
     for key in _ordered_keys(diagnosis_passed, resolution):
         reason = _exclusion(key, diagnosis_passed, resolution)
-        if reason:
-            excluded.append(Exclusion(key=key_text(key), reason=reason))
+        result = resolution.get(key)
+        if reason or result is None:
+            excluded.append(Exclusion(key=key_text(key), reason=reason or NO_RESULT))
             continue
         field = ("passed_" if diagnosis_passed[key] else "failed_") + (
-            "resolved" if cast(ResolutionResult, resolution[key]).success else "unresolved"
+            "resolved" if result.success else "unresolved"
         )
         setattr(table, field, getattr(table, field) + 1)
     return SideBySide(
@@ -118,7 +120,7 @@ def _exclusion(
         return "diagnosis unscored"
     result = resolution.get(key)
     if result is None:
-        return "no resolution result (no trajectory)"
+        return NO_RESULT
     if result.success is None:
         return "resolution success unknown"
     return None
