@@ -11,7 +11,6 @@ parameters, overlap, or leave a shard out; the message says which file and which
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -266,7 +265,9 @@ def _resolution(section: dict[str, Any] | None, cases: list) -> dict[str, Any] |
 
     parsed = ResolutionSection.model_validate(section)
     if parsed.side_by_side is not None:
-        passed: dict[Hashable, bool | None] = {(c.incident_id, c.trial): c.passed for c in cases}
+        passed: dict[tuple[str, str], bool | None] = {
+            (c.incident_id, c.trial): c.passed for c in cases
+        }
         parsed.side_by_side = side_by_side(passed, {r.key: r for r in parsed.cases})
     return parsed.model_dump(mode="json")
 

@@ -32,7 +32,7 @@ def export_rows(stores: list[Path]) -> list[dict[str, str]]:
 def describe(store: Path) -> str:
     """How the store's labels were chosen and shown, for the person reading the statistics."""
     contents = read_store(store)
-    modes = sorted({s.mode for s in contents.sessions}) or ["unknown"]
+    modes: list[str] = sorted({s.mode for s in contents.sessions}) or ["unknown"]
     samples = [s.sample for s in contents.sessions if s.sample]
     line = (
         f"{store}: {contents.labeller or '?'}, {len(contents.answers)} answers, {'/'.join(modes)}"
