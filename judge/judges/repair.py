@@ -195,7 +195,7 @@ def _answer(item: dict[str, Any], repairs: list[str]) -> QuestionAnswer:
         evidence = None
     confidence = fields.get("confidence")
     known = _CONFIDENCES.get(confidence.strip().lower()) if isinstance(confidence, str) else None
-    if known != confidence:
+    if known is None or known != confidence:
         repairs.append("confidence case" if known else "confidence missing")
     return QuestionAnswer(
         question_id=qid.strip(), answer=normal, evidence=evidence, confidence=known
