@@ -32,8 +32,8 @@ class FakeProviderConfig(BaseModel):
       `format_refusal` shape (see `judge.testing.formats`).
     - `ignore_schema`: accept a `json_object` schema but do not enforce it (the answers come
       back wrapped in another key, in lower case, in a code fence).
-    - `echo_key_padding`: when set, a 401 echoes the key it was sent, after this many filler
-      characters (a badly behaved gateway; for testing that the key is masked everywhere).
+    - `echo_key_padding`: when set, a 401's message echoes the key it was sent, after this many
+      filler characters (a badly behaved gateway; for testing that the key is masked everywhere).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -255,7 +255,7 @@ class FakeProvider:
         if padding is None:
             return replies.unauthorized()
         sent = (auth_header or "").removeprefix("Bearer ")
-        message = f"{'x' * padding} Incorrect API key provided: {sent}. Check your key."
+        message = f"Incorrect API key provided: {'.' * padding}{sent}. Check your key."
         return Reply(401, replies.error(message, "invalid_request_error", "invalid_api_key"))
 
     def _completion(
