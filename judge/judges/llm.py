@@ -3,9 +3,12 @@
 litellm is imported on first use (it takes seconds to import). It is called with
 `num_retries=0` and an explicit timeout: retries of transient provider errors are ours
 (tenacity with exponential backoff and jitter, transient errors only, never shorter than the
-provider's Retry-After). A reply that does not answer every question id exactly once is
-re-asked a bounded number of times, then the dimension is recorded as unscored with the
-reason. Provider errors are never turned into "No" answers.
+provider's Retry-After). The reply format is negotiated with the server
+(`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
+An almost-right reply is repaired when that is unambiguous (`judge.judges.repair`); one that
+still does not answer every question id exactly once is re-asked a bounded number of times,
+then the dimension is recorded as unscored with the reason. Provider errors are never turned
+into "No" answers, and the API key is masked in every message (`judge.judges.mask`).
 
 Every request passes the run's gate (`judge.control.Gate`: pause, cooldown, rate limit,
 concurrency, stop); outside a run a `NullGate` lets everything through.
