@@ -222,3 +222,15 @@ def test_negotiation_steps_down_in_order_and_never_below_what_works() -> None:
     assert Negotiation("json_object").step_down("json_object") is None
     with pytest.raises(ValueError, match="expected one of"):
         Negotiation("xml")
+
+
+def test_a_remembered_mode_is_adopted_without_asking_again() -> None:
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
+        judge = judge_for(provider)
+        assert judge.structured_output_key == f"structured_output:openai/fake-judge@{provider.url}"
+        assert judge.negotiation.adopt("json_object+schema")
+        verdict = asyncio.run(judge.judge(task()))
+        calls = provider.calls
+    assert [c.outcome for c in calls] == ["ok"] and verdict.requests == 1
+    assert not Negotiation("prompt").adopt("json_object")
+    assert not Negotiation().adopt("xml")

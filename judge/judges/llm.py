@@ -199,6 +199,13 @@ class LLMJudge:
             "repairs": dict(sorted(self.repairs.items())),
         }
 
+    @property
+    def structured_output_key(self) -> str:
+        """The name under which a store can remember this endpoint's working reply format
+        (`structured_output:<model>@<api_base>`); give the value back with
+        `self.negotiation.adopt(mode)`."""
+        return f"structured_output:{self.model}@{self.api_base or ''}"
+
     def cache_identity(self) -> dict[str, Any]:
         """What changes this judge's answers. Not the endpoint (`api_base`), the timeout or the
         retry settings: the same model asked the same prompt elsewhere is the same judgment."""

@@ -106,6 +106,16 @@ class Negotiation:
             self.mode = MODES[index + 1]
         return self.mode if MODES.index(self.mode) > index else None
 
+    def adopt(self, mode: str) -> bool:
+        """Start from a mode an earlier run found to work (e.g. kept in the store's metadata)
+        instead of asking again; ignored when the user forced a mode. A later refusal still
+        steps down from it."""
+        if self.requested != "auto" or mode not in MODES:
+            return False
+        self.mode = mode  # type: ignore[assignment]
+        self.confirmed = True
+        return True
+
     def describe(self) -> dict[str, Any]:
         return {
             "requested": self.requested,
