@@ -277,29 +277,33 @@ class LLMJudge:
         )
 
     async def _call(self, messages: list[dict[str, str]]) -> Any:
-        """One answer in the negotiated reply format. While the format is not yet confirmed,
-        requests go one at a time; a refusal of the format steps down at once, never retried."""
+        """One answer in the negotiated reply format. While no reply has confirmed the format,
+        one request probes it and the others wait (see `Negotiation`); a refusal of the format
+        steps down at once and is never retried."""
         negotiation = self.negotiation
         while True:
             mode = negotiation.mode
-            if negotiation.confirmed:
-                try:
-                    return await self._send(messages, mode)
-                except Exception as exc:
-                    if not self._refused(exc, mode):
-                        raise
+            probe = False
+            if not negotiation.confirmed:
+                if negotiation.probing:
+                    await negotiation.wait_probe()
+                    if negotiation.mode != mode or not negotiation.probing:
+                        continue
+                else:
+                    probe = True
+                    negotiation.start_probe()
+            try:
+                response = await self._send(messages, mode)
+            except Exception as exc:
+                if not self._refused(exc, mode):
+                    raise
                 continue
-            async with negotiation.lock:
-                if negotiation.confirmed or negotiation.mode != mode:
-                    continue
-                try:
-                    response = await self._send(messages, mode)
-                except Exception as exc:
-                    if not self._refused(exc, mode):
-                        raise
-                    continue
+            finally:
+                if probe:
+                    negotiation.end_probe()
+            if mode == negotiation.mode:
                 negotiation.confirmed = True
-                return response
+            return response
 
     def _refused(self, exc: BaseException, mode: Mode) -> bool:
         """True when `exc` refused the reply format and a weaker one is now in use; raises

@@ -71,28 +71,48 @@ class FormatRefused(Exception):
         self.cause = cause
 
 
+PROBE_WINDOW = 5.0
+"""Seconds the other calls wait for the first request in an unconfirmed mode. Servers refuse a
+format while validating the request, in milliseconds; a request still running after this has
+been accepted, and holding every other call back until its reply would cost a whole call's
+latency at the start of each run."""
+
+
 class Negotiation:
     """The reply format one (model, endpoint) is asked for, shared by all of a run's calls.
 
-    With `requested="auto"` the first request goes out alone (the others wait) until a mode is
-    confirmed by a reply, so a refusal is met once per mode, not once per call in flight."""
+    With `requested="auto"`, while no reply has confirmed the mode, the first request goes out
+    alone (a probe): the others wait until it ends or `probe_window` passes, so a refusal is
+    met once per mode, not once per call in flight."""
 
-    def __init__(self, requested: str = "auto"):
+    def __init__(self, requested: str = "auto", probe_window: float = PROBE_WINDOW):
         if requested not in CHOICES:
             raise ValueError(f"structured output {requested!r}: expected one of {CHOICES}")
         self.requested = requested
         self.mode: Mode = "json_schema" if requested == "auto" else requested  # type: ignore[assignment]
         self.confirmed = requested != "auto"
         self.refused: list[Mode] = []
-        self._lock: asyncio.Lock | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.probe_window = probe_window
+        self._probe: asyncio.Event | None = None
+        self._probing = False
 
     @property
-    def lock(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._loop is not loop:
-            self._lock, self._loop = asyncio.Lock(), loop
-        return self._lock
+    def probing(self) -> bool:
+        return self._probing
+
+    def start_probe(self) -> None:
+        self._probing = True
+        self._probe = asyncio.Event()
+        asyncio.get_running_loop().call_later(self.probe_window, self._probe.set)
+
+    def end_probe(self) -> None:
+        self._probing = False
+        if self._probe is not None:
+            self._probe.set()
+
+    async def wait_probe(self) -> None:
+        if self._probe is not None:
+            await self._probe.wait()
 
     def step_down(self, refused: Mode) -> Mode | None:
         """The next weaker mode after `refused` (None when nothing weaker is left, or when the
