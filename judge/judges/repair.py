@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judgment import QuestionAnswer
+from ..judgment import Answer, Confidence, QuestionAnswer
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)\n?\s*```", re.DOTALL)
-_ANSWERS = {"yes": "Yes", "no": "No"}
-_CONFIDENCES = {"high": "High", "medium": "Medium", "low": "Low"}
+_ANSWERS: dict[str, Answer] = {"yes": "Yes", "no": "No"}
+_CONFIDENCES: dict[str, Confidence] = {"high": "High", "medium": "Medium", "low": "Low"}
 _ITEM_KEYS = ("id", "answer", "evidence", "confidence")
 MAX_REPLY_CHARS = 200_000
 """Longer replies are not searched for JSON (a judge's reply is a few hundred characters)."""
