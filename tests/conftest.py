@@ -3,7 +3,7 @@
 The suite runs whole on a fresh clone: every format is exercised on the small files in
 `tests/fixtures/`. Tests that need the whole shared research corpus (provenance checks,
 corpus-wide counts and parity) are marked `corpus` and deselected by default; select them with
-`-m corpus` (or `-m "corpus or not corpus"`, as `.ci/run` does). The corpus is found through
+`-m corpus` (or `-m "not realmodel"` for every other test, as `.ci/run` does). The corpus is found through
 `helpers.corpus_root()`; a selected corpus test fails, never skips, when it is absent.
 """
 

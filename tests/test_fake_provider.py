@@ -500,3 +500,85 @@ def test_litellm_times_out_on_a_hang():
         with pytest.raises(litellm.Timeout):
             _acompletion(server, timeout=0.3)
         assert server.injected_counts() == {"hang": 1}
+
+
+# --- reply formats --------------------------------------------------------------------------
+
+
+def _post(url: str, response_format: dict | None) -> tuple[int, dict]:
+    body: dict[str, Any] = {"model": "fake-judge", "messages": MESSAGES}
+    if response_format is not None:
+        body["response_format"] = response_format
+    request = urllib.request.Request(
+        url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+SCHEMA = {"type": "object"}
+
+
+@pytest.mark.parametrize(
+    ("shape", "status", "words"),
+    [
+        ("llama-cpp-python", 500, "Input should be 'text' or 'json_object'"),
+        ("openai-400", 400, "'response_format' of type 'json_schema' is not supported"),
+        ("pydantic-422", 422, "response_format"),
+        ("server-500", 500, "cannot produce response_format 'json_schema'"),
+    ],
+)
+def test_refused_formats_take_each_servers_shape(shape, status, words) -> None:
+    config = FakeProviderConfig(
+        response_formats=("json_object+schema", "json_object", "text"), format_refusal=shape
+    )
+    with FakeProvider(config) as server:
+        refused = _post(server.url, {"type": "json_schema", "json_schema": {"schema": SCHEMA}})
+        accepted = [
+            _post(server.url, rf)[0]
+            for rf in ({"type": "json_object", "schema": SCHEMA}, {"type": "json_object"}, None)
+        ]
+        outcomes = [r.outcome for r in server.calls]
+    assert refused[0] == status and words in json.dumps(refused[1])
+    assert accepted == [200, 200, 200]
+    assert outcomes == ["format_refused", "ok", "ok", "ok"]
+
+
+def test_a_text_only_server_refuses_every_response_format() -> None:
+    with FakeProvider(FakeProviderConfig(response_formats=("text",))) as server:
+        statuses = [
+            _post(server.url, rf)[0]
+            for rf in (
+                {"type": "json_schema", "json_schema": {"schema": SCHEMA}},
+                {"type": "json_object", "schema": SCHEMA},
+                {"type": "json_object"},
+                {"type": "text"},
+                None,
+            )
+        ]
+    assert statuses == [400, 400, 400, 200, 200]
+
+
+def test_an_ignored_schema_comes_back_unenforced() -> None:
+    with FakeProvider(FakeProviderConfig(ignore_schema=True, seed=3)) as server:
+        _, loose = _post(server.url, {"type": "json_object", "schema": SCHEMA})
+        _, strict = _post(server.url, {"type": "json_object"})
+    content = loose["choices"][0]["message"]["content"]
+    assert content.startswith('```json\n{"result": {"answers"')
+    assert '"answer": "yes"' in content or '"answer": "no"' in content
+    assert Answers.model_validate_json(strict["choices"][0]["message"]["content"])
+
+
+def test_command_line_sets_the_accepted_formats() -> None:
+    from judge.testing.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(
+        ["--accept-format", "json_object", "--accept-format", "text", "--format-refusal",
+         "pydantic-422", "--ignore-schema"]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.response_formats == ("json_object", "text")
+    assert config.format_refusal == "pydantic-422" and config.ignore_schema

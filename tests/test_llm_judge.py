@@ -53,7 +53,9 @@ def task(dimension_index: int = 0) -> JudgeTask:
 
 
 def test_parse_reply_accepts_each_id_once() -> None:
-    answers = parse_reply(reply(("D1-Q2", "No"), ("D1-Q1", "Yes"), ("D1-Q3", "Yes")), D1)
+    parsed = parse_reply(reply(("D1-Q2", "No"), ("D1-Q1", "Yes"), ("D1-Q3", "Yes")), D1)
+    answers = parsed.answers
+    assert parsed.clean
     assert [(a.question_id, a.answer) for a in answers] == [
         ("D1-Q1", "Yes"),
         ("D1-Q2", "No"),

@@ -55,6 +55,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=os.environ.get("JUDGE_BASE_URL"),
         help="provider base URL (env JUDGE_BASE_URL)",
     )
+    p.add_argument(
+        "--structured-output",
+        choices=("auto", "json_schema", "json_object+schema", "json_object", "prompt"),
+        default="auto",
+        help="reply format asked of an LLM judge; auto (default) steps down from json_schema "
+        "to what the server accepts",
+    )
     p.add_argument("--result-file", type=Path, default=Path("results.json"))
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
@@ -256,6 +263,7 @@ def _make_judge(args):
             "api_key": _api_key(args),
             "timeout": args.timeout,
             "max_retries": args.max_retries,
+            "structured_output": args.structured_output,
         }
     try:
         return build_judge(models, repeat=args.repeat, tie=args.tie, **options)

@@ -110,7 +110,7 @@ class InspectModelJudge:
                 reason = f"{self.name} failed: {output.error}"
                 return _with_usage(unscored(task.question_ids, reason, "error", attempt), usage)
             try:
-                answers = parse_reply(output.completion, task.question_ids)
+                answers = parse_reply(output.completion, task.question_ids).answers
             except UnparseableReply as exc:
                 problem = str(exc)
                 messages += [

@@ -3,9 +3,12 @@
 litellm is imported on first use (it takes seconds to import). It is called with
 `num_retries=0` and an explicit timeout: retries of transient provider errors are ours
 (tenacity with exponential backoff and jitter, transient errors only, never shorter than the
-provider's Retry-After). A reply that does not answer every question id exactly once is
-re-asked a bounded number of times, then the dimension is recorded as unscored with the
-reason. Provider errors are never turned into "No" answers.
+provider's Retry-After). The reply format is negotiated with the server
+(`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
+An almost-right reply is repaired when that is unambiguous (`judge.judges.repair`); one that
+still does not answer every question id exactly once is re-asked a bounded number of times,
+then the dimension is recorded as unscored with the reason. Provider errors are never turned
+into "No" answers, and the API key is masked in every message (`judge.judges.mask`).
 
 Every request passes the run's gate (`judge.control.Gate`: pause, cooldown, rate limit,
 concurrency, stop); outside a run a `NullGate` lets everything through.
@@ -21,7 +24,7 @@ from collections import Counter
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -30,10 +33,19 @@ from tenacity import (
 )
 
 from ..control import Gate, NullGate, RunStopped
-from ..judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
+from ..judgment import DimensionVerdict, Usage, unscored
 from ..limits import MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
+from .mask import mask_secret
+from .repair import UnparseableReply, parse_reply
+from .structured import (
+    FormatRefused,
+    Mode,
+    Negotiation,
+    is_format_refusal,
+    response_format,
+)
 
 
 class AnswerItem(BaseModel):
@@ -57,10 +69,6 @@ COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
 
 
-class UnparseableReply(ValueError):
-    pass
-
-
 @functools.cache
 def _response_format() -> dict[str, Any]:
     """`DimensionReply` as the JSON-schema dict litellm would derive from the class on every
@@ -68,7 +76,9 @@ def _response_format() -> dict[str, Any]:
     import_litellm()
     from litellm.utils import type_to_response_format_param
 
-    return type_to_response_format_param(DimensionReply)
+    schema = type_to_response_format_param(DimensionReply)
+    assert schema is not None  # a pydantic model always yields one
+    return schema
 
 
 def import_litellm() -> Any:
@@ -79,21 +89,53 @@ def import_litellm() -> Any:
     return litellm
 
 
+_STATUS_KINDS = (
+    ("rate_limit", {"RateLimitError"}),
+    ("timeout", {"Timeout", "APITimeoutError", "TimeoutError"}),
+    ("auth", {"AuthenticationError", "PermissionDeniedError"}),
+    ("refusal", {"ContentPolicyViolationError"}),
+    ("bad_request", {"BadRequestError", "NotFoundError", "UnprocessableEntityError"}),
+)
+_CONNECTION = {
+    "APIConnectionError",
+    "ConnectError",
+    "ReadError",
+    "RemoteProtocolError",
+    "ServerDisconnectedError",
+    "ClientConnectorError",
+    "ConnectionError",
+}
+_TIMEOUTS = {"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout"}
+
+
 def error_kind(exc: BaseException) -> str:
-    """Classify a provider exception by its litellm class name (litellm need not be imported)."""
+    """Classify a provider exception by its litellm class name (litellm need not be imported).
+
+    litellm reports a refused port or a dropped connection as `InternalServerError` (HTTP 500,
+    "Connection error."); the exceptions it was raised from tell the two apart."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    for kind, markers in (
-        ("rate_limit", {"RateLimitError"}),
-        ("timeout", {"Timeout", "APITimeoutError", "TimeoutError"}),
-        ("auth", {"AuthenticationError", "PermissionDeniedError"}),
-        ("refusal", {"ContentPolicyViolationError"}),
-        ("bad_request", {"BadRequestError", "NotFoundError", "UnprocessableEntityError"}),
-        ("server", {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}),
-        ("connection", {"APIConnectionError"}),
-    ):
+    for kind, markers in _STATUS_KINDS:
         if names & markers:
             return kind
+    causes = _cause_names(exc)
+    if causes & _TIMEOUTS:
+        return "timeout"
+    if causes & _CONNECTION:
+        return "connection"
+    if names & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
+        return "server"
     return "error"
+
+
+def _cause_names(exc: BaseException) -> set[str]:
+    names: set[str] = set()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names.update(cls.__name__ for cls in type(current).__mro__)
+        current = current.__cause__ or current.__context__
+    return names
 
 
 NO_KEY = "no-key-given"
@@ -101,51 +143,6 @@ NO_KEY = "no-key-given"
 to send a request without one, while most local servers ignore it."""
 
 TRANSIENT = {"rate_limit", "timeout", "server", "connection"}
-
-
-def parse_reply(content: str | None, question_ids: list[str]) -> list[QuestionAnswer]:
-    """Validate a reply: JSON in the asked shape, every question id answered exactly once."""
-    if not content:
-        raise UnparseableReply("empty reply")
-    try:
-        reply = DimensionReply.model_validate_json(_strip_code_fence(content))
-    except ValidationError as exc:
-        raise UnparseableReply(
-            f"reply is not the requested JSON: {exc.errors()[0]['msg']}"
-        ) from None
-    ids = [a.id for a in reply.answers]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    missing = [q for q in question_ids if q not in ids]
-    unknown = sorted(set(ids) - set(question_ids))
-    problems = [
-        f"{label}: {', '.join(values)}"
-        for label, values in (
-            ("duplicate ids", duplicates),
-            ("missing ids", missing),
-            ("unknown ids", unknown),
-        )
-        if values
-    ]
-    if problems:
-        raise UnparseableReply("; ".join(problems))
-    by_id = {a.id: a for a in reply.answers}
-    return [
-        QuestionAnswer(
-            question_id=q,
-            answer=by_id[q].answer,
-            evidence=by_id[q].evidence,
-            confidence=by_id[q].confidence,
-        )
-        for q in question_ids
-    ]
-
-
-def _strip_code_fence(content: str) -> str:
-    stripped = content.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[-1]
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped
 
 
 class LLMJudge:
@@ -164,6 +161,7 @@ class LLMJudge:
         retry_wait: float = 1.0,
         extra_params: dict[str, Any] | None = None,
         name: str | None = None,
+        structured_output: str = "auto",
     ):
         self.model = model
         self.api_base = api_base
@@ -177,6 +175,10 @@ class LLMJudge:
         self.extra_params = extra_params or {}
         self.name = name or f"llm:{model}"
         self.gate: Gate | NullGate = NullGate()
+        self.negotiation = Negotiation(structured_output)
+        self.replies: Counter[str] = Counter()
+        """This judge's replies by outcome: clean, repaired, reasked, unscored."""
+        self.repairs: Counter[str] = Counter()
         import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
 
     def describe(self) -> dict[str, Any]:
@@ -188,7 +190,23 @@ class LLMJudge:
             "max_retries": self.max_retries,
             **self.extra_params,
         }
-        return {"name": "llm", "model": self.model, "api_base": self.api_base, "params": params}
+        return {
+            "name": "llm",
+            "model": self.model,
+            "api_base": self.api_base,
+            "params": params,
+            "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
+            "structured_output_negotiation": self.negotiation.describe(),
+            "replies": reply_shares(self.replies),
+            "repairs": dict(sorted(self.repairs.items())),
+        }
+
+    @property
+    def structured_output_key(self) -> str:
+        """The name under which a store can remember this endpoint's working reply format
+        (`structured_output:<model>@<api_base>`); give the value back with
+        `self.negotiation.adopt(mode)`."""
+        return f"structured_output:{self.model}@{self.api_base or ''}"
 
     def cache_identity(self) -> dict[str, Any]:
         """What changes this judge's answers. Not the endpoint (`api_base`), the timeout or the
@@ -208,6 +226,10 @@ class LLMJudge:
                 response = await self._call(messages)
             except RunStopped:
                 raise
+            except FormatRefused as refused:
+                reason = self._refused_reason(refused)
+                verdict = unscored(task.question_ids, reason, "bad_request", attempt)
+                return tally.finish(verdict, usage)
             except Exception as exc:  # provider errors become unscored, never No
                 kind = error_kind(exc)
                 verdict = unscored(task.question_ids, self._reason(kind, exc), kind, attempt)
@@ -220,12 +242,16 @@ class LLMJudge:
             _add_usage(usage, response, cost)
             content = response.choices[0].message.content
             try:
-                answers = parse_reply(content, task.question_ids)
-                verdict = DimensionVerdict(answers=answers, attempts=attempt)
-                return tally.finish(verdict, usage)
+                parsed = parse_reply(content, task.question_ids)
             except UnparseableReply as exc:
                 problem = str(exc)
                 tally.errors["unparseable"] += 1
+                self.replies["reasked" if attempt <= self.max_reasks else "unscored"] += 1
+            else:
+                self.replies["repaired" if parsed.repairs else "clean"] += 1
+                self.repairs.update(parsed.repairs)
+                verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
+                return tally.finish(verdict, usage)
             messages = [
                 *task.prompt.messages,
                 {"role": "assistant", "content": content or ""},
@@ -241,24 +267,79 @@ class LLMJudge:
         return tally.finish(verdict, usage)
 
     def _reason(self, kind: str, exc: BaseException) -> str:
-        words = _provider_words(exc)
-        if self._api_key:
-            words = words.replace(self._api_key, "***")
-        return f"{kind} from {self.model}: {words}"
+        """What went wrong, in one line; the key is masked before the line is shortened."""
+        return f"{kind} from {self.model}: {_provider_words(mask_secret(str(exc), self._api_key))}"
+
+    def _refused_reason(self, refused: FormatRefused) -> str:
+        words = _provider_words(mask_secret(str(refused.cause), self._api_key))
+        return (
+            f"bad_request from {self.model}: the server refused response_format "
+            f"{refused.mode!r} (forced by --structured-output {refused.mode}; "
+            f"'auto' steps down to a format it accepts): {words}"
+        )
 
     async def _call(self, messages: list[dict[str, str]]) -> Any:
+        """One answer in the negotiated reply format. While no reply has confirmed the format,
+        one request probes it and the others wait (see `Negotiation`); a refusal of the format
+        steps down at once and is never retried."""
+        negotiation = self.negotiation
+        while True:
+            mode = negotiation.mode
+            probe = False
+            if not negotiation.confirmed:
+                if negotiation.probing:
+                    await negotiation.wait_probe()
+                    if negotiation.mode != mode or not negotiation.probing:
+                        continue
+                else:
+                    probe = True
+                    negotiation.start_probe()
+            try:
+                response = await self._send(messages, mode)
+            except Exception as exc:
+                if not self._refused(exc, mode):
+                    raise
+                continue
+            finally:
+                if probe:
+                    negotiation.end_probe()
+            if mode == negotiation.mode:
+                negotiation.confirmed = True
+            return response
+
+    def _refused(self, exc: BaseException, mode: Mode) -> bool:
+        """True when `exc` refused the reply format and a weaker one is now in use; raises
+        `FormatRefused` when the user forced the refused format."""
+        if mode == "prompt" or not is_format_refusal(exc):
+            return False
+        weaker = self.negotiation.step_down(mode)
+        if weaker is None:
+            refused = FormatRefused(mode, exc)
+            self.gate.failed("bad_request", self._refused_reason(refused), None)
+            raise refused from exc
+        note = getattr(self.gate, "note", None)
+        if note is not None and weaker == self.negotiation.mode:
+            note(
+                f"{self.model} at {self.api_base or 'its default endpoint'} refused "
+                f"response_format {mode!r}; asking with {weaker!r} from now on"
+            )
+        return True
+
+    async def _send(self, messages: list[dict[str, str]], mode: Mode) -> Any:
         """One answer from the provider, retrying transient errors; every request is gated."""
         litellm = import_litellm()
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "response_format": _response_format(),
             "temperature": self.temperature,
             "timeout": self.timeout,
             "num_retries": 0,
             "drop_params": True,
             **self.extra_params,
         }
+        reply_format = response_format(mode, _response_format())
+        if reply_format is not None:
+            kwargs["response_format"] = reply_format
         if self.seed is not None:
             kwargs["seed"] = self.seed
         if self.api_base:
@@ -270,7 +351,11 @@ class LLMJudge:
         estimated = _estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
-            retry=retry_if_exception(lambda e: error_kind(e) in TRANSIENT),
+            retry=retry_if_exception(
+                lambda e: (
+                    error_kind(e) in TRANSIENT and not (mode != "prompt" and is_format_refusal(e))
+                )
+            ),
             stop=stop_after_attempt(self.max_retries + 1),
             wait=_RetryAfterOrBackoff(self.retry_wait),
             sleep=self.gate.sleep,
@@ -283,6 +368,9 @@ class LLMJudge:
                     try:
                         response = await litellm.acompletion(**kwargs)
                     except Exception as exc:
+                        if mode != "prompt" and is_format_refusal(exc):
+                            tally.errors["format_refused"] += 1
+                            raise
                         kind = error_kind(exc)
                         tally.errors[kind] += 1
                         self.gate.failed(kind, self._reason(kind, exc), retry_after_seconds(exc))
@@ -326,12 +414,26 @@ class _RetryAfterOrBackoff:
         return min(asked, MAX_RETRY_AFTER) if asked else wait
 
 
+def reply_shares(counts: Counter[str]) -> dict[str, Any]:
+    """Replies by outcome, and each outcome's share of all replies (None when there were none):
+    clean, repaired (read after an unambiguous repair), reasked (unusable, asked again) and
+    unscored (unusable, and no re-ask left)."""
+    outcomes = ("clean", "repaired", "reasked", "unscored")
+    total = sum(counts[o] for o in outcomes)
+    return {
+        "total": total,
+        **{o: counts[o] for o in outcomes},
+        "shares": {o: (round(counts[o] / total, 4) if total else None) for o in outcomes},
+    }
+
+
 def _estimate_tokens(messages: list[dict[str, str]]) -> int:
     return sum(len(m.get("content") or "") for m in messages) // 4 + COMPLETION_ALLOWANCE
 
 
-def _provider_words(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300]
+def _provider_words(words: str) -> str:
+    """The provider's words on one line, shortened (mask the key first: `mask_secret`)."""
+    return " ".join(words.split())[:300]
 
 
 def _tokens(response: Any) -> tuple[int | None, int | None]:

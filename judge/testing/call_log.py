@@ -13,12 +13,14 @@ RATE_LIMITED = "rate_limited"
 UNAUTHORIZED = "unauthorized"
 INVALID_REQUEST = "invalid_request"
 POLICY_ERROR = "policy_error"
+FORMAT_REFUSED = "format_refused"
 
 
 class CallRecord(BaseModel):
     """One request. `outcome` is `ok`, a `FaultKind` value (then `injected` is true), or one of
     `rate_limited` (the server's own limiter), `unauthorized` (wrong key when one is required),
-    `invalid_request` (a body the server cannot serve), `policy_error` (the configured answer
+    `invalid_request` (a body the server cannot serve), `format_refused` (a `response_format` the
+    server is configured not to accept), `policy_error` (the configured answer
     policy raised; answered 500). The API key itself is never recorded.
 
     `messages_hash` is sha256 of `json.dumps(messages, sort_keys=True)`, the same recipe as the

@@ -10,12 +10,13 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from judge.testing.answers import constant_policy
 from judge.testing.config import FakeProviderConfig
 from judge.testing.fake_provider import FakeProvider
 from judge.testing.faults import parse_fault_kind
+from judge.testing.formats import FORMATS, REFUSAL_SHAPES
 
 
 def _latency(text: str) -> float | tuple[float, float]:
@@ -83,6 +84,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="require the key held in env VAR (never on the command line)",
     )
     parser.add_argument("--answer", choices=["hash", "yes", "no"], default="hash")
+    parser.add_argument(
+        "--accept-format",
+        action="append",
+        choices=FORMATS,
+        help="a reply format the server accepts (repeatable; default all); "
+        "llama-cpp-python accepts json_object+schema, json_object and text",
+    )
+    parser.add_argument(
+        "--format-refusal",
+        choices=REFUSAL_SHAPES,
+        default="openai-400",
+        help="how other formats are refused (default openai-400)",
+    )
+    parser.add_argument(
+        "--ignore-schema",
+        action="store_true",
+        help="accept a json_object schema, do not enforce it",
+    )
     parser.add_argument("--log", type=Path, help="append each call record to this JSONL file")
     parser.add_argument("--url-file", type=Path, help="also write the URL to this file")
     return parser
@@ -105,9 +124,12 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         fault_schedule=args.fault_schedule or [],
         hang_seconds=args.hang_seconds,
         retry_after=args.retry_after,
-        api_key=api_key,
+        api_key=SecretStr(api_key) if api_key else None,
         answer_policy=policy,
         log_path=args.log,
+        response_formats=tuple(args.accept_format or FORMATS),
+        format_refusal=args.format_refusal,
+        ignore_schema=args.ignore_schema,
     )
 
 

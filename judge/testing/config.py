@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from judge.testing.answers import AnswerPolicy
 from judge.testing.faults import NO_FAULT_NAMES, FaultKind, parse_fault_kind
+from judge.testing.formats import FORMATS, FormatName, RefusalShape
 
 
 class FakeProviderConfig(BaseModel):
@@ -26,6 +27,13 @@ class FakeProviderConfig(BaseModel):
     - `api_key`: when set, requests must carry `Authorization: Bearer <api_key>` or get 401.
     - `answer_policy`: `(question_id, messages) -> "Yes" | "No"`; default a stable hash.
     - `log_path`: a JSONL file each call record is appended to.
+    - `response_formats`: the reply formats the server accepts (`json_schema`,
+      `json_object+schema`, `json_object`, `text` = none asked); others are refused in the
+      `format_refusal` shape (see `judge.testing.formats`).
+    - `ignore_schema`: accept a `json_object` schema but do not enforce it (the answers come
+      back wrapped in another key, in lower case, in a code fence).
+    - `echo_key_padding`: when set, a 401's message echoes the key it was sent, after this many
+      filler characters (a badly behaved gateway; for testing that the key is masked everywhere).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -44,6 +52,10 @@ class FakeProviderConfig(BaseModel):
     api_key: SecretStr | None = None
     answer_policy: AnswerPolicy | None = Field(None, exclude=True)
     log_path: Path | None = None
+    response_formats: tuple[FormatName, ...] = FORMATS
+    format_refusal: RefusalShape = "openai-400"
+    ignore_schema: bool = False
+    echo_key_padding: int | None = Field(None, ge=0)
 
     @field_validator("latency")
     @classmethod

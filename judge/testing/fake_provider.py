@@ -36,6 +36,7 @@ from judge.testing.answers import (
     truncated,
 )
 from judge.testing.call_log import (
+    FORMAT_REFUSED,
     INVALID_REQUEST,
     OK,
     POLICY_ERROR,
@@ -46,6 +47,7 @@ from judge.testing.call_log import (
 )
 from judge.testing.config import FakeProviderConfig
 from judge.testing.faults import FaultKind, FaultPlan
+from judge.testing.formats import refusal, request_format, schema_ignored
 from judge.testing.limiter import SlidingWindowLimiter
 from judge.testing.replies import Reply
 
@@ -74,6 +76,7 @@ class _Request:
         self.response_format = (
             str(response_format.get("type")) if isinstance(response_format, dict) else None
         )
+        self.format = request_format(response_format)
         canonical = json.dumps(self.messages, sort_keys=True)
         self.messages_hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         self.question_ids = question_ids(last_user_text(self.messages))
@@ -187,7 +190,7 @@ class FakeProvider:
             self._next_index += 1
         arrived = time.time()
         request = _parse(raw)
-        record = {
+        record: dict[str, Any] = {
             "index": index,
             "timestamp": arrived,
             "path": path,
@@ -198,7 +201,8 @@ class FakeProvider:
             "response_format": None,
         }
         if isinstance(request, str):
-            reply, outcome, extra = replies.bad_request(request), INVALID_REQUEST, {}
+            extra: dict[str, Any] = {}
+            reply, outcome = replies.bad_request(request), INVALID_REQUEST
         else:
             record.update(
                 model=request.model,
@@ -226,7 +230,11 @@ class FakeProvider:
             return replies.bad_request("This fake provider does not stream."), INVALID_REQUEST, {}
         expected = self.config.api_key
         if expected is not None and auth_header != f"Bearer {expected.get_secret_value()}":
-            return replies.unauthorized(), UNAUTHORIZED, {}
+            return self._unauthorized(auth_header), UNAUTHORIZED, {}
+        if request.format not in self.config.response_formats:
+            shape = self.config.format_refusal
+            raw_type = request.response_format or "text"
+            return refusal(shape, request.format, raw_type), FORMAT_REFUSED, {}
         if self._limiter is not None:
             wait = self._limiter.acquire()
             if wait is not None:
@@ -243,6 +251,14 @@ class FakeProvider:
             )
         return self._completion(index, request, fault, delay)
 
+    def _unauthorized(self, auth_header: str | None) -> Reply:
+        padding = self.config.echo_key_padding
+        if padding is None:
+            return replies.unauthorized()
+        sent = (auth_header or "").removeprefix("Bearer ")
+        message = f"Incorrect API key provided: {'.' * padding}{sent}. Check your key."
+        return Reply(401, replies.error(message, "invalid_request_error", "invalid_api_key"))
+
     def _completion(
         self, index: int, request: _Request, fault: FaultKind | None, delay: float
     ) -> tuple[Reply, str, dict[str, Any]]:
@@ -257,6 +273,8 @@ class FakeProvider:
             content = answers_json(answers)
         else:
             content = "OK"
+        if self.config.ignore_schema and request.format == "json_object+schema" and answers:
+            content = schema_ignored(content)
         if fault is FaultKind.MALFORMED:
             content = malformed(content)
         elif fault is FaultKind.TRUNCATED:

@@ -1,0 +1,246 @@
+"""What a real (local) model did in a `judge eval` run: cost, robustness and agreement.
+
+    python benchmarks/real_model.py report RESULT.json [--store S.sqlite] [--labels L.csv ...]
+                                           [--wall-seconds N] [--json]
+    python benchmarks/real_model.py sregym-bench DIR
+
+`report` reads a finished run's result (and its store, for the time between answers; with
+`--max-concurrent 1` that is the time per call) and prints: calls and requests, seconds per
+call, prompt and completion tokens per submission, the structured-output mode reached, the
+share of replies that were clean / repaired / re-asked / unscored, and, with label CSVs,
+Cohen's kappa against each annotator per question and per verdict (`agreement` package).
+
+`sregym-bench DIR` writes SREGym's 29 labelled judge-benchmark items as `specs.json`,
+`submissions.jsonl` and `labels.csv` (verdict labels), ready for
+`judge eval --ground-truth DIR/specs.json --outputs DIR/submissions.jsonl ...` and `report`.
+
+The local model of `../shared/tools/local-llm` (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) is a
+floor for what an LLM judge does here, not a recommendation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sqlite3
+import statistics
+import sys
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+BENCH = REPO / "tests" / "fixtures" / "agreement" / "judge_bench_data.96a9057e.yaml"
+SESSION_GAP = 900.0
+"""Seconds between two store rows beyond which they are taken to be different sessions (a
+stopped run resumed later), not one slow call."""
+
+
+def call_seconds(store: Path) -> list[float]:
+    """Time between consecutive answers (and failures) written to the store."""
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+        stamps = sorted(
+            datetime.fromisoformat(row[0])
+            for table in ("judgments", "errors")
+            for row in db.execute(f"SELECT created_at FROM {table}")
+        )
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(stamps)]
+    return [g for g in gaps if g <= SESSION_GAP]
+
+
+def tokens_per_submission(result: dict[str, Any]) -> dict[str, float | None]:
+    """Mean tokens of the submissions whose every dimension was asked (a stopped run's partly
+    judged submissions would pull the mean down)."""
+    calls: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for call in result.get("calls") or []:
+        calls[(call["incident_id"], call["trial"])].append(call.get("usage") or {})
+    dimensions = len((result.get("config") or {}).get("dimensions") or []) or None
+    whole = [u for u in calls.values() if dimensions is None or len(u) == dimensions]
+    if not whole:
+        return {"prompt": None, "completion": None, "submissions": 0}
+    return {
+        "prompt": statistics.mean(sum(c.get("prompt_tokens") or 0 for c in u) for u in whole),
+        "completion": statistics.mean(
+            sum(c.get("completion_tokens") or 0 for c in u) for u in whole
+        ),
+        "submissions": len(whole),
+    }
+
+
+def kappas(result: Path, labels: list[Path]) -> list[dict[str, Any]]:
+    """Kappa of the judge against each label file's annotator, per verdict and per question."""
+    from agreement.readers import read_labels, read_result
+    from agreement.report import agreement_report
+
+    judge_table = read_result(result)
+    judge = judge_table.raters[0].name
+    rows: list[dict[str, Any]] = []
+    for path in labels:
+        table = read_labels(path)
+        for rater in table.raters:
+            judge_table.add(rater)
+    report = agreement_report(judge_table, levels=("question", "verdict"), B=500)
+    for level in report.levels:
+        for pair in level.pairwise:
+            if judge not in (pair.rater_a, pair.rater_b):
+                continue
+            other = pair.rater_b if pair.rater_a == judge else pair.rater_a
+            rows.append(_kappa_row(level.level, "all", other, pair))
+            for unit in level.breakdown:
+                if unit.kind != "question":
+                    continue
+                for p in unit.pairwise:
+                    if {p.rater_a, p.rater_b} == {judge, other}:
+                        rows.append(_kappa_row(level.level, unit.unit, other, p))
+    return rows
+
+
+def _kappa_row(level: str, unit: str, annotator: str, pair: Any) -> dict[str, Any]:
+    return {
+        "level": level,
+        "unit": unit,
+        "annotator": annotator,
+        "n": pair.n,
+        "agreement": pair.agreement.value,
+        "kappa": pair.kappa.value,
+        "kappa_ci": [pair.kappa.ci_low, pair.kappa.ci_high],
+        "judge_yes_rate": pair.yes_rate_a if pair.rater_b == annotator else pair.yes_rate_b,
+    }
+
+
+def summarize(
+    result_path: Path,
+    store: Path | None = None,
+    labels: list[Path] | None = None,
+    wall_seconds: float | None = None,
+) -> dict[str, Any]:
+    result = json.loads(result_path.read_text(encoding="utf-8"))
+    judge = (result.get("config") or {}).get("judge") or {}
+    usage = result.get("usage") or {}
+    gaps = call_seconds(store) if store is not None and store.is_file() else []
+    made = usage.get("calls_made") or 0
+    judgments = result.get("judgments") or []
+    return {
+        "model": judge.get("model"),
+        "structured_output": judge.get("structured_output"),
+        "negotiation": judge.get("structured_output_negotiation"),
+        "calls_planned": usage.get("calls_planned"),
+        "calls_made": made,
+        "cache_hits": usage.get("cache_hits"),
+        "requests": usage.get("requests"),
+        "retries": usage.get("retries"),
+        "errors": result.get("errors"),
+        "attempt_errors": result.get("attempt_errors"),
+        "complete": result.get("complete"),
+        "seconds_per_call": {
+            "n": len(gaps),
+            "median": statistics.median(gaps) if gaps else None,
+            "mean": statistics.mean(gaps) if gaps else None,
+            "max": max(gaps) if gaps else None,
+            "wall_per_call": wall_seconds / made if wall_seconds and made else None,
+        },
+        "tokens_per_submission": tokens_per_submission(result),
+        "replies": judge.get("replies"),
+        "repairs": judge.get("repairs"),
+        "questions": len(judgments),
+        "unscored_questions": sum(1 for j in judgments if j.get("answer") is None),
+        "yes_rate": _share(j.get("answer") == "Yes" for j in judgments if j.get("answer")),
+        "kappa": kappas(result_path, labels) if labels else [],
+    }
+
+
+def _share(flags: Any) -> float | None:
+    values = list(flags)
+    return sum(values) / len(values) if values else None
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    seconds, tokens = summary["seconds_per_call"], summary["tokens_per_submission"]
+    replies = summary["replies"] or {}
+    shares = replies.get("shares") or {}
+    lines = [
+        f"model `{summary['model']}`, structured output reached: "
+        f"**{summary['structured_output']}** (refused: "
+        f"{', '.join((summary['negotiation'] or {}).get('refused') or []) or 'none'})",
+        "",
+        "| measure | value |",
+        "|---|---:|",
+        f"| calls planned / made / cached | {summary['calls_planned']} / "
+        f"{summary['calls_made']} / {summary['cache_hits']} |",
+        f"| requests / retries | {summary['requests']} / {summary['retries']} |",
+        f"| failed calls by kind | {summary['errors'] or 'none'} |",
+        f"| failed requests by kind | {summary['attempt_errors'] or 'none'} |",
+        f"| seconds per call, median / mean / max (n={seconds['n']}) | "
+        f"{_fmt(seconds['median'], 1)} / {_fmt(seconds['mean'], 1)} / {_fmt(seconds['max'], 1)} |",
+        f"| wall seconds per call made | {_fmt(seconds['wall_per_call'], 1)} |",
+        f"| prompt / completion tokens per submission (n={tokens['submissions']}) | "
+        f"{_fmt(tokens['prompt'], 0)} / {_fmt(tokens['completion'], 0)} |",
+        "| replies: clean / repaired / re-asked / unscored | "
+        + " / ".join(
+            f"{replies.get(k, '-')} ({_fmt(shares.get(k))})"
+            for k in ("clean", "repaired", "reasked", "unscored")
+        )
+        + " |",
+        f"| repairs | {summary['repairs'] or 'none'} |",
+        f"| questions unscored | {summary['unscored_questions']} of {summary['questions']} |",
+        f"| judge's Yes rate | {_fmt(summary['yes_rate'])} |",
+    ]
+    if summary["kappa"]:
+        lines += [
+            "",
+            "| level | unit | annotator | n | agreement | kappa [95% CI] | judge Yes rate |",
+            "|---|---|---|---:|---:|---|---:|",
+        ]
+        for row in summary["kappa"]:
+            low, high = row["kappa_ci"]
+            lines.append(
+                f"| {row['level']} | {row['unit']} | {row['annotator']} | {row['n']} | "
+                f"{_fmt(row['agreement'])} | {_fmt(row['kappa'])} [{_fmt(low)}, {_fmt(high)}] | "
+                f"{_fmt(row['judge_yes_rate'])} |"
+            )
+    return "\n".join(lines)
+
+
+def write_sregym_bench(directory: Path) -> dict[str, Path]:
+    from agreement.sregym_bench import export_native, load_bench
+
+    return export_native(load_bench(BENCH), directory)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="real_model.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    report = sub.add_parser("report", help="summarize a finished run")
+    report.add_argument("result", type=Path)
+    report.add_argument("--store", type=Path, help="the run's store (default: RESULT .sqlite)")
+    report.add_argument("--labels", type=Path, action="append", default=[])
+    report.add_argument("--wall-seconds", type=float)
+    report.add_argument("--json", action="store_true", help="JSON instead of markdown")
+    bench = sub.add_parser("sregym-bench", help="write SREGym's 29 labelled items for a run")
+    bench.add_argument("directory", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "sregym-bench":
+        for name, path in write_sregym_bench(args.directory).items():
+            print(f"{name}: {path}")
+        return 0
+    store = args.store or args.result.with_suffix(".sqlite")
+    summary = summarize(args.result, store, args.labels, args.wall_seconds)
+    print(json.dumps(summary, indent=2) if args.json else markdown(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

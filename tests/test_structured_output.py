@@ -1,0 +1,236 @@
+"""Structured-output negotiation against the fake provider's refusal shapes (real HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from helpers import EXAMPLE, one_incident_args
+
+from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
+from judge import evaluate, load_rubric
+from judge.cli import main
+from judge.engine import EvalOptions
+from judge.judges import JudgeTask
+from judge.judges.llm import LLMJudge
+from judge.judges.structured import Negotiation, is_format_refusal
+from judge.prompts import PromptRenderer
+from judge.testing import FakeProvider, FakeProviderConfig
+from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS, REFUSAL_SHAPES
+
+SPEC = IncidentSpec(
+    id="checkout-port",
+    ground_truth="[fault_spec] component=deployment/checkout || PRODUCT_CATALOG_ADDR uses 8082.",
+)
+SUB = Submission(incident_id="checkout-port", diagnosis="checkout's address uses port 8082.")
+
+# The body llama-cpp-python 0.3.36's server sent (HTTP 500) for response_format json_schema,
+# captured from /work/llm's server; only the install path is shortened.
+LLAMA_CPP_PYTHON_BODY = (
+    "{\"error\":{\"message\":\"1 validation error:\\n  {'type': 'literal_error', 'loc': "
+    "('body', 'response_format', 'type'), 'msg': \\\"Input should be 'text' or "
+    "'json_object'\\\", 'input': 'json_schema', 'ctx': {'expected': \\\"'text' or "
+    "'json_object'\\\"}}\\n\\n  File \\\"/venv/lib/python3.11/site-packages/llama_cpp/server/"
+    'app.py\\", line 376, in create_chat_completion\\n    POST /v1/chat/completions",'
+    '"type":"internal_server_error","param":null,"code":null}}'
+)
+
+
+def task() -> JudgeTask:
+    dim = load_rubric().dimensions[0]
+    return JudgeTask(SPEC, SUB, dim, PromptRenderer().render(SPEC, SUB, dim))
+
+
+def judge_for(provider: FakeProvider, **options) -> LLMJudge:
+    return LLMJudge(
+        "openai/fake-judge",
+        api_base=provider.url,
+        api_key="sk-test",
+        timeout=5,
+        retry_wait=0.01,
+        **options,
+    )
+
+
+def server(**config) -> FakeProvider:
+    return FakeProvider(FakeProviderConfig(**config))
+
+
+def test_fake_refusal_is_llama_cpp_pythons_body() -> None:
+    import urllib.error
+    import urllib.request
+
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal="llama-cpp-python") as p:
+        body = {
+            "model": "fake-judge",
+            "messages": [{"role": "user", "content": "hi"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "x"}},
+        }
+        request = urllib.request.Request(
+            p.url + "/chat/completions",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 500
+    assert json.loads(caught.value.read()) == json.loads(LLAMA_CPP_PYTHON_BODY)
+
+
+@pytest.mark.parametrize("shape", REFUSAL_SHAPES)
+def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str) -> None:
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal=shape) as provider:
+        judge = judge_for(provider)
+        verdict = asyncio.run(judge.judge(task()))
+        calls = provider.calls
+    assert [c.outcome for c in calls] == ["format_refused", "ok"]
+    assert [c.response_format for c in calls] == ["json_schema", "json_object"]
+    assert verdict.error is None and all(a.answer for a in verdict.answers)
+    assert verdict.requests == 2 and verdict.attempt_errors == {"format_refused": 1}
+    described = judge.describe()
+    assert described["structured_output"] == "json_object+schema"
+    assert described["structured_output_negotiation"]["refused"] == ["json_schema"]
+
+
+def test_a_server_without_structured_output_ends_in_prompt_mode() -> None:
+    with server(response_formats=("text",), format_refusal="openai-400") as provider:
+        judge = judge_for(provider)
+        first = asyncio.run(judge.judge(task()))
+        second = asyncio.run(judge.judge(task()))
+        calls = provider.calls
+    assert [c.outcome for c in calls] == ["format_refused"] * 3 + ["ok", "ok"]
+    assert [c.response_format for c in calls] == [
+        "json_schema",
+        "json_object",
+        "json_object",
+        None,
+        None,
+    ]
+    assert first.error is None and second.error is None and second.requests == 1
+    assert judge.describe()["structured_output"] == "prompt"
+
+
+def test_a_whole_run_meets_the_refusal_once_and_names_the_mode() -> None:
+    specs = load_specs(EXAMPLE / "ground_truth")
+    subs = load_submissions(EXAMPLE / "outputs")
+    config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "format_refusal": "llama-cpp-python"}
+    with server(**config) as provider:
+        result = evaluate(
+            specs, subs, judge=judge_for(provider), options=EvalOptions(max_concurrent=5)
+        )
+        outcomes = [c.outcome for c in provider.calls]
+    assert outcomes.count("format_refused") == 1
+    assert outcomes.count("ok") == 3 * len(subs)
+    assert result.usage.retries == 0 and not result.errors
+    assert result.attempt_errors == {"format_refused": 1}
+    assert result.config["judge"]["structured_output"] == "json_object+schema"
+    assert result.complete and all(j.answer for j in result.judgments)
+
+
+def test_a_forced_format_the_server_refuses_is_unscored_at_once() -> None:
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal="llama-cpp-python") as p:
+        verdict = asyncio.run(judge_for(p, structured_output="json_schema").judge(task()))
+        n_calls = len(p.calls)
+    assert n_calls == 1
+    assert verdict.error_kind == "bad_request"
+    assert "--structured-output json_schema" in verdict.error
+    assert all(a.answer is None for a in verdict.answers)
+
+
+def test_cli_structured_output_prompt_sends_no_response_format(tmp_path) -> None:
+    out = tmp_path / "r.json"
+    with server(seed=4) as provider:
+        code = main(
+            one_incident_args(
+                out,
+                "--judge-model",
+                "openai/fake-judge",
+                "--api-base",
+                provider.url,
+                "--structured-output",
+                "prompt",
+            )
+        )
+        formats = {c.response_format for c in provider.calls}
+    assert code == 0 and formats == {None}
+    assert json.loads(out.read_text())["config"]["judge"]["structured_output"] == "prompt"
+
+
+def test_schema_accepted_but_ignored_is_repaired_and_counted() -> None:
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, ignore_schema=True) as provider:
+        judge = judge_for(provider)
+        verdict = asyncio.run(judge.judge(task()))
+        calls = provider.calls
+    assert [c.outcome for c in calls] == ["format_refused", "ok"]
+    assert verdict.error is None and all(a.answer in {"Yes", "No"} for a in verdict.answers)
+    described = judge.describe()
+    assert described["replies"]["repaired"] == 1 and described["replies"]["clean"] == 0
+    assert {"code fence", "answers wrapped in another key", "answer case"} <= set(
+        described["repairs"]
+    )
+
+
+def test_the_mode_is_not_part_of_the_store_key(tmp_path) -> None:
+    """The messages are the same in every mode; only server-side enforcement differs, which
+    is a property of the endpoint, and the endpoint is not part of the key either."""
+    specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
+    subs = load_submissions(EXAMPLE / "outputs")
+    store = tmp_path / "s.sqlite"
+    with server(response_formats=("text",)) as provider:
+        first = evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+    assert first.config["judge"]["structured_output"] == "prompt"
+    with server() as provider:
+        again = evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+        assert provider.calls == []
+    assert again.usage.cache_hits == first.usage.calls_made
+
+
+class _Status(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status_code = status
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "refusal"),
+    [
+        (500, "Input should be 'text' or 'json_object'", True),
+        (400, "Invalid parameter: 'response_format' of type 'json_schema'", True),
+        (422, "guided_json is not supported", True),
+        (500, "Connection error.", False),
+        (400, "'messages' could not be processed", False),
+        (503, "response_format backend overloaded", False),
+        (429, "json_schema rate limit", False),
+    ],
+)
+def test_what_counts_as_a_refusal_of_the_format(status: int, message: str, refusal: bool) -> None:
+    assert is_format_refusal(_Status(status, message)) is refusal
+
+
+def test_negotiation_steps_down_in_order_and_never_below_what_works() -> None:
+    auto = Negotiation()
+    assert auto.step_down("json_schema") == "json_object+schema"
+    assert auto.step_down("json_schema") == "json_object+schema"  # a late refusal of a mode left
+    assert auto.step_down("json_object+schema") == "json_object"
+    assert auto.step_down("json_object") == "prompt"
+    assert auto.step_down("prompt") is None
+    assert Negotiation("json_object").step_down("json_object") is None
+    with pytest.raises(ValueError, match="expected one of"):
+        Negotiation("xml")
+
+
+def test_a_remembered_mode_is_adopted_without_asking_again() -> None:
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
+        judge = judge_for(provider)
+        assert judge.structured_output_key == f"structured_output:openai/fake-judge@{provider.url}"
+        assert judge.negotiation.adopt("json_object+schema")
+        verdict = asyncio.run(judge.judge(task()))
+        calls = provider.calls
+    assert [c.outcome for c in calls] == ["ok"] and verdict.requests == 1
+    assert not Negotiation("prompt").adopt("json_object")
+    assert not Negotiation().adopt("xml")
