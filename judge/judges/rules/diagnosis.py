@@ -57,7 +57,8 @@ _AFTER_CUE = re.compile(
     r"\bbecause(?:\s+of)?\b|\bdue\s+to\b|\bcaused\s+by\b|\b(?:as\s+)?a\s+result\s+of\b|\bthe\s+result\s+of\b"
     r"|\bstem(?:s|med|ming)?\s+from\b|\bowing\s+to\b|\btriggered\s+by\b|\battribut\w+\s+to\b"
     r"|\boriginat\w+\s+(?:in|from|at|with)\b|\blies\s+(?:in|with)\b"
-    r"|\broot[- ]?cause\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:))?"
+    r"|\broot[-_ ]?cause[s]?\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:)|[\"']?\s*:)?"
+    r"|\bfaulty[-_ ]components?\b[\"']?\s*:|\b(?:the\s+)?cause\s*(?:is|was)?\s*:"
     r"|\bculprit\s+(?:is|was)\b|\b(?:problem|issue|fault)\s+(?:is|lies|was)\s+(?:in|with)\b"
     r"|\bsince\b|\bbroken\s+by\b",
     re.I,
@@ -70,7 +71,7 @@ _EFFECT_CUE = re.compile(
     re.I,
 )
 _BLAME_CUE = re.compile(
-    r"\broot[- ]?cause\b|\bculprit\b|\bat\s+fault\b|\bresponsible\b|\bfaulty\b|\bmis-?configur\w*"
+    r"\broot[-_ ]?cause\b|\bculprit\b|\bat\s+fault\b|\bresponsible\b|\bfaulty\b|\bmis-?configur\w*"
     r"|\bwrong(?:ly)?\b|\bincorrect(?:ly)?\b|\binvalid\b|\bbad\b|\bbroken\b|\bbuggy\b|\bmissing\b|\blacks?\b"
     r"|\bnon-?existent\b|\bdoes(?:\s+not|n't)\s+exist\b|\bset\s+to\b|\bconfigured\s+(?:to|with|for)\b"
     r"|\bpoints?\s+to\b|\bpointing\s+to\b|\b(?:was|were|been|is|are)\s+(?:changed|modified|altered|updated|scaled|deleted|removed|revoked|patched)\b"
@@ -84,11 +85,11 @@ _BLAME_CUE = re.compile(
 _CAUSE_BEFORE = re.compile(
     r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
     r"(?:likely\s+|probable\s+)?(?:root[- ]?cause|culprit|cause)\b"
-    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:]|$)",
+    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:(]|$)",
     re.I,
 )
 _LIST_HEDGE = re.compile(
-    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects?\b|\bcandidates?\b|\bany\s+of\s*:"
+    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects\b|\bsuspect\s*(?:list|components?)?\s*:|\bcandidates?\b|\bany\s+of\s*:"
     r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
     re.I,
 )
@@ -126,7 +127,8 @@ _NO_FAULT = re.compile(
     r"\bno\s+(?:\w+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
     r"\s+(?:\w+\s+){0,3}(?:found|detected|identified|observed|present)\b"
     r"|\b(?:could\s+not|couldn't|unable\s+to|cannot|can't|did\s+not|didn't|failed\s+to)\s+"
-    r"(?:identify|find|determine|locate|pinpoint|detect)\b"
+    r"(?:identify|find|determine|locate|pinpoint|detect)\s+(?:a\s+|any\s+|the\s+|an\s+)?(?:\w+\s+)?"
+    r"(?:root[- ]?causes?|faults?|issues?|problems?|culprits?|anything|faulty)\b"
     r"|\b(?:everything|all\s+(?:\w+\s+)?(?:pods|services|components|deployments))\s+(?:is|are|appears?|looks?|seems?)"
     r"\s+(?:to\s+be\s+)?(?:healthy|fine|normal|running)\b|\bno\s+faulty\b|\bnothing\s+(?:is\s+)?wrong\b"
     r"|\bno\s+fault\b",

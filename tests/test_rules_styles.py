@@ -1,0 +1,78 @@
+"""The rules judge on diagnosis styles the tune half lacks (the validity set's dev half): JSON
+and YAML outputs, ranked hypotheses, hedged claims, symptoms first and the cause last, impact in
+users' terms, paraphrased mechanisms. Each test fails without the rule change it covers."""
+
+from __future__ import annotations
+
+from ground_truth import IncidentSpec, Submission
+from judge import evaluate_submission
+
+INCORRECT_IMAGE = (
+    "[fault_spec] component=deployment/product-catalog; namespace=astronomy-shop || The "
+    "product-catalog deployment is configured to pull a non-existent image tag (app-image:latest), so "
+    "pods fail with image pull errors and the catalog path becomes unavailable. Symptoms typically "
+    "include ImagePullBackOff events and upstream checkout calls timing out or failing."
+)
+BUGGY_GEO = (
+    "[fault_spec] component=deployment/geo; namespace=hotel-reservation || The geo deployment is "
+    "rolled to a buggy image tag (yinfangchen/geo:app3), which crashes at runtime and drives repeated "
+    "restart loops, leaving the service unhealthy and breaking geo-dependent request paths."
+)
+MISSING_ENV = (
+    "[fault_spec] component=deployment/frontend; namespace=astronomy-shop || The required environment "
+    "variable CART_ADDR is removed from the deployment, so the application cannot resolve the cart "
+    "dependency endpoint and frontend flows fail. Symptoms include runtime configuration errors and "
+    "partial frontend outages for cart-related actions."
+)
+SMALL_MEMORY = (
+    "[fault_spec] component=frontend; namespace=hotel-reservation || Deployment `frontend` has an "
+    "extremely low memory limit (`10Mi`), so normal runtime usage quickly exceeds cgroup limits and "
+    "triggers OOM kills. Pods restart repeatedly and exhibit unstable uptime with CrashLoop-like "
+    "behavior under ordinary traffic. Users observe intermittent outages, latency spikes, and failed "
+    "requests."
+)
+
+
+def answers(ground_truth: str, diagnosis: str) -> dict[str, str | None]:
+    spec = IncidentSpec(id="case", ground_truth=ground_truth)
+    case = evaluate_submission(spec, Submission(incident_id="case", diagnosis=diagnosis))
+    return {j.question_id: j.answer for j in case.judgments}
+
+
+def test_a_container_that_cannot_find_its_image_is_not_a_no_fault_finding() -> None:
+    got = answers(
+        INCORRECT_IMAGE,
+        "The product-catalog container can't find its image in the registry, so it never starts.",
+    )
+    assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "Yes"
+    assert answers(INCORRECT_IMAGE, "I could not find any faulty component.")["D1-Q1"] == "No"
+
+
+def test_a_json_root_cause_key_blames_its_component() -> None:
+    got = answers(
+        BUGGY_GEO,
+        '{"root_cause": {"component": "geo", "namespace": "hotel-reservation"}, '
+        '"symptoms": ["geo pods restart"]}',
+    )
+    assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "Yes"
+    listed = answers(BUGGY_GEO, '{"faulty_components": ["geo"], "confidence": 0.8}')
+    assert listed["D1-Q1"] == "Yes"
+
+
+def test_the_cause_written_last_after_a_colon_is_the_cause() -> None:
+    got = answers(
+        MISSING_ENV,
+        "Observations:\n- frontend pods are Running but log `CART_ADDR is not set`\n"
+        "- the cart service itself is healthy\n"
+        "So the cause: the CART_ADDR env var was removed from the frontend deployment.",
+    )
+    assert got["D1-Q1"] == "Yes" and got["D1-Q3"] == "Yes" and got["D3-Q1"] == "Yes"
+
+
+def test_i_suspect_x_is_the_root_cause_blames_x() -> None:
+    got = answers(
+        SMALL_MEMORY,
+        "The search and reservation services return errors whenever the frontend calls them; "
+        "I suspect the reservation deployment is the root cause (it shows elevated latency).",
+    )
+    assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No" and got["D3-Q1"] == "No"
