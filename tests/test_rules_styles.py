@@ -76,3 +76,36 @@ def test_i_suspect_x_is_the_root_cause_blames_x() -> None:
         "I suspect the reservation deployment is the root cause (it shows elevated latency).",
     )
     assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No" and got["D3-Q1"] == "No"
+
+
+CHECKOUT_PORT = (
+    "[fault_spec] component=deployment/checkout; namespace=astronomy-shop || The PRODUCT_CATALOG_ADDR "
+    "environment variable points to the wrong backend port (8082 instead of 8080), so checkout cannot "
+    "reach product-catalog and related requests fail. Symptoms include connection-refused errors and "
+    "elevated failed request rates on checkout endpoints."
+)
+
+
+def test_ranked_hypotheses_claim_only_the_most_likely_one() -> None:
+    right_first = answers(
+        CHECKOUT_PORT,
+        "Hypotheses, most likely first:\n1. checkout's PRODUCT_CATALOG_ADDR points at port 8082 "
+        "while product-catalog listens on 8080.\n2. Less likely: product-catalog is overloaded.\n"
+        "3. Unlikely: a network policy blocks checkout.",
+    )
+    assert right_first["D1-Q3"] == "Yes" and right_first["D3-Q1"] == "Yes"
+    wrong_first = answers(
+        CHECKOUT_PORT,
+        "Most likely: product-catalog is crashing and refusing connections (checkout sees "
+        "connection refused). Less likely: the port in checkout's PRODUCT_CATALOG_ADDR is wrong.",
+    )
+    assert wrong_first["D1-Q1"] == "No" and wrong_first["D2-Q2"] == "No"
+
+
+def test_a_heading_for_alternatives_holds_no_claim() -> None:
+    got = answers(
+        CHECKOUT_PORT,
+        "## Root cause\ncheckout's PRODUCT_CATALOG_ADDR uses port 8082 instead of 8080.\n\n"
+        "## Alternative hypotheses\n- product-catalog is overloaded\n- a bad deploy of cart\n",
+    )
+    assert got["D1-Q3"] == "Yes" and got["D3-Q1"] == "Yes"

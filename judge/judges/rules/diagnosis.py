@@ -40,6 +40,7 @@ NAMESPACE_REACH = 60
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s]))+[.!?]*")
 _CLAUSE_BREAK = re.compile(
     r";|,?\s+but\s+|\s+while\s+|\s+whereas\s+|,?\s+although\s+|,?\s+however,?\s+|,\s+and\s+"
+    r"|\s*\((?=[^)]*\b(?:sees?|saw|shows?|showed|logs?|logged|reports?|observed)\b)"
     r"|\s+and\s+(?=(?:the\s+)?[\w-]+(?:\s+\w+)?\s+(?:is|are|was|were|looks?|seems?|appears?)"
     r"\s+(?:healthy|fine|running|normal|ok|unaffected))",
     re.I,
@@ -78,7 +79,7 @@ _BLAME_CUE = re.compile(
     r"|\bexpired\b|\bmismatch\w*|\bexhaust\w*|\btoo\s+(?:low|high|small|large|aggressive|short|strict|many)\b"
     r"|\bindicat\w+|\bsuggest\w*|\bthe\s+(?:problem|issue|fault)\s+is\b|\bis\s+the\s+(?:problem|issue|cause)\b"
     r"|\bblock\w*\b|\bdenies\b|\bdenied\b|\brevoked\b|\bcorrupt\w*|\bleak\w*|\bflood\w*|\boverload\w*"
-    r"|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
+    r"|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
 )
 # `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.
@@ -93,8 +94,18 @@ _LIST_HEDGE = re.compile(
     r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
     re.I,
 )
+# Ranked hypotheses: the most likely one is the claim; a sentence opened by one of these, or a
+# line under a heading such as `## Alternative hypotheses`, is an alternative, not a claim.
+_ALTERNATIVE = re.compile(
+    r"\W*(?:\d+[.)]\s*)?(?:(?:much\s+|far\s+)?less\s+likely|unlikely|alternatively|alternative\s+"
+    r"(?:hypothes[ie]s|explanations?|causes?)|another\s+possibility|other\s+possibilities"
+    r"|lower[- ]probability|low\s+probability|(?:second|third|fourth)[- ](?:most\s+likely|hypothesis)"
+    r"|ruled\s+out|rejected)\b",
+    re.I,
+)
+_HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|\*\*)([^\n]*)")
 _OBSERVATION = re.compile(
-    r"\blogs?\b|\blogged\b|\bshows?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
+    r"\blogs?\b|\blogged\b|\bshows?\b|\bsees?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
     r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
     re.I,
 )
@@ -322,13 +333,30 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 
 def _segments(low: str) -> list[Segment]:
     segments: list[Segment] = []
+    alternatives = _alternative_sections(low)
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
+        alternative = bool(_ALTERNATIVE.match(low, sentence.start())) or any(
+            a <= sentence.start() < b for a, b in alternatives
+        )
         for start, end in _spans(_CLAUSE_BREAK, low, sentence.start(), sentence.end()):
             clause = len(segments)
             for segment in _clause(low, start, end):
                 segment.clause, segment.sentence = clause, number
+                if alternative:
+                    segment.role, segment.strong = "listed", False
                 segments.append(segment)
     return segments
+
+
+def _alternative_sections(low: str) -> list[tuple[int, int]]:
+    """Spans under a markdown heading that names alternatives, up to the next heading."""
+    headings = [m for m in _HEADING.finditer(low) if m.start() == 0 or low[m.start() - 1] == "\n"]
+    sections = []
+    ends = [h.start() for h in headings[1:]] + [len(low)]
+    for heading, end in zip(headings, ends[: len(headings)], strict=True):
+        if _ALTERNATIVE.match(heading.group(1)):
+            sections.append((heading.end(), end))
+    return sections
 
 
 def _clause(low: str, start: int, end: int) -> list[Segment]:
