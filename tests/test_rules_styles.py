@@ -109,3 +109,23 @@ def test_a_heading_for_alternatives_holds_no_claim() -> None:
         "## Alternative hypotheses\n- product-catalog is overloaded\n- a bad deploy of cart\n",
     )
     assert got["D1-Q3"] == "Yes" and got["D3-Q1"] == "Yes"
+
+
+SCALED_TO_ZERO = (
+    "[fault_spec] component=deployment/user-service; namespace=social-network || The deployment is "
+    "scaled to zero replicas, removing all serving pods for this dependency and producing immediate "
+    "request failures for traffic that requires this service."
+)
+
+
+def test_impact_in_users_terms_is_an_impact() -> None:
+    for said in (
+        "Nobody can sign in.",
+        "Users cannot log in or load their timelines.",
+        "The login page returns errors.",
+    ):
+        assert (
+            answers(SCALED_TO_ZERO, f"user-service was scaled to 0 replicas. {said}")["D3-Q3"]
+            == "Yes"
+        )
+    assert answers(SCALED_TO_ZERO, "user-service was scaled to 0 replicas.")["D3-Q3"] == "No"

@@ -676,6 +676,14 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"(?:,|and|or)\s+[\w/-]+\s+fail(?:s|ed)?\b",
             r"fail(?:s|ed|ing)?\s+(?:immediately|intermittently|with|on|for)",
             r"(?:cannot|can't|unable\s+to)\s+(?:open|serve|process|complete|load|place|add)",
+            r"return(?:s|ed|ing)?\s+(?:\w+\s+)?errors?",
+            # Impact in users' terms: what people cannot do, what a page shows.
+            r"(?:users?|customers?|shoppers?|travell?ers?|people|guests?|visitors?)\s+(?:\w+\s+){0,2}"
+            r"(?:cannot|can't|could\s+not|couldn't|(?:are\s+)?unable\s+to|fail\s+to|get\s+(?:an?\s+)?"
+            r"(?:errors?|timeouts?)|see\s+(?:an?\s+)?(?:errors?|timeouts?|failures?|empty|blank|missing))",
+            r"(?:nobody|no\s+one)\s+can",
+            r"(?:page|site|checkout|cart|login|search|results?)\s+(?:\w+\s+){0,2}(?:returns?|shows?|is|are)\s+"
+            r"(?:an?\s+)?(?:errors?|blank|empty)",
         ),
         "unavailable": (
             r"unavailable",
