@@ -129,3 +129,20 @@ def test_impact_in_users_terms_is_an_impact() -> None:
             == "Yes"
         )
     assert answers(SCALED_TO_ZERO, "user-service was scaled to 0 replicas.")["D3-Q3"] == "No"
+
+
+DNS_POLICY = (
+    "[fault_spec] component=user-service; namespace=social-network || Deployment `user-service` is "
+    "configured with an invalid DNS policy (`dnsPolicy: None`) and external resolver (`8.8.8.8`), so "
+    "it cannot reliably resolve cluster-internal service names."
+)
+
+
+def test_a_comma_separated_list_of_keywords_claims_nothing() -> None:
+    salad = answers(
+        DNS_POLICY,
+        "dnsPolicy, None, 8.8.8.8, user-service, social-network, svc.cluster.local, resolution errors.",
+    )
+    assert salad["D1-Q1"] == "No" and salad["D2-Q1"] == "No"
+    terse = answers(DNS_POLICY, "user-service: dnsPolicy None, resolver 8.8.8.8 -> lookups fail.")
+    assert terse["D1-Q1"] == "Yes" and terse["D2-Q1"] == "Yes"

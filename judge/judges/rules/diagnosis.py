@@ -289,9 +289,16 @@ class Diagnosis:
 def is_word_salad(low: str) -> bool:
     """A list of names and keywords with hardly a grammatical word: it states nothing."""
     words = _WORDS.findall(low)
-    if len(words) < 4 or _CLAUSE_PUNCTUATION.search(low.strip()):
+    if len(words) < 4 or (_CLAUSE_PUNCTUATION.search(low.strip()) and not _keyword_list(low)):
         return False
     return sum(w in _FUNCTION_WORDS for w in words) < 0.08 * len(words)
+
+
+def _keyword_list(low: str) -> bool:
+    """`dnspolicy, none, 8.8.8.8, user-service, resolution errors.`: four or more items of at
+    most three words each, separated by commas, is a list of keywords, not a terse note."""
+    items = [i for i in re.split(r"[,;]\s+", low.strip().rstrip(".")) if i]
+    return len(items) >= LIST_OF_EVERYTHING and all(len(i.split()) <= 3 for i in items)
 
 
 def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
