@@ -146,3 +146,11 @@ def test_a_comma_separated_list_of_keywords_claims_nothing() -> None:
     assert salad["D1-Q1"] == "No" and salad["D2-Q1"] == "No"
     terse = answers(DNS_POLICY, "user-service: dnsPolicy None, resolver 8.8.8.8 -> lookups fail.")
     assert terse["D1-Q1"] == "Yes" and terse["D2-Q1"] == "Yes"
+
+
+def test_a_caller_opening_its_clause_is_blamed_not_the_origin_it_calls() -> None:
+    got = answers(
+        BUGGY_GEO,
+        "Search results are empty. Most likely search exhausts its connection pool to geo.",
+    )
+    assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No" and got["D3-Q1"] == "No"

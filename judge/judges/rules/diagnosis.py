@@ -121,6 +121,12 @@ _TARGET_BEFORE = re.compile(
     r"|requests?\s+to|waiting\s+for)\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
     re.I,
 )
+# What may precede the subject of a clause (`most likely the search service ...`).
+_CLAUSE_OPENING = re.compile(
+    r"[\W\d]*(?:(?:the|most|likely|probably|possibly|maybe|perhaps|i|we|suspect|believe|think|that|so"
+    r"|deployment|service|pod)[\s:,`'\"]+)*",
+    re.I,
+)
 _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:its|their|it|they|his|her|the\s+(?:client|caller)s?)\b", re.I
 )
@@ -581,9 +587,12 @@ def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
     """`kube-proxy, which drops packets to checkout`: another component is the subject and the
     origin only its object."""
     first = inside[0]
-    if first.origin or not _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :]):
-        return False
     segment = _segment_of(diagnosis, first.start)
+    opens = bool(segment and _CLAUSE_OPENING.fullmatch(diagnosis.low[segment.start : first.start]))
+    if first.origin or not (
+        opens or _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :])
+    ):
+        return False
     if segment and _TARGET_BEFORE.search(diagnosis.low[segment.start : first.start]):
         return False
     previous_end = _end_of(diagnosis, first)
