@@ -154,3 +154,21 @@ def test_a_caller_opening_its_clause_is_blamed_not_the_origin_it_calls() -> None
         "Search results are empty. Most likely search exhausts its connection pool to geo.",
     )
     assert got["D1-Q1"] == "No" and got["D1-Q3"] == "No" and got["D3-Q1"] == "No"
+
+
+READINESS = (
+    "[fault_spec] component=frontend; namespace=astronomy-shop || The deployment `frontend` has a "
+    "misconfigured readiness probe that targets a non-existent health endpoint (`/healthz` on port "
+    "`8080`), so pods fail readiness checks and remain NotReady."
+)
+TARGET_PORT = (
+    "[fault_spec] component=service/user-service; namespace=social-network || The Service targetPort "
+    "is misconfigured from 9090 to 9999, so cluster requests reach no listening process inside "
+    "backend pods and callers observe connection failures and upstream timeouts."
+)
+
+
+def test_a_vague_but_compatible_characterisation_fits_the_fault_type() -> None:
+    assert answers(READINESS, "The frontend looks unhealthy; maybe a bad deploy.")["D2-Q3"] == "Yes"
+    assert answers(TARGET_PORT, "Possibly user-service is misconfigured.")["D2-Q3"] == "Yes"
+    assert answers(TARGET_PORT, "user-service has a memory leak.")["D2-Q3"] == "No"

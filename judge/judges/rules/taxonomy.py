@@ -731,6 +731,17 @@ IMPACTS: dict[str, re.Pattern[str]] = {
 BROAD_IMPACTS = frozenset({"errors", "unavailable"})
 
 
+# Groups whose faults are a changed setting: "a misconfiguration" is a vaguer but compatible
+# characterisation of any of them (not of a code bug, a load surge or a node crash).
+CONFIGURED_GROUPS = frozenset(
+    {"config", "network", "resources", "security", "storage", "admission"}
+)
+
+
+def vaguely_configured(generic: set[str], truth_groups: set[str]) -> bool:
+    return "config" in generic and bool(truth_groups & CONFIGURED_GROUPS)
+
+
 def families_in(text: str) -> set[str]:
     """Families whose mutation terms occur in `text` (lowercased)."""
     return {f.name for f in FAMILIES if f.pattern.search(text)}
