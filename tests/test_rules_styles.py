@@ -172,3 +172,13 @@ def test_a_vague_but_compatible_characterisation_fits_the_fault_type() -> None:
     assert answers(READINESS, "The frontend looks unhealthy; maybe a bad deploy.")["D2-Q3"] == "Yes"
     assert answers(TARGET_PORT, "Possibly user-service is misconfigured.")["D2-Q3"] == "Yes"
     assert answers(TARGET_PORT, "user-service has a memory leak.")["D2-Q3"] == "No"
+
+
+def test_an_image_reference_in_a_json_field_is_a_value_not_a_component() -> None:
+    got = answers(
+        BUGGY_GEO,
+        '{"root_cause": {"component": "geo", "kind": "Deployment"},\n'
+        ' "mechanism": "rolled to a buggy image yinfangchen/geo:app3 that crashes at start",\n'
+        ' "symptoms": ["geo pods in CrashLoopBackOff", "search requests that need geo fail"]}',
+    )
+    assert got["D1-Q3"] == "Yes" and got["D3-Q1"] == "Yes" and got["D2-Q2"] == "Yes"
