@@ -182,3 +182,21 @@ def test_an_image_reference_in_a_json_field_is_a_value_not_a_component() -> None
         ' "symptoms": ["geo pods in CrashLoopBackOff", "search requests that need geo fail"]}',
     )
     assert got["D1-Q3"] == "Yes" and got["D3-Q1"] == "Yes" and got["D2-Q2"] == "Yes"
+
+
+def test_a_container_that_cannot_find_its_image_is_the_image_mechanism() -> None:
+    got = answers(
+        INCORRECT_IMAGE, "The product-catalog container can't find its image, so it never starts."
+    )
+    assert got["D2-Q1"] == "Yes" and got["D2-Q3"] == "Yes"
+    assert answers(INCORRECT_IMAGE, "product-catalog: manifest unknown on pull.")["D2-Q1"] == "Yes"
+
+
+CPU_THROTTLING = (
+    "[fault_spec] component=deployment/geo; namespace=hotel-reservation || The `geo` deployment has a "
+    "CPU limit set too low for its normal operation, causing intermittent tail latency on search paths."
+)
+
+
+def test_the_bottleneck_is_blamed() -> None:
+    assert answers(CPU_THROTTLING, "geo is the bottleneck. Search latency is up.")["D1-Q1"] == "Yes"

@@ -79,7 +79,7 @@ _BLAME_CUE = re.compile(
     r"|\bexpired\b|\bmismatch\w*|\bexhaust\w*|\btoo\s+(?:low|high|small|large|aggressive|short|strict|many)\b"
     r"|\bindicat\w+|\bsuggest\w*|\bthe\s+(?:problem|issue|fault)\s+is\b|\bis\s+the\s+(?:problem|issue|cause)\b"
     r"|\bblock\w*\b|\bdenies\b|\bdenied\b|\brevoked\b|\bcorrupt\w*|\bleak\w*|\bflood\w*|\boverload\w*"
-    r"|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
+    r"|\bbottleneck\b|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
 )
 # `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.

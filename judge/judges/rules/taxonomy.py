@@ -54,6 +54,10 @@ FAMILIES: tuple[Family, ...] = (
             r"incompatible|unavailable)\s+(?:\w+\s+)?(?:container\s+)?image",
             r"image\s+(?:tag|version|reference|name)",
             r"image\s+(?:\S+\s+)?(?:does not|doesn't) exist",
+            r"(?:can't|cannot|could\s+not|couldn't|unable\s+to|fails?\s+to)\s+(?:find|locate|fetch|get)\s+"
+            r"(?:its\s+|the\s+|an?\s+)?(?:\w+\s+)?image",
+            r"image\s+(?:\S+\s+)?(?:not\s+found|is\s+gone)",
+            r"manifest\s+unknown",
             r"(?:pull|pulling|pulls)\s+(?:the\s+|a\s+|its\s+)?(?:\w+\s+)?(?:container\s+)?image",
             r"pull access denied",
             r"image\s+(?:was|is|has been)\s+(?:changed|updated|set|rolled|upgraded)",
