@@ -100,7 +100,7 @@ _ALTERNATIVE = re.compile(
     r"\W*(?:\d+[.)]\s*)?(?:(?:much\s+|far\s+)?less\s+likely|unlikely|alternatively|alternative\s+"
     r"(?:hypothes[ie]s|explanations?|causes?)|another\s+possibility|other\s+possibilities"
     r"|lower[- ]probability|low\s+probability|(?:second|third|fourth)[- ](?:most\s+likely|hypothesis)"
-    r"|ruled\s+out|rejected)\b",
+    r"|ruled\s+out)\b",
     re.I,
 )
 _HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|\*\*)([^\n]*)")
