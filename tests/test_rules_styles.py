@@ -200,3 +200,15 @@ CPU_THROTTLING = (
 
 def test_the_bottleneck_is_blamed() -> None:
     assert answers(CPU_THROTTLING, "geo is the bottleneck. Search latency is up.")["D1-Q1"] == "Yes"
+
+
+REVOKED = (
+    "[fault_spec] component=service/mongodb-geo-db; namespace=hotel-reservation || Database access "
+    "for mongodb-geo is explicitly revoked, so the service can start but fails on database-backed "
+    "operations due to authorization errors from MongoDB."
+)
+
+
+def test_a_remedy_in_the_imperative_states_no_impact() -> None:
+    assert answers(REVOKED, "geo svc broken, restart geo.")["D3-Q3"] == "No"
+    assert answers(REVOKED, "geo errors whenever it queries mongodb-geo.")["D3-Q3"] == "Yes"

@@ -674,7 +674,7 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"5\d\d",
             r"5xx",
             r"error\s+rates?",
-            r"errors?\s+(?:on|in|for|when|from|with)",
+            r"errors?\s+(?:on|in|for|when|whenever|from|with)",
             r"exceptions?",
             r"errors?\s+out",
             r"(?:,|and|or)\s+[\w/-]+\s+fail(?:s|ed)?\b",
@@ -789,9 +789,17 @@ _DENIED = re.compile(
 )
 
 
+# A remedy in the imperative (`restart geo`, `; delete the pods`) states no impact.
+_REMEDY_IMPERATIVE = re.compile(
+    r"(?:^|[.;,:!]\s*|\b(?:and|then|so)\s+)(?:please\s+|just\s+)?(?:restart|redeploy|bounce|delete|kill)"
+    r"\s+(?:the\s+|its\s+|all\s+)?[\w/-]+(?:\s+pods?)?",
+    re.I,
+)
+
+
 def without_denied_impacts(text: str) -> str:
-    """`no restarts, just NotReady` states NotReady, not restarts."""
-    return _DENIED.sub(" ", text)
+    """`no restarts, just NotReady` states NotReady, not restarts; `restart geo` states none."""
+    return _REMEDY_IMPERATIVE.sub(" ", _DENIED.sub(" ", text))
 
 
 def contradicted_impacts(text: str, truth_impacts: set[str], truth_families: set[str]) -> set[str]:
