@@ -249,9 +249,7 @@ def test_check_case_files_reports_every_kind_of_problem(tmp_path):
 
 @pytest.mark.corpus
 def test_committed_sregym_ground_truths_are_the_registry_text():
-    registry = yaml.safe_load(
-        corpus("sregym-registry", "root_causes_all_123.yaml").read_text()
-    )
+    registry = yaml.safe_load(corpus("sregym-registry", "root_causes_all_123.yaml").read_text())
     texts = {p["problem_id"]: p["root_cause_text"] for p in registry["problems"]}
     for path in sorted((validity.VALIDITY / "cases").glob("*.yaml")):
         for case in validity.load_cases(path):
@@ -296,4 +294,27 @@ def test_provider_failures_are_reported_and_left_out_of_kappa(tmp_path, monkeypa
     assert report["vs_labellers"][0]["pooled"]["n"] == 12
     assert (
         "Unscored: 6 of 18 questions (33.3%); provider errors {'server_error': 2}" in out.getvalue()
+    )
+
+
+def test_dev_half_may_share_root_causes_with_tune_but_not_test(tmp_path):
+    split = {"tune": ["incorrect_image"], "test": [], "dev": ["incorrect_image"]}
+    root = _write_root(tmp_path / "v", TINY[:1], split=split)
+    labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:1] for q in QUESTIONS}
+    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    (root / "cases" / "dev.yaml").write_text(yaml.safe_dump([{**TINY[0], "case": "d-1"}]))
+    dev_labels = {(k[0], "d-1", k[2]): v for k, v in labels.items()}
+    _write_labels(root / "labels" / "dev.a.csv", dev_labels, "a")
+    assert validity.check_case_files(root) == []
+    split = {"tune": ["incorrect_image"], "test": ["incorrect_image"], "dev": ["incorrect_image"]}
+    (root / "split.json").write_text(json.dumps(split))
+    (root / "cases" / "test.yaml").write_text(yaml.safe_dump([{**TINY[0], "case": "x-1"}]))
+    problems = "\n".join(validity.check_case_files(root))
+    assert "root cause incorrect_image is in both dev and test" in problems
+    assert "in both dev and tune" not in problems
+    (root / "split.json").write_text(
+        json.dumps({"tune": [], "test": [], "dev": ["incorrect_image"]})
+    )
+    assert "dev root cause incorrect_image is not in the 'tune' list" in "\n".join(
+        validity.check_case_files(root)
     )

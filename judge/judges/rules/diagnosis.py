@@ -40,6 +40,7 @@ NAMESPACE_REACH = 60
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s]))+[.!?]*")
 _CLAUSE_BREAK = re.compile(
     r";|,?\s+but\s+|\s+while\s+|\s+whereas\s+|,?\s+although\s+|,?\s+however,?\s+|,\s+and\s+"
+    r"|\s*\((?=[^)]*\b(?:sees?|saw|shows?|showed|logs?|logged|reports?|observed)\b)"
     r"|\s+and\s+(?=(?:the\s+)?[\w-]+(?:\s+\w+)?\s+(?:is|are|was|were|looks?|seems?|appears?)"
     r"\s+(?:healthy|fine|running|normal|ok|unaffected))",
     re.I,
@@ -57,7 +58,8 @@ _AFTER_CUE = re.compile(
     r"\bbecause(?:\s+of)?\b|\bdue\s+to\b|\bcaused\s+by\b|\b(?:as\s+)?a\s+result\s+of\b|\bthe\s+result\s+of\b"
     r"|\bstem(?:s|med|ming)?\s+from\b|\bowing\s+to\b|\btriggered\s+by\b|\battribut\w+\s+to\b"
     r"|\boriginat\w+\s+(?:in|from|at|with)\b|\blies\s+(?:in|with)\b"
-    r"|\broot[- ]?cause\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:))?"
+    r"|\broot[-_ ]?cause[s]?\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:)|[\"']?\s*:)?"
+    r"|\bfaulty[-_ ]components?\b[\"']?\s*:|\b(?:the\s+)?cause\s*(?:is|was)?\s*:"
     r"|\bculprit\s+(?:is|was)\b|\b(?:problem|issue|fault)\s+(?:is|lies|was)\s+(?:in|with)\b"
     r"|\bsince\b|\bbroken\s+by\b",
     re.I,
@@ -70,30 +72,40 @@ _EFFECT_CUE = re.compile(
     re.I,
 )
 _BLAME_CUE = re.compile(
-    r"\broot[- ]?cause\b|\bculprit\b|\bat\s+fault\b|\bresponsible\b|\bfaulty\b|\bmis-?configur\w*"
+    r"\broot[-_ ]?cause\b|\bculprit\b|\bat\s+fault\b|\bresponsible\b|\bfaulty\b|\bmis-?configur\w*"
     r"|\bwrong(?:ly)?\b|\bincorrect(?:ly)?\b|\binvalid\b|\bbad\b|\bbroken\b|\bbuggy\b|\bmissing\b|\blacks?\b"
     r"|\bnon-?existent\b|\bdoes(?:\s+not|n't)\s+exist\b|\bset\s+to\b|\bconfigured\s+(?:to|with|for)\b"
     r"|\bpoints?\s+to\b|\bpointing\s+to\b|\b(?:was|were|been|is|are)\s+(?:changed|modified|altered|updated|scaled|deleted|removed|revoked|patched)\b"
     r"|\bexpired\b|\bmismatch\w*|\bexhaust\w*|\btoo\s+(?:low|high|small|large|aggressive|short|strict|many)\b"
     r"|\bindicat\w+|\bsuggest\w*|\bthe\s+(?:problem|issue|fault)\s+is\b|\bis\s+the\s+(?:problem|issue|cause)\b"
     r"|\bblock\w*\b|\bdenies\b|\bdenied\b|\brevoked\b|\bcorrupt\w*|\bleak\w*|\bflood\w*|\boverload\w*"
-    r"|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
+    r"|\bbottleneck\b|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
 )
 # `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.
 _CAUSE_BEFORE = re.compile(
     r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
     r"(?:likely\s+|probable\s+)?(?:root[- ]?cause|culprit|cause)\b"
-    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:]|$)",
+    r"|\bis\s+(?:the\s+)?(?:root[- ]?cause|culprit)\b\s*(?:[.;,:(]|$)",
     re.I,
 )
 _LIST_HEDGE = re.compile(
-    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects?\b|\bcandidates?\b|\bany\s+of\s*:"
+    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects\b|\bsuspect\s*(?:list|components?)?\s*:|\bcandidates?\b|\bany\s+of\s*:"
     r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
     re.I,
 )
+# Ranked hypotheses: the most likely one is the claim; a sentence opened by one of these, or a
+# line under a heading such as `## Alternative hypotheses`, is an alternative, not a claim.
+_ALTERNATIVE = re.compile(
+    r"\W*(?:\d+[.)]\s*)?(?:(?:much\s+|far\s+)?less\s+likely|unlikely|alternatively|alternative\s+"
+    r"(?:hypothes[ie]s|explanations?|causes?)|another\s+possibility|other\s+possibilities"
+    r"|lower[- ]probability|low\s+probability|(?:second|third|fourth)[- ](?:most\s+likely|hypothesis)"
+    r"|ruled\s+out)\b",
+    re.I,
+)
+_HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|\*\*)([^\n]*)")
 _OBSERVATION = re.compile(
-    r"\blogs?\b|\blogged\b|\bshows?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
+    r"\blogs?\b|\blogged\b|\bshows?\b|\bsees?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
     r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
     re.I,
 )
@@ -107,6 +119,12 @@ _SUBJECT_AFTER = re.compile(
 _TARGET_BEFORE = re.compile(
     r"\b(?:to|towards?|for|from|by|via|against|instead\s+of|reach\w*|connect\w*\s+to|calls?\s+to"
     r"|requests?\s+to|waiting\s+for)\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
+    re.I,
+)
+# What may precede the subject of a clause (`most likely the search service ...`).
+_CLAUSE_OPENING = re.compile(
+    r"[\W\d]*(?:(?:the|most|likely|probably|possibly|maybe|perhaps|i|we|suspect|believe|think|that|so"
+    r"|deployment|service|pod)[\s:,`'\"]+)*",
     re.I,
 )
 _PRONOUN_SUBJECT = re.compile(
@@ -126,7 +144,8 @@ _NO_FAULT = re.compile(
     r"\bno\s+(?:\w+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
     r"\s+(?:\w+\s+){0,3}(?:found|detected|identified|observed|present)\b"
     r"|\b(?:could\s+not|couldn't|unable\s+to|cannot|can't|did\s+not|didn't|failed\s+to)\s+"
-    r"(?:identify|find|determine|locate|pinpoint|detect)\b"
+    r"(?:identify|find|determine|locate|pinpoint|detect)\s+(?:a\s+|any\s+|the\s+|an\s+)?(?:\w+\s+)?"
+    r"(?:root[- ]?causes?|faults?|issues?|problems?|culprits?|anything|faulty)\b"
     r"|\b(?:everything|all\s+(?:\w+\s+)?(?:pods|services|components|deployments))\s+(?:is|are|appears?|looks?|seems?)"
     r"\s+(?:to\s+be\s+)?(?:healthy|fine|normal|running)\b|\bno\s+faulty\b|\bnothing\s+(?:is\s+)?wrong\b"
     r"|\bno\s+fault\b",
@@ -276,9 +295,16 @@ class Diagnosis:
 def is_word_salad(low: str) -> bool:
     """A list of names and keywords with hardly a grammatical word: it states nothing."""
     words = _WORDS.findall(low)
-    if len(words) < 4 or _CLAUSE_PUNCTUATION.search(low.strip()):
+    if len(words) < 4 or (_CLAUSE_PUNCTUATION.search(low.strip()) and not _keyword_list(low)):
         return False
     return sum(w in _FUNCTION_WORDS for w in words) < 0.08 * len(words)
+
+
+def _keyword_list(low: str) -> bool:
+    """`dnspolicy, none, 8.8.8.8, user-service, resolution errors.`: four or more items of at
+    most three words each, separated by commas, is a list of keywords, not a terse note."""
+    items = [i for i in re.split(r"[,;]\s+", low.strip().rstrip(".")) if i]
+    return len(items) >= LIST_OF_EVERYTHING and all(len(i.split()) <= 3 for i in items)
 
 
 def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
@@ -320,13 +346,30 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 
 def _segments(low: str) -> list[Segment]:
     segments: list[Segment] = []
+    alternatives = _alternative_sections(low)
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
+        alternative = bool(_ALTERNATIVE.match(low, sentence.start())) or any(
+            a <= sentence.start() < b for a, b in alternatives
+        )
         for start, end in _spans(_CLAUSE_BREAK, low, sentence.start(), sentence.end()):
             clause = len(segments)
             for segment in _clause(low, start, end):
                 segment.clause, segment.sentence = clause, number
+                if alternative:
+                    segment.role, segment.strong = "listed", False
                 segments.append(segment)
     return segments
+
+
+def _alternative_sections(low: str) -> list[tuple[int, int]]:
+    """Spans under a markdown heading that names alternatives, up to the next heading."""
+    headings = [m for m in _HEADING.finditer(low) if m.start() == 0 or low[m.start() - 1] == "\n"]
+    sections = []
+    ends = [h.start() for h in headings[1:]] + [len(low)]
+    for heading, end in zip(headings, ends[: len(headings)], strict=True):
+        if _ALTERNATIVE.match(heading.group(1)):
+            sections.append((heading.end(), end))
+    return sections
 
 
 def _clause(low: str, start: int, end: int) -> list[Segment]:
@@ -544,9 +587,12 @@ def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
     """`kube-proxy, which drops packets to checkout`: another component is the subject and the
     origin only its object."""
     first = inside[0]
-    if first.origin or not _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :]):
-        return False
     segment = _segment_of(diagnosis, first.start)
+    opens = bool(segment and _CLAUSE_OPENING.fullmatch(diagnosis.low[segment.start : first.start]))
+    if first.origin or not (
+        opens or _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :])
+    ):
+        return False
     if segment and _TARGET_BEFORE.search(diagnosis.low[segment.start : first.start]):
         return False
     previous_end = _end_of(diagnosis, first)

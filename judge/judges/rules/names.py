@@ -304,7 +304,7 @@ _VALUE_WORDS = re.compile(
 
 
 def is_value_at(text_lower: str, start: int) -> bool:
-    r"""A name used as a value, not as the component: `product-catalog:8080`,
+    r"""A name used as a value, not as the component: `product-catalog:8080`, `repo/geo:app3`,
     `cart.astronomy-shop.svc`, `http://cart`, `ADDR=cart`, `the intended value \`frontend\``."""
     token = re.match(r"[\w./-]*", text_lower[start:])
     end = start + (len(token.group(0)) if token else 0)
@@ -313,6 +313,8 @@ def is_value_at(text_lower: str, start: int) -> bool:
     before = text_lower[max(0, start - 8) : start]
     if re.match(r":\d", text_lower[word_end:]) or re.match(r":\d", text_lower[end:]):
         return True
+    if before.endswith("/") and re.match(r":[a-z0-9]", text_lower[word_end:]):
+        return True  # an image reference: `yinfangchen/geo:app3`
     if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
         return True
     return bool(_VALUE_WORDS.search(text_lower[max(0, start - 40) : start]))

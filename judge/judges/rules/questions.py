@@ -256,6 +256,11 @@ def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
         return _by_shared_words(qid, case)
     if categories & (truth.families | truth.categories) or generic & truth.groups:
         return _yes(qid, "", "Low")
+    category_groups = {taxonomy.FAMILY[c].group for c in categories}
+    if category_groups & truth.groups & taxonomy.CONFIGURED_GROUPS or taxonomy.vaguely_configured(
+        generic, truth.groups
+    ):
+        return _yes(qid, "", "Low")
     return _no(qid, "", "Medium")
 
 

@@ -54,6 +54,10 @@ FAMILIES: tuple[Family, ...] = (
             r"incompatible|unavailable)\s+(?:\w+\s+)?(?:container\s+)?image",
             r"image\s+(?:tag|version|reference|name)",
             r"image\s+(?:\S+\s+)?(?:does not|doesn't) exist",
+            r"(?:can't|cannot|could\s+not|couldn't|unable\s+to|fails?\s+to)\s+(?:find|locate|fetch|get)\s+"
+            r"(?:its\s+|the\s+|an?\s+)?(?:\w+\s+)?image",
+            r"image\s+(?:\S+\s+)?(?:not\s+found|is\s+gone)",
+            r"manifest\s+unknown",
             r"(?:pull|pulling|pulls)\s+(?:the\s+|a\s+|its\s+)?(?:\w+\s+)?(?:container\s+)?image",
             r"pull access denied",
             r"image\s+(?:was|is|has been)\s+(?:changed|updated|set|rolled|upgraded)",
@@ -670,12 +674,20 @@ IMPACTS: dict[str, re.Pattern[str]] = {
             r"5\d\d",
             r"5xx",
             r"error\s+rates?",
-            r"errors?\s+(?:on|in|for|when|from|with)",
+            r"errors?\s+(?:on|in|for|when|whenever|from|with)",
             r"exceptions?",
             r"errors?\s+out",
             r"(?:,|and|or)\s+[\w/-]+\s+fail(?:s|ed)?\b",
             r"fail(?:s|ed|ing)?\s+(?:immediately|intermittently|with|on|for)",
             r"(?:cannot|can't|unable\s+to)\s+(?:open|serve|process|complete|load|place|add)",
+            r"return(?:s|ed|ing)?\s+(?:\w+\s+)?errors?",
+            # Impact in users' terms: what people cannot do, what a page shows.
+            r"(?:users?|customers?|shoppers?|travell?ers?|people|guests?|visitors?)\s+(?:\w+\s+){0,2}"
+            r"(?:cannot|can't|could\s+not|couldn't|(?:are\s+)?unable\s+to|fail\s+to|get\s+(?:an?\s+)?"
+            r"(?:errors?|timeouts?)|see\s+(?:an?\s+)?(?:errors?|timeouts?|failures?|empty|blank|missing))",
+            r"(?:nobody|no\s+one)\s+can",
+            r"(?:page|site|checkout|cart|login|search|results?)\s+(?:\w+\s+){0,2}(?:returns?|shows?|is|are)\s+"
+            r"(?:an?\s+)?(?:errors?|blank|empty)",
         ),
         "unavailable": (
             r"unavailable",
@@ -723,6 +735,17 @@ IMPACTS: dict[str, re.Pattern[str]] = {
 BROAD_IMPACTS = frozenset({"errors", "unavailable"})
 
 
+# Groups whose faults are a changed setting: "a misconfiguration" is a vaguer but compatible
+# characterisation of any of them (not of a code bug, a load surge or a node crash).
+CONFIGURED_GROUPS = frozenset(
+    {"config", "network", "resources", "security", "storage", "admission"}
+)
+
+
+def vaguely_configured(generic: set[str], truth_groups: set[str]) -> bool:
+    return "config" in generic and bool(truth_groups & CONFIGURED_GROUPS)
+
+
 def families_in(text: str) -> set[str]:
     """Families whose mutation terms occur in `text` (lowercased)."""
     return {f.name for f in FAMILIES if f.pattern.search(text)}
@@ -766,9 +789,17 @@ _DENIED = re.compile(
 )
 
 
+# A remedy in the imperative (`restart geo`, `; delete the pods`) states no impact.
+_REMEDY_IMPERATIVE = re.compile(
+    r"(?:^|[.;,:!]\s*|\b(?:and|then|so)\s+)(?:please\s+|just\s+)?(?:restart|redeploy|bounce|delete|kill)"
+    r"\s+(?:the\s+|its\s+|all\s+)?[\w/-]+(?:\s+pods?)?",
+    re.I,
+)
+
+
 def without_denied_impacts(text: str) -> str:
-    """`no restarts, just NotReady` states NotReady, not restarts."""
-    return _DENIED.sub(" ", text)
+    """`no restarts, just NotReady` states NotReady, not restarts; `restart geo` states none."""
+    return _REMEDY_IMPERATIVE.sub(" ", _DENIED.sub(" ", text))
 
 
 def contradicted_impacts(text: str, truth_impacts: set[str], truth_families: set[str]) -> set[str]:
