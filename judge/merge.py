@@ -87,18 +87,51 @@ def _check_shards(shards: list[tuple[Path, EvalResult]]) -> None:
         )
 
 
+RUN_OBSERVATIONS = frozenset(
+    {"api_base", "structured_output", "structured_output_negotiation", "replies", "repairs"}
+)
+"""What a judge met during its run, not what it is: its endpoint, the reply format the server
+accepted, how its replies parsed. Shards may differ in these; the merge adds up the counts."""
+
+
 def _same(value: Any, name: str) -> Any:
     if name == "judge" and isinstance(value, dict):
-        return _without_endpoint(value)
+        return _identity(value)
     return value
 
 
-def _without_endpoint(value: Any) -> Any:
+def _identity(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_endpoint(v) for k, v in value.items() if k != "api_base"}
+        return {k: _identity(v) for k, v in value.items() if k not in RUN_OBSERVATIONS}
     if isinstance(value, list):
-        return [_without_endpoint(v) for v in value]
+        return [_identity(v) for v in value]
     return value
+
+
+def _observed_together(judges: list[Any]) -> Any:
+    """One judge description for the merged run: the first shard's, with reply and repair
+    counts added up over every shard (panel members one by one)."""
+    first = judges[0]
+    if isinstance(first, list):
+        return [_observed_together([j[i] for j in judges]) for i in range(len(first))]
+    if not isinstance(first, dict):
+        return first
+    merged = {k: _observed_together([j.get(k) for j in judges]) for k in first}
+    if isinstance(first.get("replies"), dict):
+        from .judges.llm import reply_shares
+
+        merged["replies"] = reply_shares(
+            Counter({o: sum(j["replies"].get(o, 0) for j in judges) for o in REPLY_OUTCOMES})
+        )
+    if isinstance(first.get("repairs"), dict):
+        total: Counter[str] = Counter()
+        for judge in judges:
+            total.update(judge["repairs"])
+        merged["repairs"] = dict(sorted(total.items()))
+    return merged
+
+
+REPLY_OUTCOMES = ("clean", "repaired", "reasked", "unscored")
 
 
 def _differs(name: str, mine: dict[str, Any], theirs: dict[str, Any], where: Path) -> str:
@@ -180,6 +213,7 @@ class _Parts:
 def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult:
     first = shards[0][1]
     config = {k: v for k, v in first.config.items() if k != "shard"}
+    config["judge"] = _observed_together([r.config["judge"] for _, r in shards])
     shard = first.config["shard"]
     parts = _Parts(config["judge"]["label"])
     for path, result in shards:

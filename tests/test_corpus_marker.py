@@ -44,7 +44,7 @@ def test_the_marker_is_registered_and_deselected_by_default() -> None:
     options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     pytest_options = options["pytest"]["ini_options"]
     assert any(m.startswith("corpus:") for m in pytest_options["markers"])
-    assert "-m 'not corpus and not browser'" in pytest_options["addopts"]
+    assert "-m 'not corpus and not browser and not realmodel'" in pytest_options["addopts"]
 
 
 def _pytest(*args: str, corpus_dir: Path) -> subprocess.CompletedProcess[str]:

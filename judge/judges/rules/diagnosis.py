@@ -396,8 +396,8 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
             ]
         return [before, *after]
     if cue := _EFFECT_CUE.search(clause):
-        before = clause[: cue.start()]
-        strong = bool(_BLAME_CUE.search(before) or _REMEDY.search(before))
+        cause_text = clause[: cue.start()]
+        strong = bool(_BLAME_CUE.search(cause_text) or _REMEDY.search(cause_text))
         return [
             Segment(start, start + cue.start(), "blamed", strong=strong),
             Segment(start + cue.end(), end, "effect"),
