@@ -159,6 +159,12 @@ def _is_victim(case: Case, mention: Mention) -> bool:
 def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
     """Yes iff the diagnosis blames something and everything it blames is an origin (or a
     component the truth's mechanism involves)."""
+    return _only_involved_blamed(qid, case)
+
+
+def _only_involved_blamed(qid: str, case: Case) -> QuestionAnswer:
+    """D1-Q3 and D3-Q1 ask the same of the text (the guide: a positive claim, and nothing
+    blamed beyond the origin and the truth's contributors); they differ only in the question."""
     if not case.truth.origins:
         return _unscored(qid, "the ground truth names no fault origin")
     blamed = case.diagnosis.blamed
@@ -270,15 +276,7 @@ def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
 def no_uninvolved_component_blamed(qid: str, case: Case) -> QuestionAnswer:
     """Yes iff the diagnosis blames something and blames no component outside the origin and
     the truth's contributing components (victims named as affected are fine)."""
-    if not case.truth.origins:
-        return _unscored(qid, "the ground truth names no fault origin")
-    blamed = case.diagnosis.blamed
-    if not blamed or case.diagnosis.no_fault:
-        return _no(qid, "", "Medium")
-    wrong = _wrongly_blamed(case)
-    if wrong:
-        return _no(qid, case.quote(wrong[0]))
-    return _yes(qid, case.quote(blamed[0]), "Medium")
+    return _only_involved_blamed(qid, case)
 
 
 def all_components_named(qid: str, case: Case) -> QuestionAnswer:
