@@ -546,7 +546,8 @@ def render(report: ValidityReport) -> str:
     for person, missing in report.unlabelled_cases.items():
         if missing:
             lines.append(
-                f"Labeller {person} has no complete labels for {len(missing)} case(s): {', '.join(missing[:10])}"
+                f"Labeller {person} did not label {len(missing)} case(s), left out of their"
+                f" comparisons: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
             )
     if report.sregym_bench:
         b = report.sregym_bench
