@@ -108,7 +108,7 @@ def _write_json(path: Path | None, text: str) -> None:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    """`judge agreement`: print agreement among result and label files, optionally write the JSON."""
+    """`judge agreement`: print agreement among result and label files; optionally write JSON."""
     from agreement import agreement_report, render_report, table2_markdown
 
     report = agreement_report(
