@@ -64,7 +64,7 @@ UnitKind = Literal["question", "dimension", "dimension-pooled"]
 
 
 class UnitBreakdown(BaseModel):
-    """One question or dimension alone: pairwise agreement, and among all raters when 3+ answered."""
+    """One question or dimension alone: pairwise, and among all raters when 3+ answered it."""
 
     unit: str
     kind: UnitKind

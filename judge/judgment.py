@@ -25,7 +25,7 @@ class QuestionAnswer(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens and cost of one judge call; None where the provider did not say or price is unknown."""
+    """Tokens and cost of one judge call; None if the provider did not say or no price is known."""
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

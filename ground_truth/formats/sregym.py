@@ -115,7 +115,7 @@ def _is_specs_file(file: Path) -> bool:
 
 
 def looks_like_sregym_specs(path: str | Path) -> bool:
-    """Whether `path` is a SREGym registry (checkout, problems folder, file) or holds problem files."""
+    """Whether `path` is a SREGym registry (checkout, problems folder or file) or problem files."""
     path = Path(path)
     return registry_file(path) is not None or any_file(path, STRUCTURED_SUFFIXES, _is_specs_file)
 

@@ -49,7 +49,7 @@ from .structured import (
 
 
 class AnswerItem(BaseModel):
-    """One question's answer as the judge model must give it: Yes/No, quoted evidence, confidence."""
+    """One question's answer as the judge model must give it: Yes/No, evidence quote, confidence."""
 
     id: str
     answer: Literal["Yes", "No"]

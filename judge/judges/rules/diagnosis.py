@@ -250,7 +250,7 @@ class Mention:
 
 @dataclass
 class Segment:
-    """A span `[start, end)` of the lowercased diagnosis with one role, and its clause and sentence."""
+    """A span `[start, end)` of the lowercased diagnosis with one role, its clause and sentence."""
 
     start: int
     end: int
