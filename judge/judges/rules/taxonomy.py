@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Family:
     """A kind of fault (e.g. OOM kill, bad image): the terms that name it, its group, the
-    categories it belongs to, the impacts it causes, related families and mutually exclusive
-    variants.
+    vaguer terms naming only its area (`category`: "TLS", "image"), the impacts it causes,
+    related families and mutually exclusive variants.
     """
 
     name: str
