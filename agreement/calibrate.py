@@ -27,6 +27,10 @@ TOLERANCE = 1e-9
 
 
 class ThresholdPoint(BaseModel):
+    """A judge's verdict agreement with the reference if it passed cases at `threshold`:
+    agreement, kappa, TPR and TNR with CIs (undefined estimates carry a reason, not a number).
+    """
+
     threshold: float
     n: int = Field(description="Cases with a composite and a reference verdict.")
     pass_rate: float | None = Field(description="Share of those cases the judge would pass.")
@@ -37,6 +41,10 @@ class ThresholdPoint(BaseModel):
 
 
 class JudgeCalibration(BaseModel):
+    """One judge against the people: per level and per unit agreement, and how its pass
+    threshold would change verdict agreement with the reference.
+    """
+
     judge: str
     source: str | None
     reference: str
@@ -53,6 +61,10 @@ class JudgeCalibration(BaseModel):
 
 
 class CalibrationReport(BaseModel):
+    """What `calibrate` returns: per judge, its agreement with each person and with the reference,
+    a threshold sweep and the best threshold, plus the human ceiling among the people.
+    """
+
     schema_version: Literal["1"] = "1"
     kind: Literal["calibration"] = "calibration"
     settings: Settings
@@ -86,6 +98,10 @@ def sweep(
     thresholds: Iterable[float],
     bootstrap: ClusterBootstrap,
 ) -> list[ThresholdPoint]:
+    """One ThresholdPoint per threshold: the judge passes a case when its composite is at least
+    the threshold (within 1e-9); cases with no composite or no reference verdict are left out,
+    so every point is over the same cases. Empty `thresholds` gives an empty list.
+    """
     points = []
     cases = [
         (key, composite, answer)

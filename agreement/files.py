@@ -21,6 +21,7 @@ _limit = {"bytes": DEFAULT_MAX_INPUT_MB * 1024 * 1024}
 
 
 def set_max_input_mb(megabytes: float) -> None:
+    """Refuse input files larger than this many megabytes from now on (process-wide)."""
     _limit["bytes"] = int(megabytes * 1024 * 1024)
 
 
@@ -48,6 +49,9 @@ def read_text(path: str | Path, encoding: str = "utf-8", hint: str = "") -> str:
 
 
 def parse_json(text: str, path: str | Path) -> Any:
+    """`text` parsed as JSON; LabelFileError naming `path` if it nests too deeply to parse
+    (other JSON errors propagate as ValueError).
+    """
     try:
         return json.loads(text)
     except RecursionError:

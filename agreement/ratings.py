@@ -36,6 +36,8 @@ ACCEPTED = "yes/no, true/false, 1/0, pass/fail (any case), or empty for missing"
 
 
 class ItemKey(NamedTuple):
+    """One rated item: a question or dimension (`unit`) of one trial of one incident."""
+
     incident_id: str
     trial: str
     unit: str
@@ -103,6 +105,8 @@ class RaterLabels:
 
 
 class PairedItems(NamedTuple):
+    """The items two raters both answered, in one order: keys and each rater's answers."""
+
     keys: list[ItemKey]
     a: list[Answer]
     b: list[Answer]

@@ -82,6 +82,9 @@ def pair_table(pairs: list[PairStats], title: str) -> Table:
 
 
 def multi_table(stats: MultiRaterStats, title: str) -> Table:
+    """A one-row table of Fleiss κ and Krippendorff α over all raters; undefined estimates
+    show as n/a with their reason in the caption.
+    """
     notes: list[str] = []
     table = Table(title=title, title_justify="left")
     for header in ("Raters", "Items (2+ raters)", "Items (all)", "Fleiss κ", "Krippendorff α"):
@@ -135,6 +138,7 @@ def render_report(report: AgreementReport, breakdown: bool = False) -> Group:
 
 
 def sweep_table(judge: JudgeCalibration) -> Table:
+    """A judge's threshold sweep, one row per threshold, titled with its best threshold."""
     notes: list[str] = []
     table = Table(
         title=f"{judge.judge}: verdict vs {judge.reference} by threshold "
@@ -158,6 +162,9 @@ def sweep_table(judge: JudgeCalibration) -> Table:
 
 
 def render_calibration(report: CalibrationReport) -> Group:
+    """A calibration report for the terminal: per judge its agreement with the people and its
+    threshold sweep, then the human ceiling tables.
+    """
     parts: list[Table] = []
     for judge in report.judges:
         parts.append(pair_table(judge.vs_people, f"{judge.judge} vs people"))

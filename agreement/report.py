@@ -40,6 +40,10 @@ SCHEMA_VERSION: Final = "1"
 
 
 class Settings(BaseModel):
+    """How a report's numbers were computed: bootstrap size and seed, confidence level,
+    the resampling cluster, and the score at which a dimension counts as Yes.
+    """
+
     bootstrap_B: int
     seed: int
     confidence: float = CONFIDENCE
@@ -48,6 +52,8 @@ class Settings(BaseModel):
 
 
 class RaterInfo(BaseModel):
+    """One rater in a report: judge or human, its answers' source, how many it gave per level."""
+
     name: str
     kind: Literal["judge", "human"]
     source: str | None
@@ -58,6 +64,8 @@ UnitKind = Literal["question", "dimension", "dimension-pooled"]
 
 
 class UnitBreakdown(BaseModel):
+    """One question or dimension alone: pairwise, and among all raters when 3+ answered it."""
+
     unit: str
     kind: UnitKind
     pairwise: list[PairStats]
@@ -65,6 +73,10 @@ class UnitBreakdown(BaseModel):
 
 
 class LevelReport(BaseModel):
+    """Agreement at one level (question, dimension or verdict): every rater pair, all raters
+    together, and per unit. `pair(a, b)` finds a pair in either order (KeyError if absent).
+    """
+
     level: Level
     pairwise: list[PairStats]
     multi_rater: MultiRaterStats | None = None
@@ -89,6 +101,10 @@ class GroupAgreement(BaseModel):
 
 
 class AgreementReport(BaseModel):
+    """What `agreement_report` returns: its settings, the raters, agreement per level, the human
+    ceiling and repeated judges' self-consistency. `level(name)` raises KeyError if absent.
+    """
+
     schema_version: Literal["1"] = SCHEMA_VERSION
     kind: Literal["agreement"] = "agreement"
     settings: Settings
@@ -155,6 +171,9 @@ def multi_rater(
     bootstrap: ClusterBootstrap,
     units: Iterable[str] | None = None,
 ) -> MultiRaterStats:
+    """Fleiss κ and Krippendorff α among `raters` at `level` (optionally only `units`), with
+    bootstrap CIs resampling incidents.
+    """
     keys, rows = table.matrix(list(raters), level, units)
     return multi_rater_stats(rows, [k.incident_id for k in keys], raters, bootstrap=bootstrap)
 
@@ -245,6 +264,9 @@ def self_consistency(
     bootstrap: ClusterBootstrap,
     groups: Sequence[Sequence[str]] | None = None,
 ) -> list[GroupAgreement]:
+    """Agreement among repeated runs of one judge, per group and level. Groups default to
+    names differing only by a `#` suffix; KeyError if a given group names an unknown rater.
+    """
     chosen = [list(g) for g in groups] if groups is not None else repeat_groups(table)
     out = []
     for members in chosen:
@@ -344,6 +366,7 @@ TABLE2_HEADER = ["Judge A", "Judge B", "Agreement", "Cohen's κ [95% CI]"]
 
 
 def table2_rows(report: AgreementReport, level: Level = "verdict") -> list[Table2Row]:
+    """Every rater pair at `level` as a SREGym Table 2 row. KeyError if the report lacks `level`."""
     return [
         Table2Row(
             judge_a=p.rater_a,
@@ -358,6 +381,9 @@ def table2_rows(report: AgreementReport, level: Level = "verdict") -> list[Table
 
 
 def table2_markdown(report: AgreementReport, level: Level = "verdict", digits: int = 2) -> str:
+    """The pairs at `level` as a markdown table shaped like SREGym's Table 2; undefined values
+    print as n/a.
+    """
     lines = ["| " + " | ".join(TABLE2_HEADER) + " |", "|" + " --- |" * len(TABLE2_HEADER)]
     lines += ["| " + " | ".join(row.cells(digits)) + " |" for row in table2_rows(report, level)]
     return "\n".join(lines) + "\n"

@@ -69,6 +69,8 @@ class BenchWarning(UserWarning):
 
 
 class BenchItem(BaseModel):
+    """One item of SREGym's judge benchmark: the agent's answer, the oracle, the human verdict."""
+
     id: str
     index: int
     description: str
@@ -79,6 +81,7 @@ class BenchItem(BaseModel):
 
 
 def item_id(index: int) -> str:
+    """The incident id given to benchmark item `index`: `sregym-bench-07`."""
     return f"sregym-bench-{index:02d}"
 
 
@@ -163,6 +166,9 @@ def label_rows(items: list[BenchItem], annotator: str = ANNOTATOR) -> list[dict[
 
 
 def write_labels(items: list[BenchItem], path: str | Path, annotator: str = ANNOTATOR) -> int:
+    """Write the items' human verdicts as a label CSV (UTF-8 with BOM) at `path`; returns the
+    number of rows written.
+    """
     rows = label_rows(items, annotator)
     with open(path, "w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LABEL_COLUMNS)
@@ -172,6 +178,7 @@ def write_labels(items: list[BenchItem], path: str | Path, annotator: str = ANNO
 
 
 def to_ratings(items: list[BenchItem], annotator: str = ANNOTATOR) -> RatingTable:
+    """The items' human verdicts as a one-rater RatingTable, sourced to the pinned SREGym commit."""
     rater = RaterLabels(
         name=annotator, kind="human", source=f"{REPOSITORY}/{ORIGIN_PATH}@{COMMIT[:8]}"
     )

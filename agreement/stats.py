@@ -238,6 +238,7 @@ _REFERENCE = ("tpr", "tnr", "precision", "recall", "f1", "macro_f1")
 
 
 def confusion(a: Sequence[Answer], b: Sequence[Answer]) -> Confusion:
+    """Counts of each (a, b) answer pair; ValueError if the sequences differ in length."""
     counts = {"yes_yes": 0, "yes_no": 0, "no_yes": 0, "no_no": 0}
     for x, y in zip(a, b, strict=True):
         counts[f"{x.lower()}_{y.lower()}"] += 1

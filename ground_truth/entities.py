@@ -130,6 +130,9 @@ def normalize_kind(kind: str | None) -> str | None:
 
 
 def normalize_namespace(namespace: str | None) -> str | None:
+    """`namespace` stripped and lower-cased; None when it is missing or a placeholder such as
+    "", "unknown", "n/a" or "-".
+    """
     if namespace is None or namespace.strip().lower() in UNKNOWN_NAMESPACES:
         return None
     return namespace.strip().lower()
@@ -348,12 +351,18 @@ def _component_targets(
 
 
 class EntityMetrics(BaseModel):
+    """Precision (predictions that hit a root cause), recall (root causes credited, each
+    prediction crediting at most one) and F1; all 0.0 with no predictions or no root causes.
+    """
+
     precision: float
     recall: float
     f1: float
 
 
 class EntityAtK(EntityMetrics):
+    """EntityMetrics over the top `k` ranked predictions only."""
+
     k: int
 
 

@@ -51,4 +51,5 @@ class FormatWarning(UserWarning):
 
 
 def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
+    """Emit a FormatWarning about `path` (and `field`), attributed to the caller's caller."""
     warnings.warn(FormatWarning(path, message, field), stacklevel=3)

@@ -36,6 +36,7 @@ def validation_error(path: Path, exc: ValidationError, prefix: str = "") -> Inpu
 
 
 def validate(model: type[BaseModel], data: Any, path: Path, prefix: str = "") -> Any:
+    """`data` validated as `model`; InputError naming `path` and the first bad field otherwise."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:

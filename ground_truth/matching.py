@@ -8,6 +8,10 @@ from .models import IncidentSpec, Submission
 
 
 class Matching(BaseModel):
+    """Specs paired with their submissions, plus what could not be paired: spec ids no
+    submission answers (`missing`) and submissions naming an unknown incident (`orphans`).
+    """
+
     pairs: list[tuple[IncidentSpec, Submission]] = Field(default_factory=list)
     missing: list[str] = Field(
         default_factory=list, description="Incident ids with a spec but no submission."
@@ -18,6 +22,10 @@ class Matching(BaseModel):
 
 
 def match_submissions(specs: list[IncidentSpec], submissions: list[Submission]) -> Matching:
+    """Pair every submission with the spec of its incident id, ordered by incident id then trial
+    (numeric trials first, in numeric order). A spec may get several submissions (one per trial);
+    nothing is dropped silently: unpaired specs and submissions are listed in the result.
+    """
     by_id = {spec.id: spec for spec in specs}
     pairs, orphans, answered = [], [], set()
     for sub in sorted(submissions, key=lambda s: (s.incident_id, _trial_order(s.trial))):

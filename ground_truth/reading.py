@@ -47,6 +47,7 @@ def set_max_input_mb(megabytes: float) -> None:
 
 
 def max_input_bytes() -> int:
+    """The current input file size limit, in bytes."""
     return _limit["bytes"]
 
 

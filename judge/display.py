@@ -21,10 +21,12 @@ ELLIPSIS = "…"
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
+    """`value` to `digits` decimals, or an em dash when it is None."""
     return "—" if value is None else f"{value:.{digits}f}"
 
 
 def fmt_estimate(est: Estimate) -> str:
+    """`0.62 [0.50, 0.74]`; the value alone when it has no CI, an em dash when it is undefined."""
     if est.value is None:
         return "—"
     if est.ci is None:
@@ -59,6 +61,9 @@ def _incident_rows(result: EvalResult, dims: list[str], show_k: bool) -> list[li
 
 
 def incident_table(result: EvalResult, width: int = 80) -> Table:
+    """Per incident: trials, mean composite, pass@1 (pass@k and pass^k when k > 1) and dimension
+    means, the incident column narrowed as needed to fit `width`.
+    """
     dims = result.config.get("dimensions") or list(result.overall.dimension_means)
     k = result.overall.k
     show_k = k > 1
@@ -96,6 +101,7 @@ def _build(headers: list[str], rows: list[list[str]], result: EvalResult, name_w
 
 
 def summary_table(result: EvalResult) -> Table:
+    """The run's overall numbers with bootstrap CIs, question and case counts, and failed calls."""
     o = result.overall
     table = Table(
         title="Overall (95% bootstrap CI over incidents)", show_header=False, box=box.SIMPLE
@@ -157,6 +163,7 @@ def agent_table(result: EvalResult) -> Table | None:
 
 
 def print_result(result: EvalResult, console: Console) -> None:
+    """Print a result's incident table (at most 120 wide), summary and, if any, per-agent table."""
     console.print(incident_table(result, width=min(console.width, 120)))
     console.print(summary_table(result))
     agents = agent_table(result)

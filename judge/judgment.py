@@ -25,6 +25,8 @@ class QuestionAnswer(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens and cost of one judge call; None if the provider did not say or no price is known."""
+
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = Field(None, description="None when the model's price is unknown.")

@@ -41,6 +41,7 @@ class Deferred(Exception):
 
 
 def owner_id() -> str:
+    """A lease owner id unique to this process and call: `host:pid:random`."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 

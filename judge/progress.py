@@ -16,6 +16,10 @@ from typing import Any, TextIO
 
 @dataclass
 class RunStats:
+    """A run's live counters for the progress display: calls planned, answered from the store,
+    done and failed; requests, retries and failures by kind; tokens and cost.
+    """
+
     total: int = 0
     planned: int = 0
     cached: int = 0
@@ -71,6 +75,7 @@ class RunStats:
 
 
 def cost_text(cost: float | None, unknown: int = 0) -> str:
+    """`$0.0123`; when `cost` is None, "unknown" and how many requests had no known price."""
     if cost is not None:
         return f"${cost:.4f}"
     return f"unknown ({unknown} request(s) without a known price)" if unknown else "unknown"

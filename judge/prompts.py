@@ -24,6 +24,8 @@ DIMENSION_TEMPLATE = "dimension.j2"
 
 
 class Prompt(BaseModel):
+    """A rendered prompt: chat messages and their hash (part of a stored answer's key)."""
+
     messages: list[dict[str, str]]
     hash: str
 
@@ -34,6 +36,7 @@ def fence_tag(diagnosis: str) -> str:
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
+    """SHA-256 hex of the messages as canonical JSON (sorted keys): equal prompts hash equal."""
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
 
 

@@ -83,6 +83,8 @@ class RunUsage(BaseModel):
 
 
 class Orphan(BaseModel):
+    """A submission whose incident id has no spec, and the file it came from if known."""
+
     incident_id: str
     trial: str
     file: str | None = None

@@ -18,6 +18,10 @@ WEIGHT_TOLERANCE = 1e-6
 
 
 class Question(BaseModel):
+    """One Yes/No checklist question; `rule` names the rules judge's rule when it is not the id.
+    Extra keys are kept.
+    """
+
     model_config = ConfigDict(extra="allow")
 
     id: str = Field(min_length=1)
@@ -29,6 +33,8 @@ class Question(BaseModel):
 
 
 class Dimension(BaseModel):
+    """A scored dimension: its questions, whose Yes share is its score. Extra keys are kept."""
+
     model_config = ConfigDict(extra="allow")
 
     id: str = Field(min_length=1)
@@ -39,6 +45,8 @@ class Dimension(BaseModel):
 
 
 class Scoring(BaseModel):
+    """Dimension weights (keyed by dimension id) and the composite a case needs to pass."""
+
     model_config = ConfigDict(extra="allow")
 
     threshold: float
@@ -89,6 +97,7 @@ class Rubric(BaseModel):
 
 
 def content_hash(data: dict[str, Any]) -> str:
+    """First 16 hex digits of SHA-256 over `data` as canonical JSON: equal content, equal hash."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -100,10 +109,14 @@ def rubrics_dir() -> Path:
 
 
 def available_rubrics() -> list[str]:
+    """Names of the shipped rubrics, sorted ([] if none)."""
     return sorted(p.stem for p in rubrics_dir().glob("*.yaml"))
 
 
 def resolve_rubric_path(name_or_path: str | Path) -> Path:
+    """The rubric file for a shipped name or a path: a value with a YAML/JSON suffix or that
+    exists is a path. InputError for a missing file or an unknown name (listing shipped ones).
+    """
     candidate = Path(name_or_path)
     if candidate.suffix.lower() in {".yaml", ".yml", ".json"} or candidate.exists():
         if not candidate.is_file():

@@ -28,6 +28,10 @@ BOOTSTRAP_SEED = 20261126
 
 
 class DimensionScore(BaseModel):
+    """One dimension of one case: the share of its scored questions answered Yes (None when none
+    was scored), with the counts behind it.
+    """
+
     dimension_id: str
     score: float | None
     n_scored: int
@@ -52,18 +56,26 @@ class CaseResult(BaseModel):
 
 
 class Interval(BaseModel):
+    """A confidence interval and its level."""
+
     low: float
     high: float
     level: float = 0.95
 
 
 class Estimate(BaseModel):
+    """A mean over `n` values with its bootstrap CI; value None when n is 0, no CI when n < 2."""
+
     value: float | None
     ci: Interval | None = None
     n: int
 
 
 class IncidentSummary(BaseModel):
+    """One incident over its trials: mean composite, pass@1, pass@k and pass^k over complete
+    trials (None when no trial is complete) and dimension means.
+    """
+
     incident_id: str
     n_trials: int
     n_complete: int
@@ -76,6 +88,10 @@ class IncidentSummary(BaseModel):
 
 
 class OverallSummary(BaseModel):
+    """A run's headline numbers: means over incidents with bootstrap CIs, plus case, question,
+    missing and orphan counts.
+    """
+
     n_incidents: int
     n_incidents_scored: int
     n_cases: int
@@ -104,6 +120,9 @@ def score_case(
     rubric: Rubric,
     agent: str | None = None,
 ) -> CaseResult:
+    """Score one case: each dimension is its Yes share, the composite their weighted sum when every
+    dimension has a score (else None, and `passed` None); passed when composite >= threshold.
+    """
     dims = [
         _dimension_score(d.id, [j for j in judgments if j.dimension_id == d.id])
         for d in rubric.dimensions
@@ -223,6 +242,9 @@ def summarize_overall(
     n_orphans: int = 0,
     seed: int = BOOTSTRAP_SEED,
 ) -> OverallSummary:
+    """The overall summary: means over incidents with a complete trial, CIs from resampling
+    incidents with `seed`; undefined estimates when no incident is scored.
+    """
     scored = [i for i in incidents if i.n_complete]
 
     def estimate(values: list[float | None]) -> Estimate:

@@ -92,6 +92,7 @@ CREATE TABLE IF NOT EXISTS leases (
 
 
 def short_hash(data: Any) -> str:
+    """First 16 hex digits of SHA-256 over `data` as canonical JSON (non-JSON values via str)."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -136,6 +137,8 @@ class Claim:
 
 @dataclass(frozen=True)
 class CaseRef:
+    """Which case and dimension a stored answer belongs to."""
+
     incident_id: str
     trial: str
     dimension_id: str
@@ -641,6 +644,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_sqlite_file(path: str | Path) -> bool:
+    """Whether `path` starts with the SQLite header; False if it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC

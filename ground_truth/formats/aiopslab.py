@@ -104,11 +104,17 @@ def _is_specs_file(file: Path) -> bool:
 
 
 def looks_like_aiopslab_specs(path: str | Path) -> bool:
+    """Whether `path` is an AIOpsLab registry (checkout, problems folder or registry file) or
+    holds problem files; only the first files of a folder are sniffed.
+    """
     path = Path(path)
     return registry_file(path) is not None or any_file(path, STRUCTURED_SUFFIXES, _is_specs_file)
 
 
 def load_aiopslab_specs(path: str | Path) -> list[IncidentSpec]:
+    """The specs of AIOpsLab problems, read from its PROBLEM_REGISTRY (parsed, never imported)
+    or from problem files; InputError when `path` holds neither.
+    """
     registry = registry_file(Path(path))
     if registry is not None:
         return [
@@ -216,10 +222,15 @@ def _is_session_file(file: Path) -> bool:
 
 
 def looks_like_aiopslab_submissions(path: str | Path) -> bool:
+    """Whether `path` is, or its first files include, an AIOpsLab session JSON."""
     return any_file(Path(path), (".json",), _is_session_file)
 
 
 def load_aiopslab_submissions(path: str | Path) -> list[Submission]:
+    """Submissions from AIOpsLab session files (single sessions or bundles; duplicates merged).
+    Mitigation sessions are skipped and sessions that never called submit() kept with an empty
+    diagnosis, each with a warning; InputError when `path` holds no session file.
+    """
     records: list[tuple[Path, str, dict[str, Any]]] = []
     for file in matching_files(Path(path), (".json",), _is_session_file, "AIOpsLab sessions"):
         data = read_structured(file)

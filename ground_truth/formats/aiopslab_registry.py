@@ -115,6 +115,7 @@ def extract_problems(path: Path) -> list[dict[str, Any]]:
 
 
 def parse_module(file: Path) -> ast.Module:
+    """The Python file parsed (not run); InputError naming the line if it is not valid Python."""
     try:
         return ast.parse(read_text(file), filename=str(file))
     except SyntaxError as exc:
@@ -130,6 +131,10 @@ def _checkout_root(registry: Path) -> Path | None:
 
 
 def entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Each `PROBLEM_REGISTRY` entry as (problem id, class name, literal constructor arguments,
+    positional ones under `__args__`); non-literal arguments are UNKNOWN, non-string keys are
+    skipped. InputError if the module assigns no such dict.
+    """
     table = next(
         (
             node.value
@@ -154,6 +159,7 @@ def entries(registry: Path, module: ast.Module) -> Iterator[tuple[str, str, dict
 
 
 def literal(node: ast.AST) -> Any:
+    """The value of a literal expression, or the UNKNOWN sentinel when it is not one."""
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -349,6 +355,7 @@ class LiteralReader:
 
 
 def is_self_attr(node: ast.AST) -> TypeGuard[ast.Attribute]:
+    """Whether `node` is an attribute of `self` (`self.x`)."""
     return (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)

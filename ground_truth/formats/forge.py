@@ -133,6 +133,7 @@ def _label_files(path: Path) -> list[Path]:
 
 
 def looks_like_forge_specs(path: str | Path) -> bool:
+    """Whether `path` holds FORGE label CSVs, or diagnoses JSON (which may carry ground truth)."""
     path = Path(path)
     if _label_files(path):
         return True
@@ -140,6 +141,7 @@ def looks_like_forge_specs(path: str | Path) -> bool:
 
 
 def looks_like_forge_submissions(path: str | Path) -> bool:
+    """Whether `path` holds FORGE diagnoses JSON or `responses-<workflow>.txt` JSON lines."""
     path = Path(path)
     if any(_is_diagnoses_file(f) for f in files_with_suffix(path, (".json",))[:SNIFF_LIMIT]):
         return True
@@ -168,6 +170,10 @@ def _records_system(data: dict[str, Any], record: dict[str, Any]) -> str:
 
 
 def load_forge_specs(path: str | Path) -> list[IncidentSpec]:
+    """The specs of FORGE faults: from label CSVs when there are any, else from the ground truth
+    joined into diagnoses JSON (records without it skipped with a warning). The first spec of a
+    fault id wins; InputError when `path` yields none.
+    """
     path = Path(path)
     labels = _label_files(path)
     specs: dict[str, IncidentSpec] = {}
@@ -253,6 +259,9 @@ def _fault_spec(system: str, row: dict[str, Any], file: Path, where: str) -> Inc
 
 
 def load_forge_submissions(path: str | Path) -> list[Submission]:
+    """Submissions from FORGE diagnoses JSON, else from `responses-*.txt` files; the run is named
+    by the file's model/workflow, else its stem. InputError when `path` holds neither.
+    """
     path = Path(path)
     files = [f for f in files_with_suffix(path, (".json",)) if _is_diagnoses_file(f)]
     if not files:

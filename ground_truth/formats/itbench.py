@@ -164,6 +164,9 @@ def _scenario_file(folder: Path) -> tuple[Path | None, Path | None]:
 
 
 def looks_like_itbench_specs(path: str | Path) -> bool:
+    """Whether `path` is ITBench ground truth: a file, a consolidated list, scenario folders or
+    role folders; only the first folders and files are sniffed.
+    """
     path = Path(path)
     if path.is_file():
         return _is_gt_document(sniff_structured(path))
@@ -224,6 +227,9 @@ def _gt_files(path: Path) -> list[tuple[Path, str, bool, str]]:
 
 
 def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
+    """The specs in ITBench ground truth in any of its layouts (each spec records which);
+    InputError listing the expected layouts when `path` yields none.
+    """
     path = Path(path)
     if path.is_file():
         folder_id, authoritative = _fallback_id(path)
@@ -749,6 +755,9 @@ def _trial_sort(path: Path) -> tuple[int, str]:
 
 
 def looks_like_itbench_submissions(path: str | Path) -> bool:
+    """Whether `path` is an ITBench agent output or leaderboard file, or a folder of trial folders
+    holding agent outputs.
+    """
     path = Path(path)
     if path.is_file():
         data = _sniff_output(path)
@@ -781,6 +790,9 @@ def _parse_output(text: str, path: Path) -> Any:
 
 
 def load_itbench_submissions(path: str | Path) -> list[Submission]:
+    """Submissions from one agent output or leaderboard file, or from every trial folder under
+    `path`; trial folders with no or unreadable agent output are skipped with a warning.
+    """
     path = Path(path)
     if path.is_file():
         data = _parse_output(read_text(path), path)

@@ -102,10 +102,12 @@ def _kind_of(file: Path) -> str | None:
 
 
 def looks_like_openrca_specs(path: str | Path) -> bool:
+    """Whether one of the first CSVs under `path` is an OpenRCA query or agent-results file."""
     return any(_kind_of(f) for f in _csv_files(Path(path))[:SNIFF_LIMIT])
 
 
 def looks_like_openrca_submissions(path: str | Path) -> bool:
+    """Whether one of the first CSVs under `path` is an OpenRCA agent-results file."""
     return any(_kind_of(f) == "agent" for f in _csv_files(Path(path))[:SNIFF_LIMIT])
 
 
@@ -178,6 +180,10 @@ def _row_id(row: dict[str, str], index: int) -> str:
 
 
 def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
+    """The specs in OpenRCA query and agent-results CSVs (a later row with the same id wins);
+    failures that `groundtruth` drops from multi-failure queries are recovered from the scoring
+    points, with a warning naming the lines.
+    """
     specs: dict[str, IncidentSpec] = {}
     for file in _files(Path(path), {"agent", "query"}):
         recovered = []
@@ -365,6 +371,7 @@ def _spec(
 
 
 def load_openrca_submissions(path: str | Path) -> list[Submission]:
+    """Submissions from OpenRCA agent-results CSVs; a query's repeated row is its next trial."""
     subs = []
     for file in _files(Path(path), {"agent"}):
         system, run = _system(file), _run_name(file)

@@ -199,6 +199,7 @@ def adapters() -> list[FormatAdapter]:
 
 
 def get_adapter(name: str, path: Path | None = None) -> FormatAdapter:
+    """The format adapter called `name`; else InputError (naming `path`) listing the known ones."""
     every = adapters()
     for adapter in every:
         if adapter.name == name:

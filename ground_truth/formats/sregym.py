@@ -115,11 +115,15 @@ def _is_specs_file(file: Path) -> bool:
 
 
 def looks_like_sregym_specs(path: str | Path) -> bool:
+    """Whether `path` is a SREGym registry (checkout, problems folder or file) or problem files."""
     path = Path(path)
     return registry_file(path) is not None or any_file(path, STRUCTURED_SUFFIXES, _is_specs_file)
 
 
 def load_sregym_specs(path: str | Path) -> list[IncidentSpec]:
+    """The specs of SREGym problems, from its registry (parsed, never imported) or from files
+    of root-cause strings; InputError when `path` holds neither.
+    """
     registry = registry_file(Path(path))
     if registry is not None:
         return [
@@ -246,10 +250,12 @@ def _is_submission_source(file: Path) -> bool:
 
 
 def looks_like_sregym_submissions(path: str | Path) -> bool:
+    """Whether `path` is, or its first files include, SREGym submissions JSON or a results CSV."""
     return any_file(Path(path), (".json", ".csv"), _is_submission_source)
 
 
 def load_sregym_submissions(path: str | Path) -> list[Submission]:
+    """Submissions from SREGym submission JSON and results CSVs; InputError when there are none."""
     subs: list[Submission] = []
     for file in matching_files(
         Path(path),

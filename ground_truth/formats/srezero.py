@@ -201,6 +201,9 @@ def parse_srezero_action(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def split_srezero_args(arg_text: str) -> list[str]:
+    """An action's argument text split as SRE-Zero does (comma-separated, quotes stripped);
+    [] for blank text, SREZeroActionError when it cannot be parsed.
+    """
     if not arg_text.strip():
         return []
     try:

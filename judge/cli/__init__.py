@@ -73,6 +73,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `judge` argument parser, with every subcommand in COMMANDS registered."""
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
@@ -85,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `judge` CLI on `argv` (default sys.argv[1:]); the exit code, never a raise: 2 for
+    bad input or no command, 4 for a storage error, 130 when interrupted, and 70 for any other
+    exception (one line on stderr, the traceback written to a file).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)

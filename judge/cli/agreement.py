@@ -9,6 +9,7 @@ from .common import EXIT_OK, add_max_input_argument, collect_warnings, console, 
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `agreement`, `calibrate` and `labels` subcommands."""
     _register_agreement(commands)
     _register_calibrate(commands)
     _register_labels(commands)
@@ -107,6 +108,7 @@ def _write_json(path: Path | None, text: str) -> None:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
+    """`judge agreement`: print agreement among result and label files; optionally write JSON."""
     from agreement import agreement_report, render_report, table2_markdown
 
     report = agreement_report(
@@ -124,6 +126,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    """`judge calibrate`: judges' agreement with people and their threshold sweep."""
     from agreement import calibrate, render_calibration
 
     thresholds = [float(t) for t in args.thresholds.split(",")] if args.thresholds else None
@@ -134,6 +137,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_labels_template(args: argparse.Namespace) -> int:
+    """`judge labels template`: write a label CSV for people to fill in from a result file."""
     from agreement import write_label_template
     from ground_truth import load_specs, load_submissions
 
@@ -162,6 +166,7 @@ def cmd_labels_template(args: argparse.Namespace) -> int:
 
 
 def cmd_labels_import_bench(args: argparse.Namespace) -> int:
+    """`judge labels import-bench`: convert SREGym's judge benchmark into this project's files."""
     from agreement.sregym_bench import export_native, load_bench
 
     items, found = collect_warnings(load_bench, args.bench)

@@ -25,6 +25,7 @@ from .common import (
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `check` subcommand."""
     p = commands.add_parser(
         "check",
         help="lint ground truth and outputs without calling any judge",
@@ -40,6 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """`judge check`: report input problems; exit 1 under --strict when there is any."""
     findings = check_inputs(args.ground_truth, args.outputs, args.format, args.rubric)
     if args.json:
         print(json.dumps(findings, indent=2))
@@ -58,6 +60,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check_inputs(
     ground_truth: Path, outputs: Path | None, fmt: str, rubric_name: str
 ) -> dict[str, Any]:
+    """Every problem in the ground truth (and outputs, if given) as a JSON-ready dict: load
+    warnings, questions the rules judge cannot answer, unnormalised components and, with outputs,
+    missing, orphan and empty submissions. InputError when the inputs cannot be loaded at all.
+    """
     from ground_truth import match_submissions
 
     from ..rubric import load_rubric

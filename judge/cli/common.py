@@ -90,6 +90,7 @@ class _MaxInputMB(argparse.Action):
 
 
 def add_max_input_argument(p: argparse.ArgumentParser) -> None:
+    """Add `--max-input-mb`, which sets the input size limit as soon as it is parsed."""
     from ground_truth.reading import DEFAULT_MAX_INPUT_MB
 
     p.add_argument(
@@ -125,5 +126,6 @@ def load_inputs(
 
 
 def print_warnings(messages: list[str]) -> None:
+    """Print each message to stderr as `warning: ...`."""
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)

@@ -22,6 +22,7 @@ from .writable import check_writable
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `eval` subcommand."""
     p = commands.add_parser(
         "eval",
         help="score diagnoses against ground truth",
@@ -172,6 +173,7 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    """`judge eval`: score the outputs, with SIGINT/SIGTERM handled over the whole command."""
     from ..control import SignalLatch
 
     with SignalLatch() as latch:

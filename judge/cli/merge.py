@@ -10,6 +10,7 @@ from .writable import check_writable
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `merge` subcommand."""
     p = commands.add_parser(
         "merge",
         help="merge the results (and stores) of `judge eval --shard I/N` runs",
@@ -27,6 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    """`judge merge`: merge shard results (needs -o) and/or stores (needs --store)."""
     from ground_truth.errors import InputError
 
     from ..store import is_sqlite_file

@@ -20,6 +20,7 @@ EXPORTS = ("html", "csv", "jsonl", "junit")
 def add_export_arguments(
     parser: argparse.ArgumentParser, html_flags: tuple[str, ...] = ("--html",)
 ) -> None:
+    """Add the HTML, CSV, JSONL and JUnit output options (the HTML one under `html_flags`)."""
     group = parser.add_argument_group("reports and exports")
     group.add_argument(
         *html_flags,
@@ -73,6 +74,7 @@ def write_exports(
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `report` subcommand."""
     p = commands.add_parser(
         "report",
         help="HTML report and CSV/JSONL/JUnit exports of a result file",
@@ -95,6 +97,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """`judge report`: write the exports asked for, or RESULT.html when none is."""
     from ..report.texts import load_texts
     from ..results import load_result
 

@@ -10,6 +10,7 @@ from .common import EXIT_OK, add_input_arguments, console, load_inputs, print_wa
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `resolve` subcommand."""
     p = commands.add_parser(
         "resolve",
         help="run the resolution checks on trajectories (no judge)",
@@ -22,6 +23,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
+    """`judge resolve`: run the resolution checks; InputError if no submission has a trajectory."""
     from ground_truth import InputError, match_submissions
 
     from ..resolution.section import resolution_section

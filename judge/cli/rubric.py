@@ -9,6 +9,7 @@ from .common import EXIT_OK, console
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `rubric` subcommand and its `validate`, `show` and `list` actions."""
     p = commands.add_parser("rubric", help="validate, show or list rubrics")
     sub = p.add_subparsers(dest="rubric_command", metavar="ACTION", required=True)
     v = sub.add_parser("validate", help="check a rubric file")
@@ -39,6 +40,7 @@ def cmd_rubric_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_rubric_show(args: argparse.Namespace) -> int:
+    """`judge rubric show`: print a rubric's dimensions, weights and questions as a table."""
     from rich.table import Table
 
     from ..rubric import load_rubric
@@ -61,6 +63,7 @@ def cmd_rubric_show(args: argparse.Namespace) -> int:
 
 
 def cmd_rubric_list(args: argparse.Namespace) -> int:
+    """`judge rubric list`: print the shipped rubrics' names, one a line."""
     from ..rubric import available_rubrics
 
     print("\n".join(available_rubrics()))

@@ -9,12 +9,14 @@ from .common import EXIT_OK
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `schema` subcommand."""
     p = commands.add_parser("schema", help="print the JSON Schema of a file format")
     p.add_argument("kind", choices=["spec", "submission", "result", "rubric"])
     p.set_defaults(handler=cmd_schema)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """`judge schema`: print the JSON Schema of a spec, submission, result or rubric file."""
     from pydantic import BaseModel
 
     from ground_truth.models import IncidentSpec, Submission

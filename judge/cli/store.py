@@ -11,6 +11,7 @@ from .common import EXIT_OK, console
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `store` subcommand and its `stats`, `export` and `explain` actions."""
     p = commands.add_parser("store", help="inspect a judgment store (the SQLite cache)")
     sub = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     s = sub.add_parser("stats", help="answers by judge, errors by kind, tokens and cost")
@@ -39,6 +40,7 @@ def _open(path: Path):
 
 
 def cmd_store_stats(args: argparse.Namespace) -> int:
+    """`judge store stats`: answers by judge, failed calls by kind, tokens and cost."""
     from ..progress import cost_text
 
     with _open(args.store) as store:
@@ -58,6 +60,7 @@ def cmd_store_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_store_export(args: argparse.Namespace) -> int:
+    """`judge store export`: every stored answer (or failed call) as JSON lines."""
     from ..results import write_json_atomic
 
     with _open(args.store) as store:

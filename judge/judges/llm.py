@@ -49,6 +49,8 @@ from .structured import (
 
 
 class AnswerItem(BaseModel):
+    """One question's answer as the judge model must give it: Yes/No, evidence quote, confidence."""
+
     id: str
     answer: Literal["Yes", "No"]
     evidence: str
@@ -82,6 +84,9 @@ def _response_format() -> dict[str, Any]:
 
 
 def import_litellm() -> Any:
+    """litellm, imported on first use with its debug banner off and its bundled price map (no
+    network fetch) unless LITELLM_LOCAL_MODEL_COST_MAP says otherwise.
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 

@@ -28,11 +28,17 @@ MAX_REPLY_CHARS = 200_000
 
 
 class UnparseableReply(ValueError):
+    """A judge reply that no repair can turn into one answer per question (empty, too long,
+    no JSON, missing or duplicate ids); the call counts as failed.
+    """
+
     pass
 
 
 @dataclass
 class ParsedReply:
+    """A reply's answers in question order, and what had to be repaired to read them."""
+
     answers: list[QuestionAnswer]
     repairs: list[str] = field(default_factory=list)
     """What had to be repaired; empty for a clean reply."""

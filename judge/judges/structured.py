@@ -45,6 +45,7 @@ def response_format(mode: Mode, json_schema_format: dict[str, Any]) -> dict[str,
 
 
 def status_code(exc: BaseException) -> int | None:
+    """The HTTP status of a provider exception, from it or its response; None if it has none."""
     code = getattr(exc, "status_code", None)
     if code is None:
         code = getattr(getattr(exc, "response", None), "status_code", None)

@@ -33,4 +33,5 @@ def _term_regex(term: str) -> re.Pattern[str]:
 
 
 def found_any(text: str, terms: Iterable[str]) -> list[str]:
+    """The matching alternative of each term that occurs in `text` (see `term_found`)."""
     return [hit for term in terms if (hit := term_found(text, term))]

@@ -24,6 +24,8 @@ VERDICT_HINT = "Your overall call, whatever the questions above say."
 
 
 class LabelQuestion(BaseModel):
+    """A question put to the labeller, or the final verdict (empty `dimension_id`)."""
+
     id: str
     dimension_id: str = Field(description="Empty for the final verdict.")
     dimension_name: str = ""
@@ -32,6 +34,10 @@ class LabelQuestion(BaseModel):
 
 
 class JudgeAnswer(BaseModel):
+    """The judge's answer to one question as the labelling page shows it, with where its
+    evidence quote sits in the diagnosis, or why it is unscored.
+    """
+
     answer: str | None = Field(description="Yes, No, or None when the judge left it unscored.")
     evidence: str | None = None
     span: tuple[int, int] | None = Field(
@@ -41,6 +47,10 @@ class JudgeAnswer(BaseModel):
 
 
 class LabelCase(BaseModel):
+    """One case to label: ground truth, diagnosis, the questions and the judge's answers (by
+    question id, `verdict` for pass/fail), and on how many the judges split.
+    """
+
     incident_id: str
     trial: str
     agent: str | None = None

@@ -84,6 +84,9 @@ def _register_export(labels: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """`judge labels serve`: serve the labelling page until stopped; InputError on a bad
+    --labeller or --sample.
+    """
     from .session import open_session
 
     if not _LABELLER.fullmatch(args.labeller):
@@ -117,6 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """`judge labels export`: write the label stores' answers as one label CSV."""
     from .export import describe, write_export
 
     for store in args.stores:

@@ -22,6 +22,7 @@ COLUMNS = (*LABEL_COLUMNS, "judge_seen", "labelled_at")
 
 
 def export_rows(stores: list[Path]) -> list[dict[str, str]]:
+    """One label CSV row per answered question in the stores (cleared answers left out)."""
     rows = []
     for path in stores:
         contents = read_store(path)

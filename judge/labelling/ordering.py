@@ -20,6 +20,8 @@ from .store import StoreContents
 
 
 class Filters(BaseModel):
+    """Which cases to show: only unlabelled, only where judges disagree, one incident or agent."""
+
     unlabelled: bool = False
     disagreements: bool = False
     incident: str | None = None
@@ -51,6 +53,7 @@ def disagrees(case: LabelCase, contents: StoreContents) -> bool:
 def apply_filters(
     cases: list[LabelCase], filters: Filters, contents: StoreContents
 ) -> list[LabelCase]:
+    """The cases passing every filter, in their order."""
     kept = [
         c
         for c in cases
@@ -71,6 +74,9 @@ def informativeness(case: LabelCase, threshold: float) -> tuple[int, int, float]
 
 
 def order_cases(cases: list[LabelCase], order: str, seed: int, threshold: float) -> list[LabelCase]:
+    """The cases as-is, shuffled with `seed`, or most informative first (stable); ValueError
+    for another `order`.
+    """
     if order == "as-is":
         return list(cases)
     if order == "random":

@@ -41,6 +41,8 @@ MAX_RATIONALE = 1000
 
 
 class AnswerIn(BaseModel):
+    """A labeller's answer as posted by the page; answer None clears it."""
+
     case: int
     question_id: str
     answer: HumanAnswer | None
@@ -114,6 +116,8 @@ class LabellingApp:
 
 
 class Handler(BaseHTTPRequestHandler):
+    """The labelling page's HTTP handler: a request needs the session token and a local Host."""
+
     server: LabellingServer
     server_version = "judge-labels"
     sys_version = ""
@@ -204,6 +208,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class LabellingServer(ThreadingHTTPServer):
+    """The labelling HTTP server, on 127.0.0.1 only (port 0 picks a free one); `url` carries
+    the token.
+    """
+
     daemon_threads = True
 
     def __init__(self, app: LabellingApp, port: int = 0):

@@ -26,10 +26,13 @@ HumanAnswer = Literal["Yes", "No", "Unsure"]
 
 
 def now() -> str:
+    """The current UTC time in ISO 8601, to the second."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class AnswerRecord(BaseModel):
+    """One human answer as a store line; a later record for the same key replaces it."""
+
     kind: Literal["answer"] = "answer"
     labeller: str
     incident_id: str
@@ -65,6 +68,8 @@ class SessionRecord(BaseModel):
 
 
 class StoreContents(BaseModel):
+    """A label store read back: sessions, and the latest answer per (incident, trial, question)."""
+
     sessions: list[SessionRecord] = Field(default_factory=list)
     answers: dict[tuple[str, str, str], AnswerRecord] = Field(default_factory=dict)
 

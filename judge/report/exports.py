@@ -39,6 +39,9 @@ def xml_safe(text: str) -> str:
 
 
 def csv_columns(result: EvalResult) -> list[str]:
+    """The CSV header: case columns, one per dimension, unscored count, failing questions and,
+    when the result has a resolution section, its success and evidence coverage.
+    """
     dims = _dimension_ids(result)
     columns = [*BASE_COLUMNS, *dims, "n_unscored", "failing_questions"]
     if "resolution" in optional_sections(result):
@@ -113,6 +116,9 @@ def _resolution_by_case(result: EvalResult) -> dict[str, dict[str, Any]]:
 
 
 def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
+    """The result as a JUnit XML testsuite: a testcase per case (failed verdict = failure,
+    incomplete case = skipped) and a skipped testcase per incident with no submission.
+    """
     judgments = _judgments_by_case(result)
     threshold = (result.config.get("rubric") or {}).get("threshold")
     suite = ET.Element("testsuite", name=suite_name, timestamp=result.created_at, time="0")
@@ -204,15 +210,18 @@ def _testcase(
 
 
 def write_csv(path: str | Path, result: EvalResult) -> Path:
+    """Write the result's CSV to `path` atomically; returns the path."""
     write_json_atomic(path, csv_text(result))
     return Path(path)
 
 
 def write_jsonl(path: str | Path, result: EvalResult) -> Path:
+    """Write one judgment per line to `path` atomically; returns the path."""
     write_json_atomic(path, jsonl_text(result))
     return Path(path)
 
 
 def write_junit(path: str | Path, result: EvalResult) -> Path:
+    """Write the JUnit XML to `path` atomically; returns the path."""
     write_json_atomic(path, junit_xml(result))
     return Path(path)

@@ -68,6 +68,7 @@ def _environment() -> Environment:
 
 
 def content_security_policy(script: str) -> str:
+    """A CSP that lets the report run only `script` (by hash) and load nothing from anywhere."""
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     return (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
@@ -104,5 +105,6 @@ def render_html(
 
 
 def write_html(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
+    """Write the HTML report (`render_html`'s keywords) to `path` atomically; returns the path."""
     write_json_atomic(path, render_html(result, **kwargs))
     return Path(path)

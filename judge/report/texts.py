@@ -16,6 +16,10 @@ from ground_truth.models import IncidentSpec, Submission
 
 
 class ReportTexts(BaseModel):
+    """Texts a result file does not hold, for the report: ground truth, diagnoses, question
+    texts and dimension names; any may be empty.
+    """
+
     ground_truth: dict[str, str] = Field(default_factory=dict, description="By incident id.")
     diagnoses: dict[str, str] = Field(
         default_factory=dict, description='By `["incident_id", "trial"]` as JSON (see `case_key`).'
@@ -38,6 +42,7 @@ def texts_from(
     submissions: list[Submission] | None = None,
     rubric_config: dict[str, Any] | None = None,
 ) -> ReportTexts:
+    """ReportTexts from specs, submissions and the result's rubric config; all optional."""
     texts = ReportTexts(
         ground_truth={s.id: s.ground_truth for s in specs or []},
         diagnoses={case_key(s.incident_id, s.trial): s.diagnosis for s in submissions or []},

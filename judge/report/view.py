@@ -27,6 +27,10 @@ OPTIONAL_SECTIONS = ("resolution", "agreement", "entities")
 
 @dataclass
 class QuestionRow:
+    """One question of a case as the report shows it: the answer, evidence and whether the
+    evidence was found in the diagnosis, or why it is unscored.
+    """
+
     dimension_id: str
     question_id: str
     text: str | None
@@ -40,6 +44,10 @@ class QuestionRow:
 
 @dataclass
 class CaseView:
+    """One case as the report shows it: scores, status, questions, failing ids, the diagnosis
+    with evidence marked, failed calls and resolution checks.
+    """
+
     anchor: str
     incident_id: str
     trial: str
@@ -58,6 +66,8 @@ class CaseView:
 
 @dataclass
 class IncidentView:
+    """One incident as the report shows it: its summary, ground truth and cases."""
+
     anchor: str
     summary: IncidentSummary
     ground_truth: str | None
@@ -67,6 +77,8 @@ class IncidentView:
 
 @dataclass
 class Stat:
+    """A headline figure: label, value, a detail line and a colour tone."""
+
     label: str
     value: str
     detail: str = ""
@@ -75,6 +87,8 @@ class Stat:
 
 @dataclass
 class DimensionRow:
+    """One dimension's mean over incidents with its weight and scored/unscored counts."""
+
     id: str
     name: str | None
     weight: float | None
@@ -85,6 +99,8 @@ class DimensionRow:
 
 @dataclass
 class Usage:
+    """A run's call totals: calls, attempts, tokens and the cost of the calls with a known price."""
+
     n_calls: int = 0
     attempts: int = 0
     prompt_tokens: int = 0
@@ -96,6 +112,8 @@ class Usage:
 
 @dataclass
 class Table:
+    """A plain table for the report: title, columns, rows of strings, notes."""
+
     title: str
     columns: list[str]
     rows: list[list[str]]
@@ -104,6 +122,8 @@ class Table:
 
 @dataclass
 class ReportView:
+    """Everything the HTML template shows, computed from a result and optional texts."""
+
     title: str
     result: EvalResult
     config_rows: list[tuple[str, str]]
@@ -147,6 +167,9 @@ def build_view(
     raw: dict[str, Any] | None = None,
     title: str | None = None,
 ) -> ReportView:
+    """The report's view of `result`; `texts` adds ground truth and diagnoses, `raw` (the
+    result file's JSON) any optional sections the model does not carry.
+    """
     texts = texts or ReportTexts()
     extra = optional_sections(result, raw)
     resolution = extra.get("resolution")
@@ -311,6 +334,7 @@ def _dimensions(result: EvalResult, texts: ReportTexts) -> list[DimensionRow]:
 
 
 def case_status(case: CaseResult) -> str:
+    """The case's status: "pass", "fail", or "incomplete" when it has no verdict."""
     if not case.complete or case.passed is None:
         return "incomplete"
     return "pass" if case.passed else "fail"

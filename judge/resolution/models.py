@@ -79,6 +79,10 @@ class SREZeroAggregate(BaseModel):
 
 
 class ResolutionSummary(BaseModel):
+    """The resolution checks over a run: success rate where success is known, per-check
+    aggregates, SRE-Zero totals and how many cases differ from recorded results.
+    """
+
     n_results: int
     n_success_known: int
     n_success: int

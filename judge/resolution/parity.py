@@ -14,6 +14,7 @@ TOLERANCE = 1e-9
 
 
 def same(ours: Any, recorded: Any) -> bool:
+    """Whether our value equals the recorded one: numbers within 1e-9, bools only with bools."""
     if isinstance(ours, bool) or isinstance(recorded, bool):
         return ours == recorded
     if isinstance(ours, int | float) and isinstance(recorded, int | float):

@@ -51,6 +51,7 @@ def register_check(
 
 
 def unregister_check(format: str, name: str) -> None:
+    """Remove a check from `format`; nothing happens if it is not registered."""
     _REGISTRY.get(normalize_format(format), {}).pop(name, None)
 
 
@@ -78,6 +79,9 @@ def run_checks(
 
 
 def as_outcome(name: str, result: Any) -> CheckOutcome | None:
+    """A check's return value as a CheckOutcome named `name`: a bool passes or fails, a number is
+    a value, None means not applicable (None); TypeError for anything else.
+    """
     if result is None:
         return None
     if isinstance(result, CheckOutcome):

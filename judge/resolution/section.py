@@ -13,6 +13,10 @@ from .side_by_side import SideBySide, side_by_side
 
 
 class ResolutionSection(BaseModel):
+    """The result file's `resolution` section: summary, per-case results and, when judged
+    too, the judge-versus-resolution side by side.
+    """
+
     summary: ResolutionSummary
     side_by_side: SideBySide | None = None
     cases: list[ResolutionResult]

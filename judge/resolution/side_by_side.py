@@ -23,6 +23,8 @@ COVERAGE_BUCKETS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0), (1.0, 1.
 
 
 class Table2x2(BaseModel):
+    """Cases by judge verdict (passed/failed) and resolution (resolved/unresolved)."""
+
     passed_resolved: int = 0
     passed_unresolved: int = 0
     failed_resolved: int = 0
@@ -39,6 +41,10 @@ class ConditionalRate(BaseModel):
 
 
 class CoverageBucket(BaseModel):
+    """Cases whose evidence coverage lies in [low, high) (the last bucket: exactly full
+    coverage) and their success rate (None when empty).
+    """
+
     label: str
     low: float
     high: float
@@ -48,6 +54,8 @@ class CoverageBucket(BaseModel):
 
 
 class CoverageView(BaseModel):
+    """Evidence coverage against resolution: mean coverage of successes and failures, by bucket."""
+
     n: int
     mean_coverage_success: float | None
     mean_coverage_failure: float | None
@@ -55,11 +63,17 @@ class CoverageView(BaseModel):
 
 
 class Exclusion(BaseModel):
+    """A case left out of the side by side, and why."""
+
     key: str
     reason: str
 
 
 class SideBySide(BaseModel):
+    """Judge verdicts against resolution outcomes over the cases with both: the 2x2 table,
+    P(resolved | passed), P(resolved | failed), coverage, and the cases excluded.
+    """
+
     n_pairs: int
     table: Table2x2
     p_resolved_given_passed: ConditionalRate
@@ -175,4 +189,5 @@ def _bucket(low: float, high: float, pairs: list[tuple[float, bool]]) -> Coverag
 
 
 def key_text(key: Hashable) -> str:
+    """A case key as text: tuple parts joined with `/`."""
     return "/".join(str(part) for part in key) if isinstance(key, tuple) else str(key)

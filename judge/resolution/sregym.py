@@ -49,6 +49,9 @@ def _stage(value: Any) -> dict[str, Any] | None:
 
 
 def as_bool(value: Any) -> bool | None:
+    """A recorded flag as a bool: bools, 0/1, and "true"/"yes"/"1" or "false"/"no"/"0" in any
+    case; None for anything else.
+    """
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float) and value in (0, 1):

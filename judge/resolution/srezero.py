@@ -95,6 +95,8 @@ class SREZeroMetrics(BaseModel):
 
 
 class RewardBreakdown(BaseModel):
+    """SRE-Zero's reward for an episode: components, penalties, raw sum, total clipped to [0, 1]."""
+
     components: dict[str, float]
     penalties: dict[str, float]
     raw_total: float

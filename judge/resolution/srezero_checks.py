@@ -54,6 +54,9 @@ def replay_cache() -> Iterator[None]:
 
 
 def srezero_episode(spec: IncidentSpec, trajectory: Trajectory) -> SREZeroEpisode | None:
+    """The SRE-Zero replay of `trajectory` for `spec`, None when the spec maps to no SRE-Zero
+    task; shared among checks inside a replay-cache block.
+    """
     cache = _REPLAYS.get()
     key = (id(spec), id(trajectory))
     if cache is not None and key in cache:

@@ -88,6 +88,7 @@ SHORT = 3
 
 
 def normalize_text(value: str) -> str:
+    """Lowercased, `_` and `-` as spaces, whitespace collapsed: how SRE-Zero compares text."""
     return " ".join(value.lower().replace("_", " ").replace("-", " ").split())
 
 
@@ -129,6 +130,9 @@ class FixMatch(BaseModel):
 
 
 def match_root_cause(task: SREZeroTaskConfig, text: str) -> RootCauseMatch:
+    """Whether `text` names the task's root cause: the whole phrase, or at least half its
+    keywords (at least one), after normalising both.
+    """
     normalized = normalize_text(text)
     phrase = normalize_text(task.root_cause)
     hits = [k for k in task.root_cause_keywords if normalize_text(k) in normalized]
@@ -146,6 +150,9 @@ def match_root_cause(task: SREZeroTaskConfig, text: str) -> RootCauseMatch:
 
 
 def match_fix_text(fix: SREZeroCorrectFix, text: str) -> FixMatch:
+    """Whether `text` describes the correct fix: every fix keyword (or none to match), else an
+    alias fallback (service plus restart verb, or config key and value).
+    """
     normalized = normalize_text(text)
     hits = [k for k in fix.fix_keywords if normalize_text(k) in normalized]
     base: dict[str, Any] = {
@@ -180,6 +187,7 @@ def _fallback(fix: SREZeroCorrectFix, normalized: str) -> dict[str, Any]:
 
 
 def service_aliases(service: str) -> tuple[str, ...]:
+    """The names `service` may go by in text: its normalised name and any known aliases."""
     return (normalize_text(service), *SERVICE_ALIASES.get(service, ()))
 
 

@@ -41,6 +41,7 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def last_user_text(messages: Sequence[dict[str, Any]]) -> str:
+    """The text of the last user message; "" if there is none."""
     for message in reversed(messages):
         if message.get("role") == "user":
             return message_text(message)
@@ -83,6 +84,8 @@ def hash_policy(question_id: str, messages: Sequence[dict[str, Any]]) -> Verdict
 
 
 def constant_policy(verdict: Verdict) -> AnswerPolicy:
+    """An answer policy giving `verdict` to every question."""
+
     def policy(question_id: str, messages: Sequence[dict[str, Any]]) -> str:
         return verdict
 
@@ -104,6 +107,10 @@ def evidence_quote(question_id: str, diagnosis: str) -> str:
 def build_answers(
     messages: Sequence[dict[str, Any]], ids: list[str], policy: AnswerPolicy
 ) -> list[dict[str, str]]:
+    """A fake judge's answers for `ids`: the policy's verdict, an evidence quote from the
+    diagnosis and a confidence derived from the prompt; ValueError if the policy says other
+    than Yes or No.
+    """
     text = last_user_text(messages)
     diagnosis = diagnosis_text(text)
     answers = []
@@ -123,6 +130,7 @@ def build_answers(
 
 
 def answers_json(answers: list[dict[str, str]]) -> str:
+    """The answers as the reply JSON a judge sends: `{"answers": [...]}`."""
     return json.dumps({"answers": answers}, ensure_ascii=False)
 
 

@@ -37,6 +37,7 @@ def _fault_rate(text: str) -> tuple[str, float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The fake provider's argument parser."""
     parser = argparse.ArgumentParser(
         prog="python -m judge.testing.fake_provider",
         description="A fake OpenAI-compatible chat-completions server with seeded faults.",
@@ -108,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
+    """The fake provider's config from parsed arguments; ValueError if --api-key-env names an
+    unset variable.
+    """
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"--api-key-env: environment variable {args.api_key_env} is not set")
@@ -134,6 +138,9 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the fake provider until SIGINT/SIGTERM, printing its URL (and writing it to --url-file)
+    and at the end a count of outcomes; a bad option exits via argparse.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -8,6 +8,8 @@ from collections import deque
 
 
 class SlidingWindowLimiter:
+    """At most `limit` requests in any `window` seconds; thread-safe."""
+
     def __init__(self, limit: int, window: float, clock=time.monotonic) -> None:
         self._limit = limit
         self._window = window

@@ -28,6 +28,7 @@ def completion(
     prompt_tokens: int,
     completion_tokens: int,
 ) -> dict[str, Any]:
+    """An OpenAI chat-completion body with one choice and usage counts."""
     return {
         "id": f"chatcmpl-fake{index:06d}",
         "object": "chat.completion",
@@ -51,6 +52,7 @@ def completion(
 
 
 def error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
+    """An OpenAI-style error body."""
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
 
@@ -63,6 +65,7 @@ def retry_after_headers(seconds: float) -> dict[str, str]:
 
 
 def rate_limited(model: str, retry_after: float, limit: int | None = None) -> Reply:
+    """A 429 reply with OpenAI's wording and Retry-After headers."""
     what = f"Limit {limit}" if limit is not None else "injected fault"
     body = error(
         f"Rate limit reached for {model} on requests per min (RPM): {what}. "
@@ -87,6 +90,7 @@ def unauthorized() -> Reply:
 
 
 def bad_request(message: str) -> Reply:
+    """A 400 invalid_request_error reply."""
     return Reply(400, error(message, "invalid_request_error"))
 
 

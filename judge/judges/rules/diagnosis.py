@@ -235,6 +235,11 @@ _CANDIDATE = re.compile(
 
 @dataclass
 class Mention:
+    """A component named in a diagnosis at `start`: its role in the clause (blamed, exonerated,
+    effect, mentioned or listed), whether it is outside the incident (`foreign`), the fault's
+    origin, or blamed in so many words (`strong`).
+    """
+
     component: ComponentRef
     start: int
     role: Role
@@ -245,6 +250,8 @@ class Mention:
 
 @dataclass
 class Segment:
+    """A span `[start, end)` of the lowercased diagnosis with one role, its clause and sentence."""
+
     start: int
     end: int
     role: Role
@@ -255,6 +262,10 @@ class Segment:
 
 @dataclass
 class Diagnosis:
+    """A diagnosis as the rules judge reads it: role-tagged segments, component mentions, the
+    text of what it blames and claims, and whether it says there is no fault or is word salad.
+    """
+
     text: str
     low: str
     segments: list[Segment]
@@ -308,6 +319,10 @@ def _keyword_list(low: str) -> bool:
 
 
 def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
+    """Read `text` against the ground truth: split it into role-tagged segments and find its
+    component mentions. Word salad gives an empty, `salad` diagnosis; a diagnosis that says there
+    is no fault (and blames nothing outright) has its blamed mentions demoted to mentioned.
+    """
     low = text.lower()
     if is_word_salad(low):
         return Diagnosis(text=text, low=low, segments=[], salad=True)

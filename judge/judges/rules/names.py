@@ -107,6 +107,7 @@ _WILDCARD_KIND = {
 
 
 def tokens(name: str) -> list[str]:
+    """A name's lowercased parts, split on `-`, `_`, `.` and whitespace."""
     return [t for t in re.split(r"[-_\s.]+", name.lower()) if t]
 
 
@@ -205,6 +206,9 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
 
 
 def component_regexes(component: ComponentRef, strict: bool = False) -> list[re.Pattern[str]]:
+    """One pattern per name of `component` (its aliases included); `strict` asks a bare common
+    word for a qualifier.
+    """
     kind = component.kind or ""
     return [name_regex(n, kind, strict) for n in component.all_names()]
 
@@ -218,6 +222,7 @@ def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list
 
 
 def mentions(text: str, component: ComponentRef) -> bool:
+    """Whether `text` names `component` anywhere (case-insensitive)."""
     return bool(find(text.lower(), component))
 
 

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Family:
+    """A kind of fault (e.g. OOM kill, bad image): the terms that name it, its group, the
+    vaguer terms naming only its area (`category`: "TLS", "image"), the impacts it causes,
+    related families and mutually exclusive variants.
+    """
+
     name: str
     group: str
     terms: tuple[str, ...]
@@ -743,6 +748,9 @@ CONFIGURED_GROUPS = frozenset(
 
 
 def vaguely_configured(generic: set[str], truth_groups: set[str]) -> bool:
+    """Whether the text only says "config" and the truth is a fault of a configurable group
+    (config, network, resources, security, storage, admission).
+    """
     return "config" in generic and bool(truth_groups & CONFIGURED_GROUPS)
 
 
@@ -757,10 +765,12 @@ def categories_in(text: str) -> set[str]:
 
 
 def generic_groups_in(text: str) -> set[str]:
+    """The groups that `text` names only vaguely ("misconfiguration", "network issue")."""
     return {group for group, pattern in GENERIC.items() if pattern.search(text)}
 
 
 def impacts_in(text: str) -> set[str]:
+    """The impacts (latency, errors, ...) that `text` describes."""
     return {name for name, pattern in IMPACTS.items() if pattern.search(text)}
 
 
@@ -772,6 +782,7 @@ def compatible(claimed: str, truth: set[str]) -> bool:
 
 
 def first_match(patterns: list[re.Pattern[str]], text: str) -> int | None:
+    """The earliest offset at which any pattern matches `text`; None when none does."""
     hits = [m.start() for p in patterns if (m := p.search(text))]
     return min(hits) if hits else None
 

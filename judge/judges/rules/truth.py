@@ -51,6 +51,11 @@ _KIND_NEAR = re.compile(
 
 @dataclass
 class Truth:
+    """A spec as the rules judge reads it: the origin components and their namespaces, the
+    mechanism text and its fault families, categories, groups, impacts and concrete values, and
+    the contributing, affected and known components.
+    """
+
     origins: list[ComponentRef]
     namespaces: set[str]
     description: str
@@ -100,6 +105,9 @@ class Truth:
 
 
 def parse_truth(spec: IncidentSpec) -> Truth:
+    """Read a spec's ground truth: origins from `fault_origin`, the fault-spec string or, failing
+    both, the prose; families from the mechanism text and the structured fields.
+    """
     parsed = parse_fault_spec(spec.ground_truth)
     description = parsed[2] if parsed else spec.ground_truth
     namespace = parsed[1] if parsed else None
@@ -206,6 +214,7 @@ def _unique(components: list[ComponentRef]) -> list[ComponentRef]:
 
 
 def is_origin(truth: Truth, component: ComponentRef) -> bool:
+    """Whether `component` is one of the fault's origins (name variants allowed, see `same`)."""
     return any(same(component, o) for o in truth.origins)
 
 

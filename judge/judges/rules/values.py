@@ -131,6 +131,9 @@ def with_digits(text: str) -> str:
 
 
 def make_value(value: str, key: str | None) -> Value | None:
+    """A concrete detail to look for (a value, optionally under a key such as `memory`); None
+    for values too short or too common to mean anything without a key.
+    """
     norm = _normalise(value)
     keys = [k.strip().strip("`'\"") for k in (key or "").split("|")]
     keys = [k for k in keys if len(k) >= 2 and k.lower() not in _KEY_STOPWORDS]
