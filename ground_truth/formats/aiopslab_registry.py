@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -52,12 +52,20 @@ UNKNOWN = object()
 
 def registry_file(path: Path) -> Path | None:
     """The registry of an AIOpsLab checkout, of its problems folder, or the file itself."""
-    if path.is_file():
-        return path if path.name == REGISTRY.name and _declares_registry(path) else None
-    for candidate in (path / REGISTRY, path / REGISTRY.name, path / Path(*REGISTRY.parts[1:])):
-        if candidate.is_file() and _declares_registry(candidate):
-            return candidate
-    return None
+    return find_registry(path, REGISTRY, _declares_registry)
+
+
+def find_registry(path: Path, relative: Path, declares: Callable[[Path], bool]) -> Path | None:
+    """The registry file `relative` (from a checkout's root) found at `path`: a checkout, the
+    registry's own folder, its parent package folder, or the file itself, if `declares` it."""
+    candidates = (
+        [path]
+        if path.is_file()
+        else [path / relative, path / relative.name, path / Path(*relative.parts[1:])]
+    )
+    return next(
+        (f for f in candidates if f.name == relative.name and f.is_file() and declares(f)), None
+    )
 
 
 def _declares_registry(file: Path) -> bool:
@@ -76,6 +84,14 @@ class PythonSource:
     namespaces: dict[str, str] = field(default_factory=dict)
     constants: dict[Path, dict[str, Any]] = field(default_factory=dict)
 
+    @classmethod
+    def of_folder(cls, folder: Path) -> PythonSource:
+        """Every `.py` module of `folder` (the registry's problems package), parsed."""
+        source = cls()
+        for file in input_files(folder, lambda p: p.suffix == ".py"):
+            source.add(file)
+        return source
+
     def add(self, file: Path) -> None:
         """A module's classes and its literal module-level constants (`BAD_RANGE = "..."`)."""
         constants = self.constants.setdefault(file, {})
@@ -93,9 +109,7 @@ def extract_problems(path: Path) -> list[dict[str, Any]]:
     registry = registry_file(path)
     if registry is None:
         raise InputError(path, f"holds no AIOpsLab problem registry ({REGISTRY})")
-    source = PythonSource()
-    for file in input_files(registry.parent, lambda p: p.suffix == ".py"):
-        source.add(file)
+    source = PythonSource.of_folder(registry.parent)
     root = _checkout_root(registry)
     if root is not None:
         source.namespaces = app_namespaces(root)

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..reading import input_files, read_text
+from ..reading import read_text
 from .aiopslab_registry import (
     UNKNOWN,
     LiteralReader,
     PythonSource,
     app_namespaces,
     entries,
+    find_registry,
     parse_module,
 )
 from .detect import warn_format
@@ -35,15 +36,7 @@ BUILDER = "build_structured_root_cause"
 
 def registry_file(path: Path) -> Path | None:
     """The registry of a SREGym checkout, of its problems folder, or the file itself."""
-    candidates = (
-        [path]
-        if path.is_file()
-        else [path / REGISTRY, path / REGISTRY.name, path / Path(*REGISTRY.parts[1:])]
-    )
-    for file in candidates:
-        if file.name == REGISTRY.name and file.is_file() and _is_sregym(file):
-            return file
-    return None
+    return find_registry(path, REGISTRY, _is_sregym)
 
 
 def _is_sregym(file: Path) -> bool:
@@ -81,9 +74,7 @@ def extract_root_causes(path: Path) -> list[dict[str, Any]]:
     registry = registry_file(path)
     if registry is None:
         raise InputError(path, f"holds no SREGym problem registry ({REGISTRY})")
-    source = PythonSource()
-    for file in input_files(registry.parent, lambda p: p.suffix == ".py"):
-        source.add(file)
+    source = PythonSource.of_folder(registry.parent)
     root = registry.parents[len(REGISTRY.parts) - 1]
     source.namespaces = app_namespaces(root, "sregym")
     items, unread, missing = [], [], []
