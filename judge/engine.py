@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
+from .remembered_formats import adopt_remembered, remember
 from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
 from .rubric import Dimension, Rubric, load_rubric
 from .scoring import (
@@ -297,6 +299,7 @@ class _Run:
         self.stats.planned = self.stats.total - cached
 
     async def run(self) -> None:
+        adopt_remembered(self.leaves, self.store, self._note)
         self._plan()
         for leaf in self.leaves:
             if isinstance(leaf, Gated):
@@ -326,6 +329,8 @@ class _Run:
                 if isinstance(leaf, Gated) and leaf.gate is self.gate:
                     leaf.gate = NullGate()
             self.reporter.stop()
+            with contextlib.suppress(StorageError):  # a hint for later runs; the loss is reported
+                remember(self.leaves, self.store)
             if self._owns_store and self.store is not None:
                 self.store.close()
         for failure in (w.exception() for w in workers if not w.cancelled()):

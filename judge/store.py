@@ -352,6 +352,23 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ metadata
+
+    @_guarded
+    def get_meta(self, name: str) -> str | None:
+        """A value kept in the store's `meta` table (e.g. an endpoint's working reply format)."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @_guarded
+    def set_meta(self, name: str, value: str) -> None:
+        """Keep `value` under `name` for later runs; `store_version` is the store's own."""
+        if name == "store_version":
+            raise ValueError("store_version is written by the store itself")
+        self._check_file()
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+
     # ------------------------------------------------------------------ reading
 
     @_guarded

@@ -234,3 +234,56 @@ def test_a_remembered_mode_is_adopted_without_asking_again() -> None:
     assert [c.outcome for c in calls] == ["ok"] and verdict.requests == 1
     assert not Negotiation("prompt").adopt("json_object")
     assert not Negotiation().adopt("xml")
+
+
+def test_the_store_remembers_the_mode_so_the_next_run_never_meets_the_refusal(tmp_path) -> None:
+    specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
+    subs = load_submissions(EXAMPLE / "outputs")
+    store = tmp_path / "s.sqlite"
+    config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "format_refusal": "llama-cpp-python"}
+    notes: list[str] = []
+    with server(**config) as provider:
+        evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+        first = [c.outcome for c in provider.calls]
+        again = evaluate(
+            specs,
+            subs,
+            judge=judge_for(provider),
+            options=EvalOptions(store=store, refresh=True, note=notes.append),
+        )
+        second = [c.outcome for c in provider.calls][len(first) :]
+    assert first.count("format_refused") == 1
+    assert second and set(second) == {"ok"}
+    assert again.config["judge"]["structured_output"] == "json_object+schema"
+    assert any("'json_object+schema' (kept in the store)" in n for n in notes)
+
+
+def test_a_remembered_mode_the_server_now_refuses_steps_down_and_is_replaced(tmp_path) -> None:
+    from judge.store import Store
+
+    specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
+    subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id][:1]
+    path = tmp_path / "s.sqlite"
+    with server(response_formats=("text",)) as provider:
+        judge = judge_for(provider)
+        with Store(path) as store:
+            store.set_meta(judge.structured_output_key, "json_object+schema")
+        result = evaluate(specs, subs, judge=judge, options=EvalOptions(store=path))
+    assert result.config["judge"]["structured_output"] == "prompt"
+    with Store(path) as store:
+        assert store.get_meta(judge.structured_output_key) == "prompt"
+
+
+def test_a_forced_mode_is_not_remembered(tmp_path) -> None:
+    from judge.store import Store
+
+    specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
+    subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id][:1]
+    path = tmp_path / "s.sqlite"
+    with server() as provider:
+        judge = judge_for(provider, structured_output="json_object")
+        evaluate(specs, subs, judge=judge, options=EvalOptions(store=path))
+    with Store(path) as store:
+        assert store.get_meta(judge.structured_output_key) is None
+        with pytest.raises(ValueError, match="store_version"):
+            store.set_meta("store_version", "0")
