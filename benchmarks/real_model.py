@@ -3,6 +3,7 @@
     python benchmarks/real_model.py report RESULT.json [--store S.sqlite] [--labels L.csv ...]
                                            [--wall-seconds N] [--json]
     python benchmarks/real_model.py sregym-bench DIR
+    python benchmarks/real_model.py variant no-hints DIR
 
 `report` reads a finished run's result (and its store, for the time between answers; with
 `--max-concurrent 1` that is the time per call) and prints: calls and requests, seconds per
@@ -14,6 +15,10 @@ Cohen's kappa against each annotator per question and per verdict (`agreement` p
 `submissions.jsonl` and `labels.csv` (verdict labels), ready for
 `judge eval --ground-truth DIR/specs.json --outputs DIR/submissions.jsonl ...` and `report`.
 
+`variant NAME DIR` writes a prompt variant of the shipped templates to DIR for
+`judge eval --prompt-template DIR`: `no-hints` drops the rubric's evaluator hints. It is derived
+from the shipped templates at run time, so it follows any change to them.
+
 The local model of `../shared/tools/local-llm` (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) is a
 floor for what an LLM judge does here, not a recommendation.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import sqlite3
 import statistics
 import sys
@@ -214,6 +220,32 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+VARIANTS = ("no-hints",)
+
+
+def write_variant(name: str, directory: Path) -> Path:
+    """The shipped templates with one change, for `judge eval --prompt-template DIR`."""
+    from judge.prompts import TEMPLATES
+
+    if name not in VARIANTS:
+        raise SystemExit(f"variant {name!r}: expected one of {', '.join(VARIANTS)}")
+    directory.mkdir(parents=True, exist_ok=True)
+    for template in sorted(TEMPLATES.glob("*.j2")):
+        text = template.read_text()
+        (directory / template.name).write_text(_without_hints(text, template))
+    return directory
+
+
+def _without_hints(text: str, template: Path) -> str:
+    """Turn every `{% if q.evaluator_hint %}` block off, leaving the whitespace control as is."""
+    if "evaluator_hint" not in text:
+        return text
+    off = re.sub(r"\{%(-?)\s*if\s+q\.evaluator_hint\s*(-?)%\}", r"{%\1 if false \2%}", text)
+    if "evaluator_hint" in off.replace("{{ q.evaluator_hint }}", ""):
+        raise SystemExit(f"{template}: evaluator hints used outside an if block; update no-hints")
+    return off
+
+
 def write_sregym_bench(directory: Path) -> dict[str, Path]:
     from agreement.sregym_bench import export_native, load_bench
 
@@ -231,7 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--json", action="store_true", help="JSON instead of markdown")
     bench = sub.add_parser("sregym-bench", help="write SREGym's 29 labelled items for a run")
     bench.add_argument("directory", type=Path)
+    variant = sub.add_parser("variant", help="write a prompt variant's templates")
+    variant.add_argument("name", choices=VARIANTS)
+    variant.add_argument("directory", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "variant":
+        print(write_variant(args.name, args.directory))
+        return 0
     if args.command == "sregym-bench":
         for name, path in write_sregym_bench(args.directory).items():
             print(f"{name}: {path}")

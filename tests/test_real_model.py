@@ -98,3 +98,24 @@ def test_real_local_model_end_to_end(request) -> None:
     assert all(j.answer is not None or j.unscored_reason for j in result.judgments)
     assert described["replies"]["total"] >= 3
     print(json.dumps({k: described[k] for k in ("structured_output", "replies", "repairs")}))
+
+
+def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
+    from judge.prompts import PromptRenderer
+    from judge.rubric import load_rubric
+
+    bench = real_model_module()
+    variant = bench.write_variant("no-hints", tmp_path / "no-hints")
+    spec = load_specs(EXAMPLE / "ground_truth")[0]
+    sub = Submission(incident_id=spec.id, diagnosis="The checkout pod ran out of memory.")
+    dimension = load_rubric().dimensions[0]
+    shipped = PromptRenderer().render(spec, sub, dimension).messages
+    plain = PromptRenderer(variant).render(spec, sub, dimension).messages
+    assert all(q.evaluator_hint in shipped[1]["content"] for q in dimension.questions)
+    assert not any(q.evaluator_hint in plain[1]["content"] for q in dimension.questions)
+    assert all(q.text in plain[1]["content"] for q in dimension.questions)
+    assert plain[0] == shipped[0]
+    hint_lines = [line for line in shipped[1]["content"].splitlines() if "Hint:" in line]
+    assert plain[1]["content"].splitlines() == [
+        line for line in shipped[1]["content"].splitlines() if line not in hint_lines
+    ]
