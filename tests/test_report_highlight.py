@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -113,3 +114,25 @@ def test_any_text_round_trips_through_the_marks(text, start, length):
     assert "".join(doc.text) == text
     if quote.strip():
         assert out.found["Q"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "expected"),
+    [
+        ("The tripod pods lost their pod network.", "pod", "pod"),
+        ("rapid API calls failed at the api gateway", "api gateway", "api gateway"),
+        ("Redistribution, then Redis failed", "Redis", "Redis"),
+        ("the PODS restarted; pods   are fine", "pods are", "pods   are"),
+    ],
+)
+def test_a_quote_is_marked_as_a_whole_word_when_it_occurs_as_one(text, quote, expected) -> None:
+    start, end = find_quote(text, quote)
+    assert text[start:end] == expected
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    assert not before.isalnum() and not after.isalnum()
+
+
+def test_a_quote_found_only_inside_a_word_is_still_marked() -> None:
+    assert find_quote("checkoutservice crashed", "checkout") == (0, 8)
+    assert find_quote("a nonexistent key", "existent") == (5, 13)

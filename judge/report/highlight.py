@@ -52,20 +52,45 @@ def _candidates(quote: str) -> list[str]:
 
 
 def find_quote(text: str, quote: str | None) -> tuple[int, int] | None:
-    """The first span of `text` holding `quote`, leniently; None when it is not there."""
+    """The first span of `text` holding `quote`, leniently; None when it is not there.
+
+    An occurrence whose ends fall on word boundaries wins over an earlier one inside a longer
+    word (the quote "pod" marks "pod", not the start of "pods" or "tripod")."""
     if not quote or not text:
         return None
     folded, index = _normalised(text)
     for candidate in _candidates(quote):
-        start = text.find(candidate)
-        if start >= 0:
+        starts = _occurrences(text, candidate)
+        if starts:
+            start = _on_word_bounds(text, starts, len(candidate), candidate)
             return start, start + len(candidate)
         needle = _WS.sub(" ", candidate).lower()
-        at = folded.find(needle)
-        if at >= 0:
+        starts = _occurrences(folded, needle)
+        if starts:
+            at = _on_word_bounds(folded, starts, len(needle), needle)
             end = at + len(needle)
             return index[at], index[end - 1] + _char_len(text, index[end - 1])
     return None
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    starts: list[int] = []
+    at = text.find(needle)
+    while at >= 0:
+        starts.append(at)
+        at = text.find(needle, at + 1)
+    return starts
+
+
+def _on_word_bounds(text: str, starts: list[int], length: int, needle: str) -> int:
+    """The first start whose match does not cut a word in two; the first start if none."""
+    for start in starts:
+        end = start + length
+        cuts_before = needle[0].isalnum() and start > 0 and text[start - 1].isalnum()
+        cuts_after = needle[-1].isalnum() and end < len(text) and text[end].isalnum()
+        if not cuts_before and not cuts_after:
+            return start
+    return starts[0]
 
 
 def _char_len(text: str, start: int) -> int:
