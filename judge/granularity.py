@@ -34,12 +34,13 @@ def check(granularity: str) -> Granularity:
 
 def whole_submission(dimensions: list[Dimension]) -> Dimension:
     """One pseudo-dimension asking every question of `dimensions` (kept in its `parts`)."""
-    return Dimension(
-        id=WHOLE,
-        name="every dimension",
-        definition="",
-        questions=[q for d in dimensions for q in d.questions],
-        parts=list(dimensions),
+    return Dimension.model_validate(
+        {
+            "id": WHOLE,
+            "name": "every dimension",
+            "questions": [q for d in dimensions for q in d.questions],
+            "parts": list(dimensions),
+        }
     )
 
 
