@@ -460,6 +460,8 @@ class _Run:
             retries=stats.retries,
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,
+            cached_tokens=stats.cached_tokens,
+            cache_write_tokens=stats.cache_write_tokens,
             cost_usd=stats.cost,
             cost_unknown_requests=stats.cost_unknown,
         )
