@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from pydantic import BaseModel, Field
@@ -48,6 +49,20 @@ class Prompt(BaseModel):
         "submission shares (the case); 0 when a custom template does not start with it. "
         "Not part of the hash: it only says where a provider may cache.",
     )
+
+    def cache_marked(self) -> list[dict[str, Any]]:
+        """The messages with the shared start of the last one marked cacheable, for providers
+        that cache only what is marked (Anthropic: `cache_control` on a content block caches
+        everything up to and including it). The text is unchanged, only split in two blocks."""
+        messages: list[dict[str, Any]] = [dict(m) for m in self.messages]
+        if not self.cache_prefix or not messages:
+            return messages
+        text, cut = messages[-1]["content"], self.cache_prefix
+        messages[-1]["content"] = [
+            {"type": "text", "text": text[:cut], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": text[cut:]},
+        ]
+        return messages
 
 
 def fence_tag(diagnosis: str) -> str:
