@@ -116,6 +116,42 @@ def test_an_unknown_granularity_is_refused(inputs) -> None:
         _run(inputs, Recorder(), "question")
 
 
+class StoredRecorder(Recorder):
+    """A `Recorder` the store keeps (it implements `Cacheable`)."""
+
+    name = "stored-recorder"
+
+    def cache_identity(self) -> dict:
+        return {"model": None, "params": {}, "schema": "yes-to-all"}
+
+
+def test_a_per_dimension_store_names_the_change_to_one_call(inputs, tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    _run(inputs, StoredRecorder(), "dimension", store=store)
+    judge = StoredRecorder()
+    result = _run(inputs, judge, "submission", store=store)
+    assert len(judge.tasks) == len(result.cases), "no per-dimension answer served the call"
+    assert {c.cache_miss for c in result.calls} == {
+        "granularity changed: the store holds this case's answers per dimension, "
+        "asked per submission now"
+    }
+    again = StoredRecorder()
+    _run(inputs, again, "submission", store=store)
+    assert again.tasks == []
+
+
+def test_evaluate_submission_takes_the_granularity(inputs) -> None:
+    from judge import evaluate_submission
+
+    specs, subs = inputs
+    spec = next(s for s in specs if s.id == subs[0].incident_id)
+    judge = Recorder()
+    options = EvalOptions(granularity="submission")
+    case = evaluate_submission(spec, subs[0], rubric=RUBRIC, judge=judge, options=options)
+    assert len(judge.tasks) == 1 and len(case.judgments) == len(ALL_IDS)
+    assert [d.dimension_id for d in case.dimensions] == ["D1", "D2", "D3"]
+
+
 def _eval(gt: Path, outputs: Path, result: Path, *extra: str) -> dict:
     code = main(["eval", "--ground-truth", str(gt), "--outputs", str(outputs),
                  "--result-file", str(result), "--no-progress", *extra])  # fmt: skip
