@@ -173,7 +173,7 @@ def test_rules_judge_scores_the_same_at_either_granularity(
 
 
 def test_llm_store_keys_each_granularity_apart_and_names_the_change(
-    example_ground_truth, example_outputs, tmp_path
+    example_ground_truth, example_outputs, tmp_path, capsys
 ) -> None:
     gt, out = example_ground_truth, example_outputs
     with FakeProvider(FakeProviderConfig(seed=5)) as server:
@@ -190,6 +190,15 @@ def test_llm_store_keys_each_granularity_apart_and_names_the_change(
         misses = {c["cache_miss"] for c in per_dim["calls"] if not c["cached"]}
         assert any("granularity changed" in (m or "") for m in misses), misses
         assert whole["overall"]["n_scored_questions"] == per_dim["overall"]["n_scored_questions"]
+    incident = whole["cases"][0]["incident_id"]
+    trial = whole["cases"][0]["trial"]
+    capsys.readouterr()
+    store = str(tmp_path / "s.sqlite")
+    assert main(["store", "explain", store, "--incident", incident, "--trial", trial,
+                 "--dimension", "D2"]) == 0  # fmt: skip
+    shown = capsys.readouterr().out
+    assert f"{trial} * (granularity submission)" in shown
+    assert f"{trial} D2 (granularity dimension)" in shown and f"{trial} D1 " not in shown
 
 
 def test_submission_shards_merge_into_the_single_run_and_refuse_mixing(
