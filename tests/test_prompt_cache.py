@@ -91,10 +91,12 @@ def test_cached_tokens_reach_each_call_the_run_and_the_progress_line(inputs) -> 
             specs, subs, rubric=RUBRIC, judge=judge, options=EvalOptions(max_concurrent=1)
         )
         reported = [c.cached_tokens for c in server.calls]
+        prompt_tokens = sum(c.prompt_tokens for c in server.calls)
     assert result.usage is not None
     per_call = [c.usage.cached_tokens or 0 for c in result.calls]
     assert per_call == reported
     assert result.usage.cached_tokens == sum(reported) > 0
+    assert result.usage.prompt_tokens == prompt_tokens, "cached tokens are not added on top"
     assert result.usage.cached_tokens < result.usage.prompt_tokens
     by_case: dict[tuple[str, str], list[int]] = {}
     for call in result.calls:
