@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .control import RunStopped
+from .granularity import WHOLE, parts_of
 from .judges.base import Cacheable, Judge, JudgeTask, ask
 from .judges.panel import PanelJudge
 from .judgment import DimensionVerdict, unscored
@@ -141,7 +142,9 @@ class RecordedJudge:
             async with hold(self.leases, parts.key, not self.refresh) as answered:
                 verdict = self._stored(task, parts) if answered else None
                 if verdict is None:
-                    miss = self.store.miss_reason(parts, case_ref(task))
+                    miss = self.store.miss_reason(
+                        parts, case_ref(task)
+                    ) or self._granularity_changed(task, parts)
                     verdict = await self._ask(task, parts, miss)
             future.set_result(verdict)
             return verdict
@@ -149,6 +152,22 @@ class RecordedJudge:
             del self._in_flight[parts.key]
             if not future.done():
                 future.cancel()
+
+    def _granularity_changed(self, task: JudgeTask, parts: KeyParts) -> str | None:
+        """Why a call the store has no answer for under its own case was asked: the store
+        holds this submission's answers at the other granularity (`judge.granularity`)."""
+        assert self.store is not None
+        dimensions = parts_of(task.dimension)
+        sub = task.submission
+        ids = [d.id for d in dimensions] if dimensions else [WHOLE]
+        refs = (CaseRef(sub.incident_id, sub.trial, i) for i in ids)
+        if not any(self.store.miss_reason(parts, ref) for ref in refs):
+            return None
+        was, now = ("dimension", "submission") if dimensions else ("submission", "dimension")
+        return (
+            f"granularity changed: the store holds this case's answers per {was}, "
+            f"asked per {now} now"
+        )
 
     def _stored(self, task: JudgeTask, parts: KeyParts) -> DimensionVerdict | None:
         assert self.store is not None

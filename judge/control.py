@@ -56,7 +56,15 @@ class NullGate:
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
-    def succeeded(self, estimated: int, prompt: int | None, completion: int | None, cost) -> None:
+    def succeeded(
+        self,
+        estimated: int,
+        prompt: int | None,
+        completion: int | None,
+        cost,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> None:
         pass
 
     def failed(self, kind: str, message: str, retry_after: float | None) -> None:
@@ -154,16 +162,24 @@ class Gate:
     # ------------------------------------------------------------------ after a request
 
     def succeeded(
-        self, estimated: int, prompt: int | None, completion: int | None, cost: float | None
+        self,
+        estimated: int,
+        prompt: int | None,
+        completion: int | None,
+        cost: float | None,
+        cached: int | None = None,
+        written: int | None = None,
     ) -> None:
-        """A request answered: settle the token estimate, count usage and cost, check the budget."""
+        """A request answered: settle the token estimate, count usage (`cached`/`written`:
+        prompt tokens read from / written to the provider's prompt cache) and cost, check the
+        budget."""
         self._slots.succeeded()
         if self.cooldown is not None:
             self.cooldown.success()
         if self.limiter is not None:
             actual = None if prompt is None else prompt + (completion or 0)
             self.limiter.settle(estimated, actual)
-        self.stats.add_usage(prompt, completion, cost)
+        self.stats.add_usage(prompt, completion, cost, cached, written)
         self._check_cost()
 
     def failed(self, kind: str, message: str, retry_after: float | None) -> None:

@@ -31,6 +31,9 @@ from ground_truth.models import IncidentSpec, Submission
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .errors import StorageError
+from .granularity import DEFAULT as DEFAULT_GRANULARITY
+from .granularity import Granularity, parts_of, split, whole_submission
+from .granularity import check as check_granularity
 from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
 from .judges.base import ask
 from .judges.panel import PANEL_TIE
@@ -83,6 +86,9 @@ class EvalOptions:
       `signal_latch`: the caller's `SignalLatch`; a signal it holds stops the run at its start.
     - `progress`: show progress on stderr (a bar on a terminal, a line every
       `progress_every` seconds otherwise).
+    - `granularity`: `"dimension"` (one call per submission and dimension) or
+      `"submission"` (one call per submission asking every selected dimension's questions;
+      see `judge.granularity`).
     """
 
     max_concurrent: int = 5
@@ -107,6 +113,7 @@ class EvalOptions:
     progress_every: float = 10.0
     note: Callable[[str], None] | None = field(default=None, repr=False)
     shard: Shard | None = None
+    granularity: Granularity = DEFAULT_GRANULARITY
 
 
 @dataclass
@@ -135,9 +142,30 @@ class _Unit:
 
 
 def _units(
-    pairs: list[tuple[IncidentSpec, Submission]], rubric: Rubric, renderer: PromptRenderer
+    pairs: list[tuple[IncidentSpec, Submission]],
+    rubric: Rubric,
+    renderer: PromptRenderer,
+    granularity: Granularity = DEFAULT_GRANULARITY,
 ) -> list[_Unit]:
-    return [_Unit(spec, sub, dim, renderer) for spec, sub in pairs for dim in rubric.dimensions]
+    dimensions = rubric.dimensions
+    if granularity == "submission":
+        dimensions = [whole_submission(rubric.dimensions)]
+    return [_Unit(spec, sub, dim, renderer) for spec, sub in pairs for dim in dimensions]
+
+
+def _per_dimension(
+    unit: _Unit, verdict: DimensionVerdict, judge_name: str
+) -> list[tuple[_Unit, DimensionVerdict]]:
+    """A whole-submission unit's verdict as one verdict per dimension (each validated again);
+    a dimension's unit as it is."""
+    parts = parts_of(unit.dimension)
+    if parts is None:
+        return [(unit, verdict)]
+    prompt_hash = unit.hash
+    return [
+        (_Unit(unit.spec, unit.submission, part, unit.renderer, prompt_hash), part_verdict)
+        for part, part_verdict in zip(parts, split(verdict, parts, judge_name), strict=True)
+    ]
 
 
 def render_prompts(
@@ -145,10 +173,13 @@ def render_prompts(
     submissions: list[Submission],
     rubric: Rubric,
     renderer: PromptRenderer | None = None,
+    granularity: Granularity = DEFAULT_GRANULARITY,
 ) -> list[tuple[Submission, Dimension, Prompt]]:
-    """Every prompt a run would send, without calling any judge (`judge eval --dry-run`)."""
+    """Every prompt a run would send, without calling any judge (`judge eval --dry-run`).
+    With `granularity="submission"` the dimension is the whole-submission pseudo-dimension
+    (id `*`)."""
     matching = match_submissions(specs, submissions)
-    units = _units(matching.pairs, rubric, renderer or PromptRenderer())
+    units = _units(matching.pairs, rubric, renderer or PromptRenderer(), granularity)
     return [(u.submission, u.dimension, u.prompt) for u in units]
 
 
@@ -376,15 +407,19 @@ class _Run:
     def done(self) -> list[tuple[_Unit, DimensionVerdict]]:
         reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
         return [
-            (unit, verdict if verdict is not None else _not_judged(unit, reason))
+            pair
             for unit, verdict in zip(self.units, self.verdicts, strict=True)
+            for pair in _per_dimension(
+                unit, verdict if verdict is not None else _not_judged(unit, reason), self.judge.name
+            )
         ]
 
     def incomplete(self) -> list[IncompleteCase]:
         missing: dict[tuple[str, str], list[str]] = {}
         for unit, verdict in zip(self.units, self.verdicts, strict=True):
             if verdict is None:
-                missing.setdefault(unit.submission.key, []).append(unit.dimension.id)
+                dimensions = parts_of(unit.dimension) or [unit.dimension]
+                missing.setdefault(unit.submission.key, []).extend(d.id for d in dimensions)
         return [
             IncompleteCase(incident_id=i, trial=t, dimensions=d) for (i, t), d in missing.items()
         ]
@@ -430,6 +465,8 @@ class _Run:
             retries=stats.retries,
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,
+            cached_tokens=stats.cached_tokens,
+            cache_write_tokens=stats.cache_write_tokens,
             cost_usd=stats.cost,
             cost_unknown_requests=stats.cost_unknown,
         )
@@ -476,15 +513,17 @@ async def evaluate_async(
     Returns the whole `EvalResult` (cases, per-incident and overall scores, every judgment,
     every call). Provider failures leave questions unscored, counted in the result, never No.
     Raises `TypeError` for a judge that is not a `Judge`, `InputError` for a rubric that
-    cannot be loaded.
+    cannot be loaded, `ValueError` for an unknown `options.granularity`.
     """
     rubric, judge = _resolve(rubric, judge)
     options = options or EvalOptions()
+    check_granularity(options.granularity)
     renderer = renderer or PromptRenderer()
     if options.dimensions:
         rubric = rubric.select(options.dimensions)
     matching = match_submissions(specs, submissions)
-    units, shard = select_shard(_units(matching.pairs, rubric, renderer), options.shard, _key)
+    all_units = _units(matching.pairs, rubric, renderer, options.granularity)
+    units, shard = select_shard(all_units, options.shard, _key)
     if shard is not None:
         config = {**(config or {}), "shard": {**shard, "k": options.k}}
     run = _Run(judge, units, options)
@@ -621,6 +660,7 @@ def _config(
             "hash": renderer.fingerprint,
         },
         "dimensions": [d.id for d in rubric.dimensions],
+        "granularity": options.granularity,
         "max_concurrent": options.max_concurrent,
         "seed": options.seed,
         **(extra or {}),

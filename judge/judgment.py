@@ -30,6 +30,15 @@ class Usage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = Field(None, description="None when the model's price is unknown.")
+    cached_tokens: int | None = Field(
+        None,
+        description="Prompt tokens the provider served from its prompt cache (part of "
+        "prompt_tokens; OpenAI's prompt_tokens_details.cached_tokens, Anthropic's "
+        "cache_read_input_tokens).",
+    )
+    cache_write_tokens: int | None = Field(
+        None, description="Prompt tokens written to the provider's cache (Anthropic)."
+    )
 
 
 class DimensionVerdict(BaseModel):

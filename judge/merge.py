@@ -19,13 +19,15 @@ from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
 from .engine import tool_version
+from .granularity import DEFAULT as DEFAULT_GRANULARITY
+from .granularity import WHOLE
 from .judgment import Judgment
 from .results import CallRecord, EvalResult, IncompleteCase, RunUsage, load_result
 from .rubric import Rubric, load_rubric
 from .scoring import score_case, summarize_by_agent, summarize_incidents, summarize_overall
 from .shard import unit_bucket
 
-SAME = ("rubric", "judge", "prompt_template", "dimensions", "seed")
+SAME = ("rubric", "judge", "prompt_template", "dimensions", "granularity", "seed")
 """The config fields every shard must share (the judge's endpoint `api_base` aside: shards may
 ask the same model at different addresses)."""
 
@@ -61,14 +63,11 @@ def _check_shards(shards: list[tuple[Path, EvalResult]]) -> None:
     reference = _shard(first_path, first)
     for path, result in shards:
         shard = _shard(path, result)
+        _check_same(path, result, first_path, first, ("granularity",))  # cuts other units
         for name in ("count", "fingerprint", "units", "k"):
             if shard.get(name) != reference.get(name):
                 raise InputError(path, _differs(name, shard, reference, first_path), "config.shard")
-        for name in SAME:
-            if _same(result.config.get(name), name) != _same(first.config.get(name), name):
-                raise InputError(
-                    path, _differs(name, result.config, first.config, first_path), f"config.{name}"
-                )
+        _check_same(path, result, first_path, first, SAME)
         if shard["index"] in seen:
             raise InputError(
                 path,
@@ -87,6 +86,16 @@ def _check_shards(shards: list[tuple[Path, EvalResult]]) -> None:
         )
 
 
+def _check_same(
+    path: Path, result: EvalResult, first_path: Path, first: EvalResult, names: tuple[str, ...]
+) -> None:
+    for name in names:
+        if _same(result.config.get(name), name) != _same(first.config.get(name), name):
+            raise InputError(
+                path, _differs(name, result.config, first.config, first_path), f"config.{name}"
+            )
+
+
 RUN_OBSERVATIONS = frozenset(
     {"api_base", "structured_output", "structured_output_negotiation", "replies", "repairs"}
 )
@@ -97,6 +106,8 @@ accepted, how its replies parsed. Shards may differ in these; the merge adds up 
 def _same(value: Any, name: str) -> Any:
     if name == "judge" and isinstance(value, dict):
         return _identity(value)
+    if name == "granularity":
+        return value or DEFAULT_GRANULARITY  # results written before granularity was recorded
     return value
 
 
@@ -173,8 +184,11 @@ def _rubric(config: dict[str, Any], path: Path, given: Rubric | None) -> Rubric:
 class _Parts:
     """The shards' pieces, keyed by unit, each unit's pieces in its shard's order."""
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, granularity: str):
         self.label = label
+        self.whole = granularity == "submission"
+        """A shard's unit is a whole submission (`--granularity submission`), else a
+        (submission, dimension)."""
         self.answers: dict[Unit, list[Judgment]] = defaultdict(list)
         self.members: dict[Unit, list[Judgment]] = defaultdict(list)
         self.calls: dict[Unit, list[CallRecord]] = defaultdict(list)
@@ -189,7 +203,7 @@ class _Parts:
             if j.judge != self.label:
                 self.members[unit].append(j)
                 continue
-            self._own(unit, path, shard)
+            self._own((*unit[:2], WHOLE) if self.whole else unit, path, shard)
             self.answers[unit].append(j)
         for call in result.calls:
             self.calls[(call.incident_id, call.trial, call.dimension_id)].append(call)
@@ -215,13 +229,13 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
     config = {k: v for k, v in first.config.items() if k != "shard"}
     config["judge"] = _observed_together([r.config["judge"] for _, r in shards])
     shard = first.config["shard"]
-    parts = _Parts(config["judge"]["label"])
+    parts = _Parts(config["judge"]["label"], _same(config.get("granularity"), "granularity"))
     for path, result in shards:
         parts.add(path, result)
-    if len(parts.answers) != shard["units"]:
+    if len(parts.owner) != shard["units"]:
         raise InputError(
             "judge merge",
-            f"the shards hold {len(parts.answers)} of the run's {shard['units']} units",
+            f"the shards hold {len(parts.owner)} of the run's {shard['units']} units",
         )
     order = sorted(parts.agents, key=lambda key: (key[0], _trial_order(key[1])))
     units = [(i, t, d.id) for i, t in order for d in rubric.dimensions]
@@ -236,7 +250,8 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
         cases, incidents, rubric, k, len(first.missing), len(first.orphans), seed
     )
     overall.n_failed_questions = sum(r.overall.n_failed_questions for _, r in shards)
-    calls = [c for u in units for c in parts.calls.get(u, [])]
+    call_units = [(i, t, WHOLE) for i, t in order] if parts.whole else units
+    calls = [c for u in call_units for c in parts.calls.get(u, [])]
     incomplete = _incomplete(units, parts.missing_dims)
     stopped = next((r.stopped for _, r in shards if r.stopped is not None), None)
     config["merged_from"] = [

@@ -31,6 +31,8 @@ class RunStats:
     failed_requests: Counter[str] = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
     cost_unknown: int = 0
     paused: bool = False
@@ -46,13 +48,28 @@ class RunStats:
         """Spent so far; None once any request's price was unknown (never a made-up 0)."""
         return None if self.cost_unknown else self.cost_usd
 
-    def add_usage(self, prompt: int | None, completion: int | None, cost: float | None) -> None:
+    def add_usage(
+        self,
+        prompt: int | None,
+        completion: int | None,
+        cost: float | None,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> None:
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
+        self.cached_tokens += cached or 0
+        self.cache_write_tokens += written or 0
         if cost is None:
             self.cost_unknown += 1
         else:
             self.cost_usd += cost
+
+    def _cached_text(self) -> str:
+        if not (self.cached_tokens or self.cache_write_tokens):
+            return ""
+        written = f", {self.cache_write_tokens:,} written" if self.cache_write_tokens else ""
+        return f" (cached {self.cached_tokens:,}{written})"
 
     def line(self) -> str:
         parts = [f"calls {self.done}/{self.planned}"]
@@ -65,7 +82,7 @@ class RunStats:
             errors += f" (failed requests: {kinds})"
         parts.append(errors)
         if self.requests:
-            parts.append(f"tokens {self.tokens:,}")
+            parts.append(f"tokens {self.tokens:,}" + self._cached_text())
             parts.append("cost " + cost_text(self.cost, self.cost_unknown))
         if self.paused:
             parts.append("PAUSED")
@@ -138,7 +155,10 @@ class Reporter:
         parts = [f"cached {s.cached}", f"retries {s.retries}", f"errors {s.errors}"]
         if s.requests:
             cost = "?" if s.cost is None else f"${s.cost:.4f}"
-            parts += [f"{s.tokens:,} tok", cost]
+            parts += [
+                f"{s.tokens:,} tok" + (f" ({s.cached_tokens:,} cached)" if s.cached_tokens else ""),
+                cost,
+            ]
         if s.paused:
             parts.append("PAUSED")
         if s.cooling:

@@ -1,7 +1,11 @@
-"""Render one prompt per (submission, dimension) from jinja2 templates.
+"""Render one prompt per (submission, dimension), or per submission, from jinja2 templates.
 
-Static text (instructions, the dimension's questions) comes first and the case (ground truth,
-diagnosis) last, so provider prefix caches can reuse the start of every prompt of a dimension.
+Every prompt of a submission starts with the same text: the system message, then the case
+(`case.j2`: ground truth and fenced diagnosis); the dimension's questions and the final
+instruction come last (`questions.j2` in `dimension.j2`, or every dimension's in
+`submission.j2`). A provider's prefix cache can then serve the shared start of a submission's
+second and third dimension call; `Prompt.cache_prefix` says where that start ends, for
+providers that want it marked (Anthropic's `cache_control`, see `judge.judges.llm`).
 """
 
 from __future__ import annotations
@@ -9,18 +13,29 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import jinja2
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec, Submission
 
+from .granularity import parts_of
 from .rubric import Dimension
 
 TEMPLATES = Path(__file__).parent / "templates"
 SYSTEM_TEMPLATE = "system.j2"
+CASE_TEMPLATE = "case.j2"
 DIMENSION_TEMPLATE = "dimension.j2"
+SUBMISSION_TEMPLATE = "submission.j2"
+TEMPLATE_NAMES = (
+    SYSTEM_TEMPLATE,
+    CASE_TEMPLATE,
+    "questions.j2",
+    DIMENSION_TEMPLATE,
+    SUBMISSION_TEMPLATE,
+)
 
 
 class Prompt(BaseModel):
@@ -28,6 +43,26 @@ class Prompt(BaseModel):
 
     messages: list[dict[str, str]]
     hash: str
+    cache_prefix: int = Field(
+        0,
+        description="Characters at the start of the last message that every prompt of this "
+        "submission shares (the case); 0 when a custom template does not start with it. "
+        "Not part of the hash: it only says where a provider may cache.",
+    )
+
+    def cache_marked(self) -> list[dict[str, Any]]:
+        """The messages with the shared start of the last one marked cacheable, for providers
+        that cache only what is marked (Anthropic: `cache_control` on a content block caches
+        everything up to and including it). The text is unchanged, only split in two blocks."""
+        messages: list[dict[str, Any]] = [dict(m) for m in self.messages]
+        if not self.cache_prefix or not messages:
+            return messages
+        text, cut = messages[-1]["content"], self.cache_prefix
+        messages[-1]["content"] = [
+            {"type": "text", "text": text[:cut], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": text[cut:]},
+        ]
+        return messages
 
 
 def fence_tag(diagnosis: str) -> str:
@@ -63,21 +98,27 @@ class PromptRenderer:
         self.fingerprint = self._fingerprint()
 
     def _fingerprint(self) -> str:
-        sources = [
-            self._loader.get_source(self.env, n)[0] for n in (SYSTEM_TEMPLATE, DIMENSION_TEMPLATE)
-        ]
+        sources = [self._loader.get_source(self.env, n)[0] for n in TEMPLATE_NAMES]
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]
 
     def render(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> Prompt:
+        """The prompt for one dimension, or for the whole submission when `dimension` is a
+        `judge.granularity.whole_submission` pseudo-dimension (`submission.j2`)."""
+        parts = parts_of(dimension)
+        context = {
+            "spec": spec,
+            "submission": submission,
+            "dimension": dimension,
+            "dimensions": parts or [dimension],
+            "question_ids": [q.id for q in dimension.questions],
+            "diagnosis": submission.diagnosis,
+            "fence": fence_tag(submission.diagnosis),
+        }
         try:
-            system = self.env.get_template(SYSTEM_TEMPLATE).render()
-            user = self.env.get_template(DIMENSION_TEMPLATE).render(
-                spec=spec,
-                submission=submission,
-                dimension=dimension,
-                diagnosis=submission.diagnosis,
-                fence=fence_tag(submission.diagnosis),
-            )
+            system = self.env.get_template(SYSTEM_TEMPLATE).render().strip()
+            case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
+            template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
+            user = self.env.get_template(template).render(context).strip()
         except jinja2.TemplateError as exc:
             where = getattr(exc, "filename", None) or self.template_dir or TEMPLATES
             raise InputError(
@@ -85,8 +126,6 @@ class PromptRenderer:
                 f"template error: {exc}",
                 field=(lineno := getattr(exc, "lineno", None)) and f"line {lineno}",
             ) from None
-        messages = [
-            {"role": "system", "content": system.strip()},
-            {"role": "user", "content": user.strip()},
-        ]
-        return Prompt(messages=messages, hash=prompt_hash(messages))
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        shared = len(case) if case and user.startswith(case) else 0
+        return Prompt(messages=messages, hash=prompt_hash(messages), cache_prefix=shared)

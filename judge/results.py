@@ -78,6 +78,10 @@ class RunUsage(BaseModel):
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = Field(
+        0, description="Prompt tokens served from the provider's prompt cache (of prompt_tokens)."
+    )
+    cache_write_tokens: int = Field(0, description="Prompt tokens written to the provider's cache.")
     cost_usd: float | None = Field(None, description="None when any request's price is unknown.")
     cost_unknown_requests: int = 0
 

@@ -1,4 +1,4 @@
-"""Prompt rendering: every question asked, the diagnosis fenced as data, static text first."""
+"""Prompt rendering: every question asked, the diagnosis fenced as data, the case first."""
 
 from __future__ import annotations
 
@@ -117,17 +117,26 @@ def test_fence_tag_depends_on_the_diagnosis() -> None:
     assert fence_tag("a") == fence_tag("a")
 
 
-def test_static_text_comes_first(rubric, specs, renderer) -> None:
-    a_spec, b_spec = specs["incorrect_image"], specs["network_policy_block"]
-    for dim in rubric.dimensions:
-        a = renderer.render(a_spec, submission(a_spec.id, "zebra-quux broke"), dim).messages
-        b = renderer.render(b_spec, submission(b_spec.id, "walrus-fizz broke"), dim).messages
-        assert a[0] == b[0], "the system message is the same for every case"
-        questions_end = a[1]["content"].index("# Ground truth")
-        prefix = a[1]["content"][:questions_end]
-        assert b[1]["content"].startswith(prefix)
-        assert all(f"[{q.id}]" in prefix for q in dim.questions)
-        assert a_spec.id not in prefix and "zebra-quux" not in prefix
+def test_a_submissions_prompts_share_their_start(rubric, specs, renderer) -> None:
+    """System text, ground truth and fenced diagnosis first and identical in every dimension's
+    prompt of a submission (a provider's prefix cache serves them); the questions come last."""
+    spec = specs["incorrect_image"]
+    sub = submission(spec.id, "zebra-quux broke")
+    prompts = [renderer.render(spec, sub, dim) for dim in rubric.dimensions]
+    first = prompts[0]
+    shared = first.messages[1]["content"][: first.cache_prefix]
+    assert shared.startswith(f"# Ground truth for incident {spec.id}")
+    assert shared.endswith(f"----- END DIAGNOSIS {fence_tag(sub.diagnosis)} -----")
+    for prompt, dim in zip(prompts, rubric.dimensions, strict=True):
+        assert prompt.messages[0] == first.messages[0]
+        assert prompt.cache_prefix == first.cache_prefix
+        user = prompt.messages[1]["content"]
+        assert user.startswith(shared)
+        rest = user[prompt.cache_prefix :]
+        assert all(f"[{q.id}]" in rest for q in dim.questions)
+        assert "[" + dim.questions[0].id + "]" not in shared
+    other = renderer.render(specs["network_policy_block"], sub, rubric.dimensions[0])
+    assert other.messages[0] == first.messages[0], "the system message is the same for every case"
 
 
 def test_system_message_declares_the_diagnosis_data(rubric, specs, renderer) -> None:
@@ -169,6 +178,9 @@ def test_template_dir_overrides_only_what_it_holds(tmp_path, rubric, specs) -> N
     shipped = PromptRenderer().render(spec, submission(spec.id, "diag"), dim).messages
     assert messages[0] == shipped[0], "system.j2 still comes from the package"
     assert override.fingerprint != PromptRenderer().fingerprint
+    assert override.render(spec, submission(spec.id, "diag"), dim).cache_prefix == 0, (
+        "a template that does not start with the case marks nothing cacheable"
+    )
 
 
 def test_template_dir_must_exist(tmp_path) -> None:

@@ -84,6 +84,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
     p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
     p.add_argument(
+        "--granularity",
+        choices=("dimension", "submission"),
+        default="dimension",
+        help="one judge call per submission and dimension (default: each dimension gets the "
+        "model's whole attention) or per submission (every question in one call: fewer calls "
+        "and tokens)",
+    )
+    p.add_argument(
         "--shard",
         type=_shard,
         metavar="I/N",
@@ -230,13 +238,14 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
     check_writable([("--prompts-file", target)])
-    prompts = render_prompts(specs, submissions, rubric, renderer)
+    prompts = render_prompts(specs, submissions, rubric, renderer, args.granularity)
     lines = [
         json.dumps(
             {
                 "incident_id": s.incident_id,
                 "trial": s.trial,
                 "dimension_id": d.id,
+                "question_ids": [q.id for q in d.questions],
                 "prompt_hash": p.hash,
                 "messages": p.messages,
             }
@@ -343,6 +352,7 @@ def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
         grace=args.grace,
         progress=not args.no_progress,
         shard=args.shard,
+        granularity=args.granularity,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full

@@ -75,15 +75,18 @@ def cmd_store_export(args: argparse.Namespace) -> int:
 
 
 def cmd_store_explain(args: argparse.Namespace) -> int:
-    """Which judge, model, params, prompt, schema and rubric each stored answer belongs to:
-    compare them with a new run's `cache_miss` to see why it asked again."""
+    """Which judge, model, params, prompt, schema, rubric and granularity each stored answer
+    belongs to: compare them with a new run's `cache_miss` to see why it asked again. With
+    `--dimension`, whole-submission answers (dimension `*`) hold that dimension's too."""
+    from ..granularity import WHOLE
+
     with _open(args.store) as store:
         rows = [
             row
             for row in store.rows("judgments")
             if row["incident_id"] == args.incident
             and (args.trial is None or row["trial"] == args.trial)
-            and (args.dimension is None or row["dimension_id"] == args.dimension)
+            and (args.dimension is None or row["dimension_id"] in (args.dimension, WHOLE))
         ]
         for row in rows:
             row["params"] = store.params(row["params_hash"])
@@ -95,6 +98,7 @@ def cmd_store_explain(args: argparse.Namespace) -> int:
         answers = " ".join(f"{a['question_id']}={a.get('answer')}" for a in row["answers"])
         out.print(
             f"[bold]{row['incident_id']} trial {row['trial']} {row['dimension_id']}[/bold] "
+            f"(granularity {'submission' if row['dimension_id'] == WHOLE else 'dimension'}) "
             f"by {row['judge']} at {row['created_at']}: {answers}\n"
             f"  key {row['key'][:16]}  model {row['model']}  params {row['params_hash']} "
             f"{json.dumps(row['params'], sort_keys=True)}\n"

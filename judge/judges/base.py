@@ -124,9 +124,16 @@ class RequestGate(Protocol):
         ...
 
     def succeeded(
-        self, estimated: int, prompt: int | None, completion: int | None, cost: float | None
+        self,
+        estimated: int,
+        prompt: int | None,
+        completion: int | None,
+        cost: float | None,
+        cached: int | None = None,
+        written: int | None = None,
     ) -> None:
-        """A request answered: its tokens and price in USD (None when unknown)."""
+        """A request answered: its tokens and price in USD (None when unknown); `cached` and
+        `written`: prompt tokens read from and written to the provider's prompt cache."""
         ...
 
     def failed(self, kind: str, message: str, retry_after: float | None) -> None:

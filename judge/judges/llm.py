@@ -185,6 +185,9 @@ class LLMJudge:
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
         import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
+        self.cache_marker = needs_cache_marker(model)
+        """Whether the shared start of each prompt is marked `cache_control` (see
+        `needs_cache_marker`); other providers cache a repeated prefix by themselves."""
 
     def describe(self) -> dict[str, Any]:
         params = {
@@ -220,7 +223,8 @@ class LLMJudge:
         return {"model": self.model, "params": scrub_params(params), "schema": SCHEMA_HASH}
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
-        messages = list(task.prompt.messages)
+        asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
+        messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
         tally = _Tally()
         for attempt in range(1, self.max_reasks + 2):
@@ -243,7 +247,8 @@ class LLMJudge:
                 _TALLY.reset(token)
             cost = _cost(response)
             prompt, completion = _tokens(response)
-            self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost)
+            read, written = _cache_tokens(response)
+            self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost, read, written)
             _add_usage(usage, response, cost)
             content = response.choices[0].message.content
             try:
@@ -258,7 +263,7 @@ class LLMJudge:
                 verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
                 return tally.finish(verdict, usage)
             messages = [
-                *task.prompt.messages,
+                *asked,
                 {"role": "assistant", "content": content or ""},
                 {
                     "role": "user",
@@ -283,7 +288,7 @@ class LLMJudge:
             f"'auto' steps down to a format it accepts): {words}"
         )
 
-    async def _call(self, messages: list[dict[str, str]]) -> Any:
+    async def _call(self, messages: list[dict[str, Any]]) -> Any:
         """One answer in the negotiated reply format. While no reply has confirmed the format,
         one request probes it and the others wait (see `Negotiation`); a refusal of the format
         steps down at once and is never retried."""
@@ -330,7 +335,7 @@ class LLMJudge:
             )
         return True
 
-    async def _send(self, messages: list[dict[str, str]], mode: Mode) -> Any:
+    async def _send(self, messages: list[dict[str, Any]], mode: Mode) -> Any:
         """One answer from the provider, retrying transient errors; every request is gated."""
         litellm = import_litellm()
         kwargs: dict[str, Any] = {
@@ -432,8 +437,33 @@ def reply_shares(counts: Counter[str]) -> dict[str, Any]:
     }
 
 
-def _estimate_tokens(messages: list[dict[str, str]]) -> int:
-    return sum(len(m.get("content") or "") for m in messages) // 4 + COMPLETION_ALLOWANCE
+def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(len(_text(m.get("content"))) for m in messages) // 4 + COMPLETION_ALLOWANCE
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether its content is a string or a list of content blocks."""
+    if isinstance(content, list):
+        return "".join(str(block.get("text") or "") for block in content)
+    return content or ""
+
+
+CACHE_MARKED = frozenset({"anthropic"})
+"""litellm providers that cache only what a request marks with `cache_control`."""
+CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta"})
+"""Providers that serve Claude models, which need the marker there too."""
+
+
+def needs_cache_marker(model: str) -> bool:
+    """Whether `model` needs its cacheable prompt start marked (`cache_control`): Anthropic,
+    and Claude on Bedrock or Vertex AI. OpenAI, DeepSeek, vLLM and llama.cpp cache a repeated
+    prefix without one (litellm's prompt-caching docs), and a marker some other server does
+    not know could be refused, so none is sent there."""
+    try:
+        provider = import_litellm().get_llm_provider(model)[1]
+    except Exception:  # a model string litellm cannot place: send plain text
+        return False
+    return provider in CACHE_MARKED or (provider in CLAUDE_HOSTS and "claude" in model.lower())
 
 
 def _provider_words(words: str) -> str:
@@ -448,10 +478,38 @@ def _tokens(response: Any) -> tuple[int | None, int | None]:
     return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
 
 
+def _cache_tokens(response: Any) -> tuple[int | None, int | None]:
+    """Prompt tokens read from and written to the provider's prompt cache, as litellm reports
+    them: OpenAI's `prompt_tokens_details.cached_tokens` (litellm copies Anthropic's
+    `cache_read_input_tokens` there too, so it is read once, never added twice) and
+    Anthropic's `cache_creation_input_tokens`. Both are already part of `prompt_tokens`, and
+    litellm's price already bills them at the provider's rates."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None, None
+    details = getattr(usage, "prompt_tokens_details", None)
+    read = details.get("cached_tokens") if isinstance(details, dict) else None
+    if read is None:
+        read = getattr(details, "cached_tokens", None)
+    if read is None:
+        read = getattr(usage, "cache_read_input_tokens", None)
+    written = getattr(usage, "cache_creation_input_tokens", None)
+    return _count(read), _count(written)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _add_usage(total: Usage, response: Any, cost: float | None) -> None:
     prompt, completion = _tokens(response)
     total.prompt_tokens = (total.prompt_tokens or 0) + (prompt or 0)
     total.completion_tokens = (total.completion_tokens or 0) + (completion or 0)
+    read, written = _cache_tokens(response)
+    if read is not None:
+        total.cached_tokens = (total.cached_tokens or 0) + read
+    if written is not None:
+        total.cache_write_tokens = (total.cache_write_tokens or 0) + written
     total.cost_usd = None if cost is None or total.cost_usd is None else total.cost_usd + cost
 
 

@@ -41,6 +41,8 @@ class CallRecord(BaseModel):
     answers: dict[str, str] | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens reported as served from the prompt cache (`judge.testing.prefix_cache`)."""
 
 
 class CallLog:

@@ -49,6 +49,7 @@ from judge.testing.config import FakeProviderConfig
 from judge.testing.faults import FaultKind, FaultPlan
 from judge.testing.formats import refusal, request_format, schema_ignored
 from judge.testing.limiter import SlidingWindowLimiter
+from judge.testing.prefix_cache import PrefixCache
 from judge.testing.replies import Reply
 
 _FAULT_VALUES = frozenset(kind.value for kind in FaultKind)
@@ -120,6 +121,8 @@ class FakeProvider:
         )
         self._policy = self.config.answer_policy or hash_policy
         self._log = CallLog(self.config.log_path)
+        self._prompt_cache = PrefixCache()
+        """Reports `prompt_tokens_details.cached_tokens` for a prompt start seen before."""
         self._next_index = 0
         self._index_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -282,13 +285,15 @@ class FakeProvider:
         elif fault is FaultKind.REFUSAL:
             content = REFUSAL_TEXT
         completion_tokens = count_tokens(content)
+        cached = self._prompt_cache.cached_tokens(request.messages, request.prompt_tokens)
         payload = replies.completion(
-            index, request.model, content, finish, request.prompt_tokens, completion_tokens
+            index, request.model, content, finish, request.prompt_tokens, completion_tokens, cached
         )
         extra = {
             "answers": {a["id"]: a["answer"] for a in answers} if answers and not fault else None,
             "prompt_tokens": request.prompt_tokens,
             "completion_tokens": completion_tokens,
+            "cached_tokens": cached,
         }
         return Reply(200, payload, delay=delay), fault.value if fault else OK, extra
 

@@ -27,8 +27,11 @@ def completion(
     finish_reason: str,
     prompt_tokens: int,
     completion_tokens: int,
+    cached_tokens: int = 0,
 ) -> dict[str, Any]:
-    """An OpenAI chat-completion body with one choice and usage counts."""
+    """An OpenAI chat-completion body with one choice and usage counts; `cached_tokens` of
+    the prompt tokens came from the prompt cache (`usage.prompt_tokens_details`, as OpenAI
+    reports it; they are part of `prompt_tokens`)."""
     return {
         "id": f"chatcmpl-fake{index:06d}",
         "object": "chat.completion",
@@ -47,6 +50,7 @@ def completion(
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
         },
     }
 
