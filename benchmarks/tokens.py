@@ -1,7 +1,7 @@
 """Prompt tokens per submission (all dimensions' prompts), counted with litellm's tokenizer
-for a model (default gpt-4o-mini), over the example set; and the share that is the same for
-every prompt of a dimension (system message + the dimension's questions), which provider
-prefix caches can reuse.
+for a model (default gpt-4o-mini), over the example set; and the share that every prompt of a
+submission shares (system message + the case: ground truth and fenced diagnosis, up to
+`Prompt.cache_prefix`), which provider prefix caches can reuse on its second and third call.
 
     python benchmarks/tokens.py [MODEL]
 """
@@ -29,13 +29,12 @@ def main() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
     per_submission: dict[tuple[str, str], int] = {}
-    static = total = 0
+    shared = total = 0
     for sub, _dim, prompt in render_prompts(specs, subs, load_rubric()):
         tokens = litellm.token_counter(model=model, messages=prompt.messages)
         per_submission[sub.key] = per_submission.get(sub.key, 0) + tokens
-        user = prompt.messages[-1]["content"]
-        prefix = user.split("# Ground truth", 1)[0]
-        static += litellm.token_counter(
+        prefix = prompt.messages[-1]["content"][: prompt.cache_prefix]
+        shared += litellm.token_counter(
             model=model, messages=[prompt.messages[0], {"role": "user", "content": prefix}]
         )
         total += tokens
@@ -43,7 +42,7 @@ def main() -> None:
     print(
         f"{model}: {statistics.mean(counts):.0f} prompt tokens per submission "
         f"(min {min(counts)}, max {max(counts)}, {len(counts)} submissions x "
-        f"{len(load_rubric().dimensions)} dimensions); static prefix {static / total:.0%}"
+        f"{len(load_rubric().dimensions)} dimensions); shared prefix {shared / total:.0%}"
     )
 
 
