@@ -191,17 +191,20 @@ def _eval(args: argparse.Namespace, latch) -> int:
         args.ground_truth, args.outputs, args.format
     )
     print_warnings(args.input_warnings)
-    _require_matches(specs, submissions, args)
+    spec, submission = _require_matches(specs, submissions, args)
     from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)
+    if args.prompt_template is not None:  # bad input for every judge, even one that reads none
+        renderer.render(spec, submission, rubric.dimensions[0])
     if args.dry_run:
         return _dry_run(args, specs, submissions, rubric, renderer)
     return _run_eval(args, specs, submissions, rubric, renderer, latch)
 
 
-def _require_matches(specs, submissions, args) -> None:
-    """A run that would score nothing is bad input (exit 2), not a run that passed."""
+def _require_matches(specs, submissions, args):
+    """A run that would score nothing is bad input (exit 2), not a run that passed.
+    Returns the first (spec, submission) pair."""
     from ground_truth.errors import InputError
     from ground_truth.matching import match_submissions
 
@@ -209,7 +212,7 @@ def _require_matches(specs, submissions, args) -> None:
         raise InputError(args.outputs, "no submission found here: nothing to score")
     matching = match_submissions(specs, submissions)
     if matching.pairs:
-        return
+        return matching.pairs[0]
     theirs = sorted({o.incident_id for o in matching.orphans})
     ours = sorted(spec.id for spec in specs)
     raise InputError(
