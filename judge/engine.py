@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
@@ -106,6 +106,15 @@ class EvalOptions:
     progress_every: float = 10.0
     note: Callable[[str], None] | None = field(default=None, repr=False)
     shard: Shard | None = None
+
+
+@runtime_checkable
+class Prefetching(Protocol):
+    """A judge with something slow to get ready for its first request (the llm judge imports
+    litellm): the run calls `prefetch()` once it knows the judge has calls to make, which a
+    run the store answers in full never has."""
+
+    def prefetch(self) -> None: ...
 
 
 @dataclass
@@ -287,7 +296,7 @@ class _Run:
         """Count the calls to make: every leaf's call the store cannot answer."""
         asked = [u for u in self.units if u.submission.diagnosis.strip()]
         self.stats.total = len(asked) * len(self.leaves)
-        cached = 0
+        hits: Counter[str] = Counter()
         stored = [
             leaf
             for leaf in leaves(self.wrapped)
@@ -297,8 +306,11 @@ class _Run:
             known = set(self.store.judges())
             # a judge the store holds no answer of misses every call: no prompt to render
             stored = [leaf for leaf in stored if leaf.name in known]
-            cached = _count_stored(self.store, asked, stored) if stored else 0
-        self.stats.planned = self.stats.total - cached
+            hits = _count_stored(self.store, asked, stored) if stored else hits
+        self.stats.planned = self.stats.total - hits.total()
+        for leaf in self.leaves:
+            if isinstance(leaf, Prefetching) and hits[leaf.name] < len(asked):
+                leaf.prefetch()
 
     async def run(self) -> None:
         self._plan()
@@ -440,26 +452,27 @@ KEEP_PROMPTS = 2048
 PLAN_BATCH = 500
 
 
-def _count_stored(store: Store, units: list[_Unit], stored: list[RecordedJudge]) -> int:
-    """How many of these leaves' calls the store answers. Every unit's prompt is rendered to
-    find its key (its hash stays on the unit); the prompts of the first `KEEP_PROMPTS` units
-    with a call to make are kept for that call."""
-    cached = kept = 0
+def _count_stored(store: Store, units: list[_Unit], stored: list[RecordedJudge]) -> Counter[str]:
+    """How many of each leaf's calls the store answers, by leaf name. Every unit's prompt is
+    rendered to find its key (its hash stays on the unit); the prompts of the first
+    `KEEP_PROMPTS` units with a call to make are kept for that call."""
+    hits: Counter[str] = Counter()
+    kept = 0
     for start in range(0, len(units), PLAN_BATCH):
         batch = units[start : start + PLAN_BATCH]
         tasks = [unit.task() for unit in batch]
         keys = [
-            [parts.key for leaf in stored if (parts := leaf.parts(task)) is not None]
+            [(leaf.name, parts.key) for leaf in stored if (parts := leaf.parts(task)) is not None]
             for task in tasks
         ]
-        present = store.keys_present(key for unit_keys in keys for key in unit_keys)
+        present = store.keys_present(key for unit_keys in keys for _, key in unit_keys)
         for unit, task, unit_keys in zip(batch, tasks, keys, strict=True):
-            hits = sum(1 for key in unit_keys if key in present)
-            cached += hits
-            if hits < len(unit_keys) and kept < KEEP_PROMPTS:
+            found = [name for name, key in unit_keys if key in present]
+            hits.update(found)
+            if len(found) < len(unit_keys) and kept < KEEP_PROMPTS:
                 unit.kept = task.prompt
                 kept += 1
-    return cached
+    return hits
 
 
 def _cancel(tasks: list[asyncio.Task[None]]) -> None:
