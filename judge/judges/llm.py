@@ -1,6 +1,7 @@
 """The `llm` judge: any litellm model answers one dimension's questions as structured JSON.
 
-litellm is imported on first use (it takes seconds to import). It is called with
+litellm is imported when a run knows it will send a request, in a background thread (it takes
+seconds to import; `prefetch_litellm`), and never for a run the store answers. It is called with
 `num_retries=0` and an explicit timeout: retries of transient provider errors are ours
 (tenacity with exponential backoff and jitter, transient errors only, never shorter than the
 provider's Retry-After). The reply format is negotiated with the server
@@ -16,10 +17,14 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 import hashlib
 import json
 import os
+import sys
+import threading
 from collections import Counter
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -92,6 +97,38 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+_importing: concurrent.futures.Future[Any] | None = None
+_importing_lock = threading.Lock()
+
+
+def prefetch_litellm() -> None:
+    """Start importing litellm in a background thread (once), as soon as a run knows it will
+    call a provider, so that the import (seconds) overlaps loading inputs and rendering
+    prompts. A run the store answers in full never calls this, nor imports litellm."""
+    global _importing
+    with _importing_lock:
+        if _importing is not None or "litellm" in sys.modules:
+            return
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        _importing = future
+
+    def work() -> None:
+        try:
+            future.set_result(import_litellm())
+        except BaseException as exc:  # the first call raises it again, as its own error
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="import-litellm", daemon=True).start()
+
+
+async def litellm_ready() -> Any:
+    """litellm, waiting (without holding the event loop) for a background import under way."""
+    future = _importing
+    if future is not None and not future.done():
+        await asyncio.wrap_future(future)
+    return import_litellm()
 
 
 _STATUS_KINDS = (
@@ -184,7 +221,11 @@ class LLMJudge:
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
-        import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
+
+    def prefetch(self) -> None:
+        """The run will send this judge requests: start importing litellm now (see
+        `prefetch_litellm`); construction does not, so a rerun the store answers never pays it."""
+        prefetch_litellm()
 
     def describe(self) -> dict[str, Any]:
         params = {
@@ -332,7 +373,7 @@ class LLMJudge:
 
     async def _send(self, messages: list[dict[str, str]], mode: Mode) -> Any:
         """One answer from the provider, retrying transient errors; every request is gated."""
-        litellm = import_litellm()
+        litellm = await litellm_ready()
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
