@@ -187,6 +187,9 @@ def _eval(args: argparse.Namespace, latch) -> int:
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
     if dimensions:
         rubric = rubric.select(dimensions)
+    judge = None if args.dry_run else _make_judge(args)
+    if judge is not None and _no_stored_answers(args):
+        _prefetch(judge)  # litellm's import overlaps loading the inputs
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
     )
@@ -197,9 +200,25 @@ def _eval(args: argparse.Namespace, latch) -> int:
     renderer = PromptRenderer(args.prompt_template)
     if args.prompt_template is not None:  # bad input for every judge, even one that reads none
         renderer.render(spec, submission, rubric.dimensions[0])
-    if args.dry_run:
+    if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
-    return _run_eval(args, specs, submissions, rubric, renderer, latch)
+    return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
+
+
+def _no_stored_answers(args) -> bool:
+    """Whether no store can answer this run's calls (the run then surely calls its judge)."""
+    if args.no_store or args.refresh:
+        return True
+    return not (args.store or args.result_file.with_suffix(".sqlite")).exists()
+
+
+def _prefetch(judge) -> None:
+    from ..cache import leaves
+    from ..engine import Prefetching
+
+    for leaf in leaves(judge):
+        if isinstance(leaf, Prefetching):
+            leaf.prefetch()
 
 
 def _require_matches(specs, submissions, args):
@@ -313,12 +332,11 @@ def _panel_agreement(result, out) -> None:
     out.print(render_table(report, "question"))
 
 
-def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
+def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..display import print_result
     from ..engine import EvalOptions, evaluate_async, run_sync
     from ..results import write_result
 
-    judge = _make_judge(args)
     out = console(stderr=args.json)
     _announce(judge, args, out)
     store = _store_path(args, judge, out)
