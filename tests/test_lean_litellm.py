@@ -36,6 +36,7 @@ def judge_eval(tmp_path: Path, url: str, *extra: str) -> dict:
         [sys.executable, "-c", RUN, *args], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr  # litellm's import warnings stay filtered
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -188,12 +188,14 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if dimensions:
         rubric = rubric.select(dimensions)
     judge = None if args.dry_run else _make_judge(args)
-    if judge is not None and _no_stored_answers(args):
-        _prefetch(judge)  # litellm's import overlaps loading the inputs
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
     )
     print_warnings(args.input_warnings)
+    if judge is not None and _no_stored_answers(args):
+        # not sooner: loading records warnings (catch_warnings, global to all threads), and
+        # would record litellm's import warnings and drop the filters litellm sets for them
+        _prefetch(judge)
     spec, submission = _require_matches(specs, submissions, args)
     from ..prompts import PromptRenderer
 
