@@ -208,7 +208,10 @@ def _eval(args: argparse.Namespace, latch) -> int:
 
 
 def _no_stored_answers(args) -> bool:
-    """Whether no store can answer this run's calls (the run then surely calls its judge)."""
+    """Whether no store can answer this run's calls (the run then surely calls its judge);
+    `--resume` expects a store, and planning looks at what it holds."""
+    if args.resume:
+        return False
     if args.no_store or args.refresh:
         return True
     return not (args.store or args.result_file.with_suffix(".sqlite")).exists()
