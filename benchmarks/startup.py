@@ -1,9 +1,13 @@
-"""`judge --help` start-up time as a ratio to `python -c pass` (goal <= 5x).
+"""`judge --help` start-up time as a ratio to `python -c pass` (goal <= 5x), and how soon
+`judge eval` with an LLM judge sends its first request (goal <= 1 s).
 
     python benchmarks/startup.py [RUNS]
 
 Each command runs RUNS times (default 15) in a fresh interpreter; the medians are compared.
 Also shows `judge eval --help` and `import litellm`, which `judge --help` must never pay.
+First request: `judge eval` on the bundled example (32 submissions, an empty store) against
+the fake provider in its own process; seconds from launching the command to the provider
+receiving the first request, and to the command's end (median of 3).
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+EXAMPLE = REPO / "examples" / "sregym-mini"
 
 
 def median_seconds(command: list[str], runs: int) -> float:
@@ -39,6 +46,31 @@ def main() -> None:
     ]:
         seconds = median_seconds([sys.executable, *args], 3 if "litellm" in label else runs)
         print(f"{label:22} {1000 * seconds:7.1f} ms {seconds / base:6.2f}x")
+    first, whole = zip(*(first_request() for _ in range(3)), strict=True)
+    print(
+        f"judge eval, llm judge: first request {statistics.median(first):.2f} s after launch, "
+        f"whole command {statistics.median(whole):.2f} s (96 calls, no latency)"
+    )
+
+
+def first_request() -> tuple[float, float]:
+    """Seconds from launching `judge eval` to the provider's first request, and to its end."""
+    from benchmarks.provider import provider_process
+    from judge.testing import read_call_log
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with tempfile.TemporaryDirectory() as tmp, provider_process() as (url, log):
+        command = [
+            sys.executable, "-m", "judge", "eval", "--ground-truth",
+            str(EXAMPLE / "ground_truth"), "--outputs", str(EXAMPLE / "outputs"),
+            "--result-file", str(Path(tmp) / "r.json"), "--judge-model", "openai/fake-judge",
+            "--api-base", url, "--no-progress", "--max-concurrent", "8",
+        ]  # fmt: skip
+        launched = time.time()
+        subprocess.run(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=True)
+        ended = time.time()
+        first = min(call.timestamp for call in read_call_log(log))
+    return first - launched, ended - launched
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .control import RunStopped
+from .deferred import prompt_hash_of
 from .granularity import WHOLE, parts_of
 from .judges.base import Cacheable, Judge, JudgeTask, ask
 from .judges.panel import PanelJudge
@@ -84,7 +85,7 @@ class KeyMaker:
             judge=self.judge,
             model=self.model,
             params=self.params_hash,
-            prompt=task.prompt.hash,
+            prompt=prompt_hash_of(task),
             schema=self.schema,
             rubric=self.dimension_hash(task.dimension),
         )

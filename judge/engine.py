@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
+from .deferred import DeferredTask
 from .errors import StorageError
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .granularity import Granularity, parts_of, split, whole_submission
@@ -116,29 +117,46 @@ class EvalOptions:
     granularity: Granularity = DEFAULT_GRANULARITY
 
 
+@runtime_checkable
+class Prefetching(Protocol):
+    """A judge with something slow to get ready for its first request (the llm judge imports
+    litellm): the run calls `prefetch()` once it knows the judge has calls to make, which a
+    run the store answers in full never has."""
+
+    def prefetch(self) -> None: ...
+
+
 @dataclass
 class _Unit:
-    """One (submission, dimension). The prompt is rendered when asked for and not kept (only
-    its hash is): 10,000 submissions' prompts would otherwise sit in memory all run long."""
+    """One (submission, dimension). The prompt is rendered when a judge reads it and not kept
+    (only its hash is): 10,000 submissions' prompts would otherwise sit in memory all run
+    long. `kept` is a prompt planning rendered for a call the store cannot answer, held until
+    that call takes it, so that the prompt is rendered once."""
 
     spec: IncidentSpec
     submission: Submission
     dimension: Dimension
     renderer: PromptRenderer
     prompt_hash: str | None = None
+    kept: Prompt | None = field(default=None, repr=False)
 
     @property
     def prompt(self) -> Prompt:
-        prompt = self.renderer.render(self.spec, self.submission, self.dimension)
+        prompt, self.kept = self.kept, None
+        if prompt is None:
+            prompt = self.renderer.render(self.spec, self.submission, self.dimension)
         self.prompt_hash = prompt.hash
         return prompt
 
     @property
     def hash(self) -> str:
-        return self.prompt_hash or self.prompt.hash
+        """The prompt's hash; empty when no judge read the prompt (the rules judge)."""
+        return self.prompt_hash or ""
 
     def task(self) -> JudgeTask:
-        return JudgeTask(self.spec, self.submission, self.dimension, self.prompt)
+        return DeferredTask(
+            self.spec, self.submission, self.dimension, lambda: self.prompt, self.prompt_hash
+        )
 
 
 def _units(
@@ -311,23 +329,21 @@ class _Run:
         """Count the calls to make: every leaf's call the store cannot answer."""
         asked = [u for u in self.units if u.submission.diagnosis.strip()]
         self.stats.total = len(asked) * len(self.leaves)
-        cached = 0
+        hits: Counter[str] = Counter()
         stored = [
             leaf
             for leaf in leaves(self.wrapped)
             if isinstance(leaf, RecordedJudge) and leaf.store is not None
         ]
         if stored and self.store is not None and not self.options.refresh:
-            tasks = (u.task() for u in asked)
-            keys = [
-                parts.key
-                for task in tasks
-                for leaf in stored
-                if (parts := leaf.parts(task)) is not None
-            ]
-            present = self.store.keys_present(keys)
-            cached = sum(1 for key in keys if key in present)
-        self.stats.planned = self.stats.total - cached
+            known = set(self.store.judges())
+            # a judge the store holds no answer of misses every call: no prompt to render
+            stored = [leaf for leaf in stored if leaf.name in known]
+            hits = _count_stored(self.store, asked, stored) if stored else hits
+        self.stats.planned = self.stats.total - hits.total()
+        for leaf in self.leaves:
+            if isinstance(leaf, Prefetching) and hits[leaf.name] < len(asked):
+                leaf.prefetch()
 
     async def run(self) -> None:
         adopt_remembered(self.leaves, self.store, self._note)
@@ -470,6 +486,35 @@ class _Run:
             cost_usd=stats.cost,
             cost_unknown_requests=stats.cost_unknown,
         )
+
+
+KEEP_PROMPTS = 2048
+"""Prompts planning renders for calls the store cannot answer and keeps until they are sent
+(about 6 KB each); the calls past them render their prompt again."""
+PLAN_BATCH = 500
+
+
+def _count_stored(store: Store, units: list[_Unit], stored: list[RecordedJudge]) -> Counter[str]:
+    """How many of each leaf's calls the store answers, by leaf name. Every unit's prompt is
+    rendered to find its key (its hash stays on the unit); the prompts of the first
+    `KEEP_PROMPTS` units with a call to make are kept for that call."""
+    hits: Counter[str] = Counter()
+    kept = 0
+    for start in range(0, len(units), PLAN_BATCH):
+        batch = units[start : start + PLAN_BATCH]
+        tasks = [unit.task() for unit in batch]
+        keys = [
+            [(leaf.name, parts.key) for leaf in stored if (parts := leaf.parts(task)) is not None]
+            for task in tasks
+        ]
+        present = store.keys_present(key for unit_keys in keys for _, key in unit_keys)
+        for unit, task, unit_keys in zip(batch, tasks, keys, strict=True):
+            found = [name for name, key in unit_keys if key in present]
+            hits.update(found)
+            if len(found) < len(unit_keys) and kept < KEEP_PROMPTS:
+                unit.kept = task.prompt
+                kept += 1
+    return hits
 
 
 def _cancel(tasks: list[asyncio.Task[None]]) -> None:

@@ -94,6 +94,7 @@ class PromptRenderer:
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            auto_reload=False,  # read once, like the fingerprint: no stat() of each file a prompt
         )
         self.fingerprint = self._fingerprint()
 

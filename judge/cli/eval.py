@@ -195,21 +195,48 @@ def _eval(args: argparse.Namespace, latch) -> int:
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
     if dimensions:
         rubric = rubric.select(dimensions)
+    judge = None if args.dry_run else _make_judge(args)
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
     )
     print_warnings(args.input_warnings)
-    _require_matches(specs, submissions, args)
+    if judge is not None and _no_stored_answers(args):
+        # not sooner: loading records warnings (catch_warnings, global to all threads), and
+        # would record litellm's import warnings and drop the filters litellm sets for them
+        _prefetch(judge)
+    spec, submission = _require_matches(specs, submissions, args)
     from ..prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template)
-    if args.dry_run:
+    if args.prompt_template is not None:  # bad input for every judge, even one that reads none
+        renderer.render(spec, submission, rubric.dimensions[0])
+    if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
-    return _run_eval(args, specs, submissions, rubric, renderer, latch)
+    return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
 
 
-def _require_matches(specs, submissions, args) -> None:
-    """A run that would score nothing is bad input (exit 2), not a run that passed."""
+def _no_stored_answers(args) -> bool:
+    """Whether no store can answer this run's calls (the run then surely calls its judge);
+    `--resume` expects a store, and planning looks at what it holds."""
+    if args.resume:
+        return False
+    if args.no_store or args.refresh:
+        return True
+    return not (args.store or args.result_file.with_suffix(".sqlite")).exists()
+
+
+def _prefetch(judge) -> None:
+    from ..cache import leaves
+    from ..engine import Prefetching
+
+    for leaf in leaves(judge):
+        if isinstance(leaf, Prefetching):
+            leaf.prefetch()
+
+
+def _require_matches(specs, submissions, args):
+    """A run that would score nothing is bad input (exit 2), not a run that passed.
+    Returns the first (spec, submission) pair."""
     from ground_truth.errors import InputError
     from ground_truth.matching import match_submissions
 
@@ -217,7 +244,7 @@ def _require_matches(specs, submissions, args) -> None:
         raise InputError(args.outputs, "no submission found here: nothing to score")
     matching = match_submissions(specs, submissions)
     if matching.pairs:
-        return
+        return matching.pairs[0]
     theirs = sorted({o.incident_id for o in matching.orphans})
     ours = sorted(spec.id for spec in specs)
     raise InputError(
@@ -319,12 +346,11 @@ def _panel_agreement(result, out) -> None:
     out.print(render_table(report, "question"))
 
 
-def _run_eval(args, specs, submissions, rubric, renderer, latch) -> int:
+def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..display import print_result
     from ..engine import EvalOptions, evaluate_async, run_sync
     from ..results import write_result
 
-    judge = _make_judge(args)
     out = console(stderr=args.json)
     _announce(judge, args, out)
     store = _store_path(args, judge, out)

@@ -1,6 +1,7 @@
 """The `llm` judge: any litellm model answers one dimension's questions as structured JSON.
 
-litellm is imported on first use (it takes seconds to import). It is called with
+litellm is imported when a run knows it will send a request, in a background thread (it takes
+seconds to import; `prefetch_litellm`), and never for a run the store answers. It is called with
 `num_retries=0` and an explicit timeout: retries of transient provider errors are ours
 (tenacity with exponential backoff and jitter, transient errors only, never shorter than the
 provider's Retry-After). The reply format is negotiated with the server
@@ -16,10 +17,14 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 import hashlib
 import json
 import os
+import sys
+import threading
 from collections import Counter
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -92,6 +97,38 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
+
+
+_importing: concurrent.futures.Future[Any] | None = None
+_importing_lock = threading.Lock()
+
+
+def prefetch_litellm() -> None:
+    """Start importing litellm in a background thread (once), as soon as a run knows it will
+    call a provider, so that the import (seconds) overlaps loading inputs and rendering
+    prompts. A run the store answers in full never calls this, nor imports litellm."""
+    global _importing
+    with _importing_lock:
+        if _importing is not None or "litellm" in sys.modules:
+            return
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        _importing = future
+
+    def work() -> None:
+        try:
+            future.set_result(import_litellm())
+        except BaseException as exc:  # the first call raises it again, as its own error
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="import-litellm", daemon=True).start()
+
+
+async def litellm_ready() -> Any:
+    """litellm, waiting (without holding the event loop) for a background import under way."""
+    future = _importing
+    if future is not None and not future.done():
+        await asyncio.wrap_future(future)
+    return import_litellm()
 
 
 _STATUS_KINDS = (
@@ -184,10 +221,15 @@ class LLMJudge:
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
-        import_litellm()  # seconds on a cold start: pay it here, not inside the event loop
-        self.cache_marker = needs_cache_marker(model)
+        self.cache_marker: bool | None = None
         """Whether the shared start of each prompt is marked `cache_control` (see
-        `needs_cache_marker`); other providers cache a repeated prefix by themselves."""
+        `needs_cache_marker`; decided at the first request, which is when litellm is loaded);
+        other providers cache a repeated prefix by themselves."""
+
+    def prefetch(self) -> None:
+        """The run will send this judge requests: start importing litellm now (see
+        `prefetch_litellm`); construction does not, so a rerun the store answers never pays it."""
+        prefetch_litellm()
 
     def describe(self) -> dict[str, Any]:
         params = {
@@ -223,6 +265,9 @@ class LLMJudge:
         return {"model": self.model, "params": scrub_params(params), "schema": SCHEMA_HASH}
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        if self.cache_marker is None:
+            await litellm_ready()
+            self.cache_marker = needs_cache_marker(self.model)
         asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
         messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -337,7 +382,7 @@ class LLMJudge:
 
     async def _send(self, messages: list[dict[str, Any]], mode: Mode) -> Any:
         """One answer from the provider, retrying transient errors; every request is gated."""
-        litellm = import_litellm()
+        litellm = await litellm_ready()
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,

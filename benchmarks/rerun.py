@@ -1,0 +1,88 @@
+"""A rerun answered entirely from the store against a rules run of the same size (issue 16).
+
+    python benchmarks/rerun.py [--submissions 1000] [--code DIR]
+
+Three whole `judge eval` commands on N synthetic submissions, each in a fresh interpreter:
+1. the rules judge (no store);
+2. the llm judge against the fake provider (its own process, no latency), filling a store;
+3. the same llm command again: every answer comes from the store.
+For each: wall time, CPU, peak resident set size, provider requests, and whether the process
+imported litellm. Goal: the rerun's wall and peak memory <= 1.5x the rules run's.
+`--code DIR` runs another checkout's code (e.g. the commit before a change) the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.provider import provider_process  # noqa: E402
+from benchmarks.synth import GROUND_TRUTH, write_submissions  # noqa: E402
+
+WRAPPER = """
+import json, resource, sys, time
+start, cpu = time.perf_counter(), time.process_time()
+from judge.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({
+    "code": code, "wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "litellm": "litellm" in sys.modules,
+}))
+"""
+
+
+def judge_eval(code: Path, outputs: Path, result: Path, *extra: str) -> dict:
+    command = [
+        sys.executable, "-c", WRAPPER, "eval", "--ground-truth", str(GROUND_TRUTH),
+        "--outputs", str(outputs), "--result-file", str(result), "--no-progress", "--json",
+        *extra,
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(code), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(command, cwd=code, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def requests(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=1000)
+    parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose code runs")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, log):
+        tmp = Path(tmp_dir)
+        outputs = write_submissions(args.submissions, tmp / "outputs")
+        llm = ["--judge-model", "openai/fake-judge", "--api-base", url, "--max-concurrent", "20"]
+        runs = {}
+        runs["rules judge"] = judge_eval(args.code, outputs, tmp / "rules.json")
+        runs["llm judge, store empty"] = judge_eval(args.code, outputs, tmp / "llm.json", *llm)
+        runs["llm judge, store empty"]["requests"] = asked = requests(log)
+        runs["llm rerun from the store"] = judge_eval(args.code, outputs, tmp / "llm.json", *llm)
+        runs["llm rerun from the store"]["requests"] = requests(log) - asked
+    rules = runs["rules judge"]
+    print(f"{args.submissions} submissions, code from {args.code}")
+    print(f"{'run':26} {'wall s':>7} {'CPU s':>6} {'peak MB':>7} {'requests':>8} {'litellm':>7} "
+          f"{'wall/rules':>10} {'peak/rules':>10}")  # fmt: skip
+    for name, r in runs.items():
+        print(
+            f"{name:26} {r['wall']:7.2f} {r['cpu']:6.2f} {r['rss_mb']:7.0f} "
+            f"{r.get('requests', 0):8d} {'yes' if r['litellm'] else 'no':>7} "
+            f"{r['wall'] / rules['wall']:10.2f} {r['rss_mb'] / rules['rss_mb']:10.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

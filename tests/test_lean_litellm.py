@@ -1,0 +1,71 @@
+"""litellm is imported only by runs that call a provider, in the background (issue 16).
+
+Each run is its own `python` process, so `sys.modules` tells what the run itself imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judge.testing import FakeProvider
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "sregym-mini"
+
+RUN = """
+import json, sys
+from judge.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "litellm": "litellm" in sys.modules}))
+"""
+
+
+def judge_eval(tmp_path: Path, url: str, *extra: str) -> dict:
+    args = [
+        "eval", "--ground-truth", str(EXAMPLE / "ground_truth"),
+        "--outputs", str(EXAMPLE / "outputs"), "--result-file", str(tmp_path / "r.json"),
+        "--judge-model", "openai/fake-judge", "--api-base", url, "--no-progress", "--json",
+        "--max-concurrent", "8", *extra,
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, *args], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr  # litellm's import warnings stay filtered
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def provider(tmp_path: Path):
+    with FakeProvider() as running:
+        yield running
+
+
+def test_a_rerun_from_the_store_never_imports_litellm(tmp_path: Path, provider) -> None:
+    first = judge_eval(tmp_path, provider.url)
+    asked = len(provider.calls)
+    assert first == {"code": 0, "litellm": True} and asked == 96
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["complete"] and result["usage"]["calls_made"] == 96
+
+    for extra in ([], ["--resume"]):
+        again = judge_eval(tmp_path, provider.url, *extra)
+        assert again == {"code": 0, "litellm": False}
+        assert len(provider.calls) == asked
+        result = json.loads((tmp_path / "r.json").read_text())
+        assert result["complete"] and result["usage"]["cache_hits"] == 96
+
+
+def test_a_run_with_calls_left_imports_litellm_and_makes_them(tmp_path: Path, provider) -> None:
+    judge_eval(tmp_path, provider.url, "--dimensions", "D1")
+    again = judge_eval(tmp_path, provider.url)
+    assert again == {"code": 0, "litellm": True}
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["complete"]
+    assert result["usage"]["cache_hits"] == 32 and result["usage"]["calls_made"] == 64
+    assert len(provider.calls) == 96

@@ -1,0 +1,123 @@
+"""Prompts are rendered only for judges that read them, and once per call (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import judge.engine as engine
+from ground_truth import IncidentSpec, Submission
+from judge import EvalOptions, evaluate
+from judge.judges import JudgeTask
+from judge.judgment import DimensionVerdict, QuestionAnswer
+from judge.prompts import Prompt, PromptRenderer
+
+SPECS = [
+    IncidentSpec(id=f"inc-{i}", ground_truth=f"checkout points to port 80{i} instead of 8080.")
+    for i in range(3)
+]
+
+
+def submissions(n: int) -> list[Submission]:
+    return [
+        Submission(incident_id=f"inc-{i % 3}", trial=str(i), diagnosis=f"port 80{i % 3} ({i})")
+        for i in range(n)
+    ]
+
+
+class CountingRenderer(PromptRenderer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.renders = 0
+
+    def render(self, spec: IncidentSpec, submission: Submission, dimension: Any) -> Prompt:
+        self.renders += 1
+        return super().render(spec, submission, dimension)
+
+
+class PromptReader:
+    """A cacheable judge that reads the prompt it is sent, like the llm judge."""
+
+    def __init__(self, name: str = "reader") -> None:
+        self.name = name
+        self.asked: list[str] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": "m", "params": {}}
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"model": "m", "params": {}, "schema": "s"}
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        assert task.prompt.messages[-1]["content"]
+        self.asked.append(task.prompt.hash)
+        return DimensionVerdict(
+            answers=[
+                QuestionAnswer(question_id=q, answer="Yes", evidence="port", confidence="High")
+                for q in task.question_ids
+            ]
+        )
+
+
+def run(subs: list[Submission], judge: Any, store: Path | None, renderer: PromptRenderer):
+    options = EvalOptions(store=store, max_concurrent=4)
+    return evaluate(SPECS, subs, judge=judge, renderer=renderer, options=options)
+
+
+def test_the_rules_judge_renders_no_prompt() -> None:
+    renderer = CountingRenderer()
+    result = evaluate(SPECS, submissions(6), renderer=renderer)
+    assert renderer.renders == 0
+    assert len(result.judgments) == 6 * 9
+    assert {j.prompt_hash for j in result.judgments} == {""}
+
+
+def test_a_judge_that_reads_the_prompt_gets_it_rendered_once_per_call() -> None:
+    renderer, reader = CountingRenderer(), PromptReader()
+    result = run(submissions(4), reader, None, renderer)
+    assert renderer.renders == len(reader.asked) == 12
+    assert {j.prompt_hash for j in result.judgments} == set(reader.asked)
+
+
+def test_a_run_with_a_store_renders_each_prompt_once(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    first, reader = CountingRenderer(), PromptReader()
+    run(submissions(4), reader, store, first)
+    assert first.renders == len(reader.asked) == 12
+
+    rerun, again = CountingRenderer(), PromptReader()
+    result = run(submissions(4), again, store, rerun)
+    assert again.asked == [] and result.usage.cache_hits == 12
+    assert rerun.renders == 12  # to find the keys; a stored answer needs no second render
+    assert all(len(j.prompt_hash) == 64 for j in result.judgments)
+
+    resumed, more = CountingRenderer(), PromptReader()
+    result = run(submissions(6), more, store, resumed)
+    assert len(more.asked) == result.usage.calls_planned == 6
+    assert resumed.renders == 18  # planning kept the 6 missed prompts for their calls
+
+
+def test_past_the_kept_prompts_a_call_renders_its_prompt_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "s.sqlite"
+    run(submissions(1), PromptReader(), store, PromptRenderer())
+    monkeypatch.setattr(engine, "KEEP_PROMPTS", 2)
+    renderer, reader = CountingRenderer(), PromptReader()
+    result = run(submissions(4), reader, store, renderer)
+    assert len(reader.asked) == 9 and result.usage.cache_hits == 3
+    assert renderer.renders == 12 + 9 - 2
+    assert result.complete
+
+
+def test_a_store_without_this_judge_renders_nothing_to_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "s.sqlite"
+    run(submissions(2), PromptReader("other"), store, PromptRenderer())
+    monkeypatch.setattr(engine, "KEEP_PROMPTS", 0)  # a planning render would show twice
+    renderer, reader = CountingRenderer(), PromptReader()
+    result = run(submissions(2), reader, store, renderer)
+    assert result.usage.calls_planned == 6 and renderer.renders == len(reader.asked) == 6
