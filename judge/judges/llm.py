@@ -330,16 +330,13 @@ class LLMJudge:
             )
         return True
 
-    async def _send(self, messages: list[dict[str, str]], mode: Mode) -> Any:
-        """One answer from the provider, retrying transient errors; every request is gated."""
-        litellm = import_litellm()
+    def request(self, messages: list[dict[str, str]], mode: Mode) -> dict[str, Any]:
+        """What one call asks: model, messages, reply format and the params that change the
+        answer (a provider batch's request lines are built from it too)."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
-            "timeout": self.timeout,
-            "num_retries": 0,
-            "drop_params": True,
             **self.extra_params,
         }
         reply_format = response_format(mode, _response_format())
@@ -347,12 +344,27 @@ class LLMJudge:
             kwargs["response_format"] = reply_format
         if self.seed is not None:
             kwargs["seed"] = self.seed
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
+        return kwargs
+
+    def endpoint(self) -> dict[str, str]:
+        """Where calls go and the key they carry (litellm's `api_base`, `api_key`)."""
+        kwargs = {"api_base": self.api_base} if self.api_base else {}
         if self._api_key:
             kwargs["api_key"] = self._api_key
         elif self.api_base:
             kwargs["api_key"] = NO_KEY
+        return kwargs
+
+    async def _send(self, messages: list[dict[str, str]], mode: Mode) -> Any:
+        """One answer from the provider, retrying transient errors; every request is gated."""
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {
+            "timeout": self.timeout,
+            "num_retries": 0,
+            "drop_params": True,
+            **self.request(messages, mode),
+            **self.endpoint(),
+        }
         estimated = _estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
