@@ -48,6 +48,9 @@ class CallRecord(BaseModel):
     cache_miss: str | None = Field(
         None, description="Why the store's earlier answer for this case and dimension was not used."
     )
+    batch_id: str | None = Field(
+        None, description="The provider batch job that answered this call (`--batch`)."
+    )
 
 
 class IncompleteCase(BaseModel):
@@ -80,6 +83,11 @@ class RunUsage(BaseModel):
     completion_tokens: int = 0
     cost_usd: float | None = Field(None, description="None when any request's price is unknown.")
     cost_unknown_requests: int = 0
+    batch: dict[str, Any] | None = Field(
+        None,
+        description="Batch mode (`--batch`): batches submitted and resumed, lines, answers, "
+        "errors, calls lost by reason, HTTP requests, wall time and the batch discount.",
+    )
 
 
 class Orphan(BaseModel):
