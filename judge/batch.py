@@ -1,0 +1,586 @@
+"""`judge eval --batch`: the calls the store cannot answer go to the provider as one batch job.
+
+OpenAI-compatible Batch API (`/v1/files` + `/v1/batches`, litellm's `acreate_file`,
+`acreate_batch`, `aretrieve_batch`, `afile_content`), for the providers litellm runs it for
+(`openai`, `hosted_vllm`, `litellm_proxy`; any `--api-base` of theirs). The phase runs before the
+run's workers start:
+
+1. every unit's store key is computed; the ones the store answers are left to it;
+2. open batches in the store that hold any of the other keys (a run that was killed while it
+   polled) are polled again instead of submitting their calls a second time;
+3. the rest go out as ONE batch: a JSONL file whose lines carry `custom_id` = the store key and
+   the request the live call would send (`LLMJudge.request`); the batch id and the calls it holds
+   are written to the store at once, before the first poll;
+4. the batch is polled with backoff and a progress line (status, completed, failed); when it
+   ends, each line's reply is read like a live reply (`parse_reply`, `checked_verdict`) and its
+   answer, or its error, is written to the store with the call's state in one transaction;
+5. calls lost to an expired, failed or cancelled batch, or to a failed line that a live call
+   would have retried (429, 5xx, timeout), are reported (how many, and why) and asked again in
+   a new batch, at most `rounds` times. A line's other errors (400, unparseable) are errors.
+
+Then the run's workers serve every unit from what the phase found (`BatchServed`): answers from
+this run's batches count as calls made (the result's calls and usage say which batch), others
+as store hits. A batch line is not re-asked when its reply is unusable: it is stored as an
+unparseable error and a rerun asks it again.
+
+Cost: the provider's batch price. litellm's `*_batches` prices when it has them, else the
+regular price less the provider's documented batch discount (`BATCH_DISCOUNT`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
+from .control import Gate
+from .judges.base import JudgeTask
+from .judges.mask import mask_secret
+from .judges.repair import UnparseableReply, parse_reply
+from .judgment import DimensionVerdict, Usage, unscored
+from .progress import RunStats
+from .store import CaseRef, KeyParts, Store, StoredBatch
+from .validation import checked_verdict
+
+if TYPE_CHECKING:
+    from .judges.llm import LLMJudge
+
+BATCH_DISCOUNT = {"openai": 0.5, "litellm_proxy": 0.5, "hosted_vllm": 0.0}
+"""The share of the regular price a provider takes off for batch jobs, used when litellm has no
+batch price for the model: OpenAI's Batch API costs 50% less (openai.com/api/pricing); a
+litellm proxy forwards to such providers; a self-hosted vLLM server has no price to discount."""
+
+TERMINAL = {"completed", "expired", "failed", "cancelled"}
+LOST_KINDS = {"rate_limit", "server", "timeout", "batch_expired", "batch_cancelled", "batch_failed"}
+"""Line errors a live call would have retried: those calls are asked again in a new batch."""
+
+ENDPOINT = "/v1/chat/completions"
+
+
+@dataclass
+class BatchOptions:
+    """How batch mode polls: the first wait between status checks (`poll`, doubling up to
+    `max_poll` seconds) and how many new batches may ask again calls that were lost."""
+
+    poll: float = 5.0
+    max_poll: float = 60.0
+    rounds: int = 2
+
+
+def batch_provider(judge: object) -> str:
+    """The litellm provider a batch goes to; ValueError saying why `judge` cannot batch."""
+    from .judges.llm import LLMJudge, import_litellm
+
+    if not isinstance(judge, LLMJudge):
+        kind = getattr(judge, "name", type(judge).__name__)
+        raise ValueError(
+            f"--batch needs one LLM judge (--judge-model PROVIDER/MODEL); {kind} makes no "
+            "provider calls to batch (rules, replay, a panel or --repeat are not batched)"
+        )
+    litellm = import_litellm()
+    from litellm.types.utils import OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS
+
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model=judge.model, api_base=judge.api_base)
+    except Exception as exc:
+        raise ValueError(f"--batch: litellm does not know model {judge.model!r}: {exc}") from None
+    if provider not in OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS:
+        supported = ", ".join(sorted(OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS))
+        raise ValueError(
+            f"--batch: {judge.model!r} is a {provider} model; batch jobs go to OpenAI-compatible "
+            f"providers ({supported}, with --api-base for your own server)"
+        )
+    return str(provider)
+
+
+@dataclass
+class _Call:
+    """One call to batch: its store key, where its answer is stored, what it asks."""
+
+    key: str
+    parts: KeyParts
+    case: CaseRef
+    question_ids: list[str]
+    messages: list[dict[str, str]] | None = None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "parts": {c: getattr(self.parts, c) for c in _PARTS},
+            "case": [self.case.incident_id, self.case.trial, self.case.dimension_id],
+            "question_ids": self.question_ids,
+        }
+
+    @classmethod
+    def from_record(cls, key: str, data: dict[str, Any]) -> _Call:
+        return cls(key, KeyParts(**data["parts"]), CaseRef(*data["case"]), data["question_ids"])
+
+
+_PARTS = ("judge", "model", "params", "prompt", "schema", "rubric")
+
+
+@dataclass
+class BatchReport:
+    """What the batch phase did, for the result's `usage.batch` and `config.batch`."""
+
+    provider: str
+    discount: float | None
+    submitted: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+    lines: int = 0
+    answered: int = 0
+    errors: int = 0
+    lost: Counter[str] = field(default_factory=Counter)
+    http_requests: int = 0
+    wall_seconds: float = 0.0
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "batches": self.submitted,
+            "resumed": self.resumed,
+            "lines": self.lines,
+            "answered": self.answered,
+            "errors": self.errors,
+            "lost": dict(self.lost),
+            "http_requests": self.http_requests,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "discount": self.discount,
+        }
+
+
+class BatchPhase:
+    """One run's batches: submit, resume, poll, collect, ask the lost calls again."""
+
+    def __init__(
+        self,
+        judge: LLMJudge,
+        store: Store,
+        options: BatchOptions,
+        gate: Gate,
+        note: Callable[[str], None],
+    ):
+        self.judge = judge
+        self.store = store
+        self.options = options
+        self.gate = gate
+        self.note = note
+        self.provider = batch_provider(judge)
+        self.litellm = _litellm()
+        self.model_name = self.litellm.get_llm_provider(model=judge.model)[0]
+        self.report = BatchReport(self.provider, batch_discount(judge.model, self.provider))
+        self.results: dict[str, DimensionVerdict] = {}
+
+    # ------------------------------------------------------------------ the phase
+
+    async def run(self, calls: dict[str, _Call]) -> None:
+        started = time.monotonic()
+        open_ = [b for b in self.store.open_batches(calls) if self._ours(b)]
+        todo = dict(calls)
+        for batch in open_:
+            held = {key for key, _, state in self.store.batch_calls(batch.id) if state == "pending"}
+            self.note(
+                f"batch {batch.id}: resuming ({len(held)} calls still out, status "
+                f"{batch.status}); these calls are not submitted again"
+            )
+            self.report.resumed.append(batch.id)
+            for key in held:
+                todo.pop(key, None)
+        following = list(open_)
+        for round_ in range(self.options.rounds + 1):
+            if todo and self.gate.stopped is None:
+                following.append(await self._submit(list(todo.values())))
+            if not following:
+                break
+            lost = await self._follow_all(following)
+            following = []
+            todo = {key: calls[key] for key in lost if key in calls}
+            if todo and round_ < self.options.rounds:
+                self.note(f"asking the {len(todo)} lost calls again in a new batch")
+        self.report.wall_seconds = time.monotonic() - started
+
+    def _ours(self, batch: StoredBatch) -> bool:
+        return (
+            batch.provider == self.provider
+            and batch.model == self.judge.model
+            and (batch.api_base or None) == (self.judge.api_base or None)
+        )
+
+    async def _follow_all(self, batches: list[StoredBatch]) -> set[str]:
+        lost: set[str] = set()
+        for found in await asyncio.gather(*(self._follow(b) for b in batches)):
+            lost |= found
+        return lost
+
+    # ------------------------------------------------------------------ submitting
+
+    async def _submit(self, calls: list[_Call]) -> StoredBatch:
+        lines = [self._line(call) for call in calls]
+        content = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        connection = self._connection()
+        file = await self.litellm.acreate_file(
+            file=("diagnosis-judge-batch.jsonl", io.BytesIO(content), "application/jsonl"),
+            purpose="batch",
+            **connection,
+        )
+        created = await self.litellm.acreate_batch(
+            completion_window="24h",
+            endpoint=ENDPOINT,
+            input_file_id=file.id,
+            metadata={"tool": "diagnosis-judge"},
+            **connection,
+        )
+        self.report.http_requests += 2
+        batch = StoredBatch(
+            id=created.id,
+            provider=self.provider,
+            model=self.judge.model,
+            api_base=self.judge.api_base,
+            input_file_id=file.id,
+            status=str(created.status),
+            calls=len(calls),
+        )
+        self.store.add_batch(batch, [(call.key, call.record()) for call in calls])
+        self.report.submitted.append(batch.id)
+        self.report.lines += len(calls)
+        self.note(f"batch {batch.id}: submitted {len(calls)} calls to {self.provider}")
+        return batch
+
+    def _line(self, call: _Call) -> dict[str, Any]:
+        assert call.messages is not None
+        body = self.judge.request(call.messages, self.judge.negotiation.mode)
+        body["model"] = self.model_name
+        return {"custom_id": call.key, "method": "POST", "url": ENDPOINT, "body": body}
+
+    def _connection(self) -> dict[str, Any]:
+        return {"custom_llm_provider": self.provider, **self.judge.endpoint()}
+
+    # ------------------------------------------------------------------ polling
+
+    async def _follow(self, batch: StoredBatch) -> set[str]:
+        """Poll until the batch ends (or the run stops), then collect it; the lost keys."""
+        wait = self.options.poll
+        while True:
+            current = await self._retrieve(batch.id)
+            status = str(current.status)
+            counts = current.request_counts
+            completed = getattr(counts, "completed", 0) or 0
+            failed = getattr(counts, "failed", 0) or 0
+            total = getattr(counts, "total", 0) or batch.calls
+            self.store.update_batch(batch.id, status, completed, failed)
+            self.note(f"batch {batch.id}: {status}, {completed}/{total} completed, {failed} failed")
+            if status in TERMINAL:
+                return await self._collect(batch, current)
+            await self.gate.sleep(wait)
+            if self.gate.stopped is not None:
+                self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
+                return set()
+            wait = min(wait * 2, self.options.max_poll)
+
+    async def _retrieve(self, batch_id: str) -> Any:
+        """The batch's status; a failed status check is retried with the same backoff (the
+        batch runs on at the provider whether or not we can see it)."""
+        wait = self.options.poll
+        for attempt in range(1, self.judge.max_retries + 2):
+            self.report.http_requests += 1
+            try:
+                return await self.litellm.aretrieve_batch(batch_id=batch_id, **self._connection())
+            except Exception as exc:
+                if attempt > self.judge.max_retries:
+                    raise
+                words = mask_secret(str(exc), self.judge.endpoint().get("api_key"))
+                self.note(f"batch {batch_id}: status check failed ({words[:200]}); retrying")
+                await self.gate.sleep(wait)
+                wait = min(wait * 2, self.options.max_poll)
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ collecting
+
+    async def _collect(self, batch: StoredBatch, current: Any) -> set[str]:
+        pending = {
+            key: _Call.from_record(key, data)
+            for key, data, state in self.store.batch_calls(batch.id)
+            if state == "pending"
+        }
+        lines = await self._lines(current.output_file_id) + await self._lines(current.error_file_id)
+        kinds: Counter[str] = Counter()
+        lost: set[str] = set()
+        for line in lines:
+            call = pending.pop(str(line.get("custom_id")), None)
+            if call is not None:
+                kind = self._store_line(batch.id, call, line)
+                if kind is not None:
+                    kinds[kind] += 1
+                    lost |= {call.key} if kind in LOST_KINDS else set()
+        missing = _batch_failure(current)
+        for call in pending.values():  # no line at all: the batch failed before running it
+            verdict = unscored(call.question_ids, missing, "batch_failed")
+            self._put(batch.id, call, "lost", verdict.model_copy(update={"batch_id": batch.id}))
+            kinds["batch_failed"] += 1
+            lost.add(call.key)
+        self._close(batch, current, kinds, lost)
+        return lost
+
+    async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        if not file_id:
+            return []
+        self.report.http_requests += 1
+        content = await self.litellm.afile_content(file_id=file_id, **self._connection())
+        text = content.content.decode("utf-8", "replace")
+        return [json.loads(raw) for raw in text.splitlines() if raw.strip()]
+
+    def _store_line(self, batch_id: str, call: _Call, line: dict[str, Any]) -> str | None:
+        """Store one output or error line; its error kind, None for an answer."""
+        response = line.get("response") or {}
+        status = response.get("status_code")
+        if line.get("error") or status != 200:
+            kind, reason = _line_error(line, batch_id)
+            verdict = unscored(call.question_ids, reason, kind).model_copy(
+                update={"batch_id": batch_id, "requests": 1, "attempt_errors": {kind: 1}}
+            )
+            self._put(batch_id, call, "lost" if kind in LOST_KINDS else "error", verdict)
+            return kind
+        verdict = self._verdict(batch_id, call, response.get("body") or {})
+        self._put(batch_id, call, "error" if verdict.error else "answered", verdict)
+        return verdict.error_kind
+
+    def _verdict(self, batch_id: str, call: _Call, body: dict[str, Any]) -> DimensionVerdict:
+        """A reply read like a live one: repairs, validation, the batch price."""
+        usage = self._usage(body.get("usage") or {})
+        common: dict[str, Any] = {"batch_id": batch_id, "requests": 1, "usage": usage}
+        try:
+            content = body["choices"][0]["message"]["content"]
+            parsed = parse_reply(content, call.question_ids)
+        except (KeyError, IndexError, TypeError, UnparseableReply) as exc:
+            self.judge.replies["unscored"] += 1
+            problem = str(exc) if isinstance(exc, UnparseableReply) else "no message in the reply"
+            reason = f"unparseable reply in batch {batch_id}: {problem}"
+            verdict = unscored(call.question_ids, reason, "unparseable")
+            return verdict.model_copy(update={**common, "attempt_errors": {"unparseable": 1}})
+        self.judge.replies["repaired" if parsed.repairs else "clean"] += 1
+        self.judge.repairs.update(parsed.repairs)
+        verdict = DimensionVerdict(
+            answers=parsed.answers, attempts=1, batch_id=batch_id, requests=1, usage=usage
+        )
+        return checked_verdict(verdict, call.question_ids, self.judge.name)
+
+    def _usage(self, usage: dict[str, Any]) -> Usage:
+        prompt = usage.get("prompt_tokens")
+        completion = usage.get("completion_tokens")
+        cost = batch_cost(self.judge.model, self.provider, prompt or 0, completion or 0)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+
+    def _put(self, batch_id: str, call: _Call, state: str, verdict: DimensionVerdict) -> None:
+        self.store.put_batch_result(batch_id, call.key, state, (call.parts, call.case, verdict))
+        self.results[call.key] = verdict  # a lost call's is replaced if a new batch answers it
+        self.report.answered += state == "answered"
+        self.report.errors += state == "error"
+
+    def _close(self, batch: StoredBatch, current: Any, kinds: Counter[str], lost: set[str]) -> None:
+        counts = current.request_counts
+        summary = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "no errors"
+        self.store.update_batch(
+            batch.id,
+            str(current.status),
+            getattr(counts, "completed", 0) or 0,
+            getattr(counts, "failed", 0) or 0,
+            closed=1,
+            lost=len(lost),
+            note=summary,
+        )
+        for kind in kinds:
+            if kind in LOST_KINDS:
+                self.report.lost[kind] += kinds[kind]
+        if lost:
+            self.note(
+                f"batch {batch.id} {current.status}: {len(lost)} of {batch.calls} calls lost "
+                f"({summary})"
+            )
+        else:
+            self.note(f"batch {batch.id} {current.status}: {summary}")
+
+
+def _line_error(line: dict[str, Any], batch_id: str) -> tuple[str, str]:
+    """A failed line's error kind and reason."""
+    error = line.get("error") or {}
+    response = line.get("response") or {}
+    status = response.get("status_code")
+    body_error = (response.get("body") or {}).get("error") or {}
+    code = str(error.get("code") or body_error.get("code") or "")
+    message = str(error.get("message") or body_error.get("message") or "")
+    kind = code if code in {"batch_expired", "batch_cancelled"} else _status_kind(status)
+    words = " ".join(message.split())[:300]
+    return kind, f"{kind} in batch {batch_id}" + (f" (HTTP {status})" if status else "") + (
+        f": {words}" if words else ""
+    )
+
+
+def _status_kind(status: Any) -> str:
+    if status == 429:
+        return "rate_limit"
+    if status in {408, 504}:
+        return "timeout"
+    if status in {401, 403}:
+        return "auth"
+    if isinstance(status, int) and status >= 500:
+        return "server"
+    if isinstance(status, int) and status >= 400:
+        return "bad_request"
+    return "batch_failed"
+
+
+def _batch_failure(current: Any) -> str:
+    errors = getattr(current, "errors", None)
+    data = getattr(errors, "data", None) or []
+    words = "; ".join(str(getattr(e, "message", e)) for e in data[:3])
+    return f"batch {current.id} {current.status} before answering this call" + (
+        f": {words}" if words else ""
+    )
+
+
+# ------------------------------------------------------------------ prices
+
+
+def _litellm() -> Any:
+    from .judges.llm import import_litellm
+
+    return import_litellm()
+
+
+def _model_info(model: str) -> dict[str, Any] | None:
+    try:
+        return dict(_litellm().get_model_info(model=model))
+    except Exception:  # no price known for the model
+        return None
+
+
+def batch_cost(model: str, provider: str, prompt: int, completion: int) -> float | None:
+    """What `prompt` + `completion` tokens cost in a batch: litellm's batch prices when it has
+    them, else its regular prices less `BATCH_DISCOUNT`; None when the model has no price."""
+    info = _model_info(model)
+    if info is None:
+        return None
+    batch_in, batch_out = (
+        info.get("input_cost_per_token_batches"),
+        info.get("output_cost_per_token_batches"),
+    )
+    if batch_in is not None and batch_out is not None:
+        return prompt * batch_in + completion * batch_out
+    regular_in, regular_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if regular_in is None or regular_out is None:
+        return None
+    return (prompt * regular_in + completion * regular_out) * (
+        1 - BATCH_DISCOUNT.get(provider, 0.0)
+    )
+
+
+def batch_discount(model: str, provider: str) -> float | None:
+    """The share taken off the regular input price for a batch: litellm's, else ours."""
+    info = _model_info(model) or {}
+    batch_in, regular_in = (
+        info.get("input_cost_per_token_batches"),
+        info.get("input_cost_per_token"),
+    )
+    if batch_in is not None and regular_in:
+        return round(1 - batch_in / regular_in, 4)
+    return BATCH_DISCOUNT.get(provider)
+
+
+# ------------------------------------------------------------------ serving the run
+
+
+class BatchServed:
+    """The run's judge once the batch phase is over: every unit's verdict comes from this
+    run's batches (a call made), else from the store (a hit), else it was not judged (the run
+    stopped with its batch still open)."""
+
+    def __init__(
+        self,
+        phase: BatchPhase,
+        keys: KeyMaker,
+        sink: Callable[[LeafCall], None],
+        stats: RunStats,
+    ):
+        self.phase = phase
+        self.inner = phase.judge
+        self.name = phase.judge.name
+        self.keys = keys
+        self.sink = sink
+        self.stats = stats
+        self._served: set[str] = set()
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        parts = self.keys.parts(task)
+        verdict = self.phase.results.get(parts.key)
+        if verdict is not None:
+            return self._from_batch(task, parts.key, verdict)
+        hit = self.phase.store.get(parts)
+        if hit is not None:
+            hit.requests = 0
+            self.sink(LeafCall(task, self.name, hit, cached=True))
+            return hit
+        reason = self.phase.gate.stopped.message if self.phase.gate.stopped else "no answer"
+        verdict = unscored(task.question_ids, f"not judged: {reason}", NOT_JUDGED, attempts=0)
+        self.sink(LeafCall(task, self.name, verdict, judged=False))
+        return verdict
+
+    def _from_batch(self, task: JudgeTask, key: str, verdict: DimensionVerdict) -> DimensionVerdict:
+        if key in self._served:  # the same call for another unit: one line answered both
+            shared = verdict.model_copy(
+                update={"cached": verdict.error is None, "requests": 0, "usage": None}
+            )
+            self.sink(LeafCall(task, self.name, shared, cached=shared.cached, shared=True))
+            return shared
+        self._served.add(key)
+        usage = verdict.usage or Usage()
+        self.stats.add_usage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
+        self.sink(LeafCall(task, self.name, verdict))
+        return verdict
+
+
+def pending_calls(
+    tasks: Iterable[JudgeTask], keys: KeyMaker, store: Store, refresh: bool
+) -> dict[str, _Call]:
+    """The calls the store cannot answer, one per key, with their messages (looked up 500 at
+    a time so that only the misses' prompts are held)."""
+    found: dict[str, _Call] = {}
+    chunk: list[_Call] = []
+
+    def flush() -> None:
+        present = set() if refresh else store.keys_present(c.key for c in chunk)
+        found.update((c.key, c) for c in chunk if c.key not in present)
+        chunk.clear()
+
+    for task in tasks:
+        parts = keys.parts(task)
+        call = _Call(parts.key, parts, case_ref(task), task.question_ids, task.prompt.messages)
+        chunk.append(call)
+        if len(chunk) >= 500:
+            flush()
+    flush()
+    return found
+
+
+async def batch_phase(
+    judge: LLMJudge,
+    tasks: Iterable[JudgeTask],
+    store: Store,
+    options: BatchOptions,
+    gate: Gate,
+    sink: Callable[[LeafCall], None],
+    note: Callable[[str], None],
+    refresh: bool = False,
+) -> tuple[BatchServed, BatchReport]:
+    """Run the batches for every call `store` cannot answer; the judge that serves the run."""
+    phase = BatchPhase(judge, store, options, gate, note)
+    keys = KeyMaker(judge)
+    store.remember_params(keys.params_hash, keys.params)
+    await phase.run(pending_calls(tasks, keys, store, refresh))
+    return BatchServed(phase, keys, sink, gate.stats), phase.report
