@@ -93,8 +93,8 @@ def batch_provider(judge: object) -> str:
     if provider not in OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS:
         supported = ", ".join(sorted(OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS))
         raise ValueError(
-            f"--batch: {judge.model!r} is a {provider} model; batch jobs go to OpenAI-compatible "
-            f"providers ({supported}, with --api-base for your own server)"
+            f"--batch: {judge.model!r} goes to provider {provider!r}; batch jobs go to "
+            f"OpenAI-compatible providers ({supported}; --api-base for your own server)"
         )
     return str(provider)
 
