@@ -61,12 +61,14 @@ LOST_KINDS = {"rate_limit", "server", "timeout", "batch_expired", "batch_cancell
 """Line errors a live call would have retried: those calls are asked again in a new batch."""
 
 ENDPOINT = "/v1/chat/completions"
+BACKOFF = 1.5
 
 
 @dataclass
 class BatchOptions:
-    """How batch mode polls: the first wait between status checks (`poll`, doubling up to
-    `max_poll` seconds) and how many new batches may ask again calls that were lost."""
+    """How batch mode polls: the first wait between status checks (`poll`, growing by half at
+    each check up to `max_poll` seconds: a batch that ends is seen at most about a third of its
+    run time late) and how many new batches may ask again calls that were lost."""
 
     poll: float = 5.0
     max_poll: float = 60.0
@@ -279,7 +281,7 @@ class BatchPhase:
             if self.gate.stopped is not None:
                 self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
-            wait = min(wait * 2, self.options.max_poll)
+            wait = min(wait * BACKOFF, self.options.max_poll)
 
     async def _retrieve(self, batch_id: str) -> Any:
         """The batch's status; a failed status check is retried with the same backoff (the
@@ -295,7 +297,7 @@ class BatchPhase:
                 words = mask_secret(str(exc), self.judge.endpoint().get("api_key"))
                 self.note(f"batch {batch_id}: status check failed ({words[:200]}); retrying")
                 await self.gate.sleep(wait)
-                wait = min(wait * 2, self.options.max_poll)
+                wait = min(wait * BACKOFF, self.options.max_poll)
         raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------ collecting

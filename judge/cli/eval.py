@@ -182,7 +182,7 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=5.0,
         metavar="SECONDS",
-        help="first wait between batch status checks; doubles up to 60 s (default 5)",
+        help="first wait between batch status checks; grows by half up to 60 s (default 5)",
     )
 
 
