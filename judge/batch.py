@@ -34,7 +34,7 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -195,7 +195,10 @@ class BatchPhase:
         following = list(open_)
         for round_ in range(self.options.rounds + 1):
             if todo and self.gate.stopped is None:
-                following.append(await self._submit(list(todo.values())))
+                try:
+                    following.append(await self._submit(list(todo.values())))
+                except BatchRequestFailed as failed:
+                    self._not_submitted(list(todo.values()), failed)
             if not following:
                 break
             lost = await self._follow_all(following)
@@ -204,6 +207,16 @@ class BatchPhase:
             if todo and round_ < self.options.rounds:
                 self.note(f"asking the {len(todo)} lost calls again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
+
+    def _not_submitted(self, calls: list[_Call], failed: BatchRequestFailed) -> None:
+        """The provider refused the batch: each call is a failed call (stored as an error,
+        unscored, never No; `judge eval` exits 3 when they all failed or the key was refused)."""
+        self.note(f"{len(calls)} calls not submitted: {failed}")
+        for call in calls:
+            verdict = unscored(call.question_ids, str(failed), failed.kind)
+            self.store.put(call.parts, call.case, verdict)
+            self.results[call.key] = verdict
+            self.report.errors += 1
 
     def _ours(self, batch: StoredBatch) -> bool:
         return (
@@ -224,19 +237,24 @@ class BatchPhase:
         lines = [self._line(call) for call in calls]
         content = "".join(json.dumps(line) + "\n" for line in lines).encode()
         connection = self._connection()
-        file = await self.litellm.acreate_file(
-            file=("diagnosis-judge-batch.jsonl", io.BytesIO(content), "application/jsonl"),
-            purpose="batch",
-            **connection,
+        file = await self._request(
+            "uploading the batch file",
+            lambda: self.litellm.acreate_file(
+                file=("diagnosis-judge-batch.jsonl", io.BytesIO(content), "application/jsonl"),
+                purpose="batch",
+                **connection,
+            ),
         )
-        created = await self.litellm.acreate_batch(
-            completion_window="24h",
-            endpoint=ENDPOINT,
-            input_file_id=file.id,
-            metadata={"tool": "diagnosis-judge"},
-            **connection,
+        created = await self._request(
+            "creating the batch",
+            lambda: self.litellm.acreate_batch(
+                completion_window="24h",
+                endpoint=ENDPOINT,
+                input_file_id=file.id,
+                metadata={"tool": "diagnosis-judge"},
+                **connection,
+            ),
         )
-        self.report.http_requests += 2
         batch = StoredBatch(
             id=created.id,
             provider=self.provider,
@@ -267,7 +285,17 @@ class BatchPhase:
         """Poll until the batch ends (or the run stops), then collect it; the lost keys."""
         wait = self.options.poll
         while True:
-            current = await self._retrieve(batch.id)
+            try:
+                current = await self._request(
+                    f"checking batch {batch.id}",
+                    lambda: self.litellm.aretrieve_batch(batch_id=batch.id, **self._connection()),
+                )
+                if str(current.status) in TERMINAL:
+                    return await self._collect(batch, current)
+            except BatchRequestFailed as refused:
+                self.gate.stop("provider", f"{refused}; batch {batch.id} is left open")
+                self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
+                return set()
             status = str(current.status)
             counts = current.request_counts
             completed = getattr(counts, "completed", 0) or 0
@@ -275,27 +303,31 @@ class BatchPhase:
             total = getattr(counts, "total", 0) or batch.calls
             self.store.update_batch(batch.id, status, completed, failed)
             self.note(f"batch {batch.id}: {status}, {completed}/{total} completed, {failed} failed")
-            if status in TERMINAL:
-                return await self._collect(batch, current)
             await self.gate.sleep(wait)
             if self.gate.stopped is not None:
                 self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
             wait = min(wait * BACKOFF, self.options.max_poll)
 
-    async def _retrieve(self, batch_id: str) -> Any:
-        """The batch's status; a failed status check is retried with the same backoff (the
-        batch runs on at the provider whether or not we can see it)."""
+    async def _request(self, what: str, send: Callable[[], Awaitable[Any]]) -> Any:
+        """One Files/Batches request; transient failures (429, 5xx, timeouts, connection) are
+        retried `max_retries` times with the poll's backoff, others raise `BatchRequestFailed`
+        at once."""
+        from .judges.llm import TRANSIENT, error_kind
+
         wait = self.options.poll
         for attempt in range(1, self.judge.max_retries + 2):
             self.report.http_requests += 1
             try:
-                return await self.litellm.aretrieve_batch(batch_id=batch_id, **self._connection())
+                return await send()
             except Exception as exc:
-                if attempt > self.judge.max_retries:
-                    raise
+                kind = error_kind(exc)
                 words = mask_secret(str(exc), self.judge.endpoint().get("api_key"))
-                self.note(f"batch {batch_id}: status check failed ({words[:200]}); retrying")
+                words = " ".join(words.split())[:300]
+                if kind not in TRANSIENT or attempt > self.judge.max_retries:
+                    reason = f"{kind} from {self.judge.model} while {what}: {words}"
+                    raise BatchRequestFailed(kind, reason) from exc
+                self.note(f"{what} failed ({kind}: {words}); retrying")
                 await self.gate.sleep(wait)
                 wait = min(wait * BACKOFF, self.options.max_poll)
         raise AssertionError("unreachable")
@@ -330,8 +362,10 @@ class BatchPhase:
     async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
         if not file_id:
             return []
-        self.report.http_requests += 1
-        content = await self.litellm.afile_content(file_id=file_id, **self._connection())
+        content = await self._request(
+            f"reading file {file_id}",
+            lambda: self.litellm.afile_content(file_id=file_id, **self._connection()),
+        )
         text = content.content.decode("utf-8", "replace")
         return [json.loads(raw) for raw in text.splitlines() if raw.strip()]
 
@@ -404,6 +438,14 @@ class BatchPhase:
             )
         else:
             self.note(f"batch {batch.id} {current.status}: {summary}")
+
+
+class BatchRequestFailed(Exception):
+    """A Files/Batches request failed for good; `kind` as a live call's error kinds."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
 
 
 def _line_error(line: dict[str, Any], batch_id: str) -> tuple[str, str]:

@@ -256,3 +256,17 @@ def test_batch_price_is_litellms_batch_price_else_the_documented_discount(monkey
     assert batch_cost("openai/x", "openai", 1000, 100) == pytest.approx(0.6e-3)
     assert batch_cost("hosted_vllm/x", "hosted_vllm", 1000, 100) == pytest.approx(1.2e-3)
     assert batch_discount("openai/x", "openai") == 0.5
+
+
+def test_a_refused_submission_is_stored_as_failed_calls_never_no(tmp_path: Path) -> None:
+    config = FakeProviderConfig(api_key="sk-right", batch_delay=0.05)
+    with FakeProvider(config) as server:
+        result, notes = run(server, tmp_path / "b.sqlite", n=2)  # llm() sends sk-test
+        ops = dict(server.batches.ops)
+    assert not ops and not server.calls
+    assert {c.error_kind for c in result.calls} == {"auth"} and len(result.calls) == 6
+    assert all(j.answer is None for j in result.judgments)
+    assert any("6 calls not submitted: auth" in n for n in notes)
+    assert "sk-test" not in " ".join(notes) + json.dumps(result.model_dump(mode="json"))
+    with Store(tmp_path / "b.sqlite") as store:
+        assert store.stats()["errors"] == {"auth": 6} and not store.batches()
