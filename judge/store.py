@@ -88,6 +88,9 @@ CREATE TABLE IF NOT EXISTS leases (
     owner TEXT NOT NULL,
     expires REAL NOT NULL
 );
+"""
+
+_BATCH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (
     id TEXT PRIMARY KEY,
     provider TEXT NOT NULL,
@@ -113,6 +116,7 @@ CREATE TABLE IF NOT EXISTS batch_calls (
 );
 CREATE INDEX IF NOT EXISTS batch_calls_key ON batch_calls (key);
 """
+"""Created with the first batch a store records, so stores that never batch stay as small."""
 
 
 def short_hash(data: Any) -> str:
@@ -169,7 +173,7 @@ class StoredBatch:
     api_base: str | None
     input_file_id: str
     status: str
-    closed: bool = False
+    closed: bool | int = False
     calls: int = 0
     completed: int = 0
     failed: int = 0
@@ -493,13 +497,15 @@ class Store:
             "batches": self._batch_stats(),
         }
 
-    def _batch_stats(self) -> list[dict[str, Any]]:
-        """Every provider batch: id, status, calls, completed, failed, lost, open or closed.
-        A store opened read-only from before batches existed has no such table."""
-        if not self._db.execute(
+    def _has_batches(self) -> bool:
+        """Whether the store has recorded a batch (its batch tables exist)."""
+        found = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'"
-        ).fetchone():
-            return []
+        ).fetchone()
+        return found is not None
+
+    def _batch_stats(self) -> list[dict[str, Any]]:
+        """Every provider batch: id, status, calls, completed, failed, lost, open or closed."""
         return [
             {
                 "id": b.id,
@@ -678,6 +684,7 @@ class Store:
         answer under), in one transaction: from here a killed run resumes it by id."""
         self._check_file()
         now = _now()
+        self._db.executescript(_BATCH_SCHEMA)
         with self._db:
             self._db.execute(
                 "INSERT INTO batches (id, provider, model, api_base, input_file_id, status,"
@@ -702,6 +709,8 @@ class Store:
     @_guarded
     def open_batches(self, keys: Iterable[str]) -> list[StoredBatch]:
         """The batches not yet closed that hold any of `keys`, oldest first."""
+        if not self._has_batches():
+            return []
         wanted = list(keys)
         found: set[str] = set()
         for i in range(0, len(wanted), 500):
@@ -720,11 +729,14 @@ class Store:
     @_guarded
     def batches(self) -> list[StoredBatch]:
         """Every batch the store knows, oldest first."""
+        if not self._has_batches():
+            return []
         rows = self._db.execute(
             "SELECT id, provider, model, api_base, input_file_id, status, closed, calls,"
             " completed, failed, lost, note, created_at FROM batches ORDER BY created_at, id"
         )
-        return [StoredBatch(*row[:6], bool(row[6]), *row[7:]) for row in rows]
+        names = [d[0] for d in rows.description]
+        return [StoredBatch(**dict(zip(names, row, strict=True))) for row in rows]
 
     @_guarded
     def batch_calls(self, batch_id: str) -> list[tuple[str, dict[str, Any], str]]:
@@ -776,14 +788,6 @@ class Store:
                 self._insert_answer(parts, case, verdict)
             else:
                 self._insert_error(parts, case, verdict)
-            self._db.execute(
-                "UPDATE batch_calls SET state = ? WHERE batch_id = ? AND key = ?",
-                (state, batch_id, key),
-            )
-
-    @_guarded
-    def set_batch_call(self, batch_id: str, key: str, state: str) -> None:
-        with self._db:
             self._db.execute(
                 "UPDATE batch_calls SET state = ? WHERE batch_id = ? AND key = ?",
                 (state, batch_id, key),
