@@ -290,24 +290,27 @@ class BatchPhase:
                     f"checking batch {batch.id}",
                     lambda: self.litellm.aretrieve_batch(batch_id=batch.id, **self._connection()),
                 )
+                self._progress(batch, current)
                 if str(current.status) in TERMINAL:
                     return await self._collect(batch, current)
             except BatchRequestFailed as refused:
                 self.gate.stop("provider", f"{refused}; batch {batch.id} is left open")
                 self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
-            status = str(current.status)
-            counts = current.request_counts
-            completed = getattr(counts, "completed", 0) or 0
-            failed = getattr(counts, "failed", 0) or 0
-            total = getattr(counts, "total", 0) or batch.calls
-            self.store.update_batch(batch.id, status, completed, failed)
-            self.note(f"batch {batch.id}: {status}, {completed}/{total} completed, {failed} failed")
             await self.gate.sleep(wait)
             if self.gate.stopped is not None:
                 self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
             wait = min(wait * BACKOFF, self.options.max_poll)
+
+    def _progress(self, batch: StoredBatch, current: Any) -> None:
+        status = str(current.status)
+        counts = current.request_counts
+        completed = getattr(counts, "completed", 0) or 0
+        failed = getattr(counts, "failed", 0) or 0
+        total = getattr(counts, "total", 0) or batch.calls
+        self.store.update_batch(batch.id, status, completed, failed)
+        self.note(f"batch {batch.id}: {status}, {completed}/{total} completed, {failed} failed")
 
     async def _request(self, what: str, send: Callable[[], Awaitable[Any]]) -> Any:
         """One Files/Batches request; transient failures (429, 5xx, timeouts, connection) are

@@ -208,14 +208,15 @@ def test_an_unusable_line_is_an_error_not_an_answer_and_not_asked_again(tmp_path
 
 def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
-    with FakeProvider(FakeProviderConfig(batch_delay=0.6)) as server:
+    with FakeProvider(FakeProviderConfig(batch_delay=3.0)) as server:
         options = EvalOptions(store=store, batch=FAST)
         first = _stop_while_polling(server, options)
         with Store(store) as opened:
             assert [b.closed for b in opened.batches()] == [False]
         second, notes = run(server, store)
         ops = dict(server.batches.ops)
-    assert first.incomplete and not first.complete
+    assert first.incomplete and not first.complete and first.stopped is not None
+    assert all(j.answer is None for j in first.judgments)
     assert ops["batch_create"] == 1 and ops["file_create"] == 1
     assert second.complete and {c.batch_id for c in second.calls} == {"batch_fake000000"}
     assert second.usage is not None and second.usage.batch is not None
@@ -227,18 +228,17 @@ def _stop_while_polling(server: FakeProvider, options: EvalOptions):
     """A run whose gate stops at the first poll (as SIGINT would)."""
     from judge import batch as batch_module
 
-    original = batch_module.BatchPhase._retrieve
+    original = batch_module.BatchPhase._progress
 
-    async def stop_then_retrieve(self, batch_id: str):
-        found = await original(self, batch_id)
+    def progress_then_stop(self, batch, current) -> None:
+        original(self, batch, current)
         self.gate.stop("interrupted", "stopped by the test")
-        return found
 
-    batch_module.BatchPhase._retrieve = stop_then_retrieve  # type: ignore[method-assign]
+    batch_module.BatchPhase._progress = progress_then_stop  # type: ignore[method-assign]
     try:
         return evaluate(SPECS, submissions(4), judge=llm(server), options=options)
     finally:
-        batch_module.BatchPhase._retrieve = original  # type: ignore[method-assign]
+        batch_module.BatchPhase._progress = original  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ prices
