@@ -86,7 +86,8 @@ class RunUsage(BaseModel):
     batch: dict[str, Any] | None = Field(
         None,
         description="Batch mode (`--batch`): batches submitted and resumed, lines, answers, "
-        "errors, calls lost by reason, HTTP requests, wall time and the batch discount.",
+        "errors, calls lost by reason, HTTP requests, wall time, the batch discount and the "
+        "reports of lost calls and batches left open.",
     )
 
 
