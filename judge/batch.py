@@ -140,6 +140,7 @@ class BatchReport:
     lost: Counter[str] = field(default_factory=Counter)
     http_requests: int = 0
     wall_seconds: float = 0.0
+    reports: list[str] = field(default_factory=list)
 
     def usage(self) -> dict[str, Any]:
         return {
@@ -152,6 +153,7 @@ class BatchReport:
             "http_requests": self.http_requests,
             "wall_seconds": round(self.wall_seconds, 3),
             "discount": self.discount,
+            "reports": self.reports,
         }
 
 
@@ -205,18 +207,23 @@ class BatchPhase:
             following = []
             todo = {key: calls[key] for key in lost if key in calls}
             if todo and round_ < self.options.rounds:
-                self.note(f"asking the {len(todo)} lost calls again in a new batch")
+                self._event(f"asking the {len(todo)} lost calls again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
 
     def _not_submitted(self, calls: list[_Call], failed: BatchRequestFailed) -> None:
         """The provider refused the batch: each call is a failed call (stored as an error,
         unscored, never No; `judge eval` exits 3 when they all failed or the key was refused)."""
-        self.note(f"{len(calls)} calls not submitted: {failed}")
+        self._event(f"{len(calls)} calls not submitted: {failed}")
         for call in calls:
             verdict = unscored(call.question_ids, str(failed), failed.kind)
             self.store.put(call.parts, call.case, verdict)
             self.results[call.key] = verdict
             self.report.errors += 1
+
+    def _event(self, message: str) -> None:
+        """A note that also goes into the result (`usage.batch.reports`)."""
+        self.report.reports.append(message)
+        self.note(message)
 
     def _ours(self, batch: StoredBatch) -> bool:
         return (
@@ -295,11 +302,11 @@ class BatchPhase:
                     return await self._collect(batch, current)
             except BatchRequestFailed as refused:
                 self.gate.stop("provider", f"{refused}; batch {batch.id} is left open")
-                self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
+                self._event(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
             await self.gate.sleep(wait)
             if self.gate.stopped is not None:
-                self.note(f"batch {batch.id}: left open; rerun with --batch to pick it up")
+                self._event(f"batch {batch.id}: left open; rerun with --batch to pick it up")
                 return set()
             wait = min(wait * BACKOFF, self.options.max_poll)
 
@@ -435,7 +442,7 @@ class BatchPhase:
             if kind in LOST_KINDS:
                 self.report.lost[kind] += kinds[kind]
         if lost:
-            self.note(
+            self._event(
                 f"batch {batch.id} {current.status}: {len(lost)} of {batch.calls} calls lost "
                 f"({summary})"
             )

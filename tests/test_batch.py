@@ -175,6 +175,11 @@ def test_lost_calls_are_reported_stored_as_errors_and_only_they_are_asked_again(
     assert len(second) == lost  # only the lost calls, in one new batch
     assert not {c.messages_hash for c in second} & {c.messages_hash for c in first if c.answers}
     assert any(f"{lost} of 12 calls lost ({kind} {lost})" in n for n in notes)
+    assert [r for r in result.usage.batch["reports"] if "lost" in r] == [
+        f"batch batch_fake000000 {'completed' if kind == 'server' else 'expired'}: "
+        f"{lost} of 12 calls lost ({kind} {lost})",
+        f"asking the {lost} lost calls again in a new batch",
+    ]
     assert result.complete and len(result.calls) == 12
     assert {c.batch_id for c in result.calls} == {"batch_fake000000", "batch_fake000001"}
     with Store(tmp_path / "b.sqlite") as store:
