@@ -385,6 +385,7 @@ class BatchPhase:
         status = response.get("status_code")
         if line.get("error") or status != 200:
             kind, reason = _line_error(line, batch_id)
+            reason = mask_secret(reason, self.judge.endpoint().get("api_key"))
             verdict = unscored(call.question_ids, reason, kind).model_copy(
                 update={"batch_id": batch_id, "requests": 1, "attempt_errors": {kind: 1}}
             )
