@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_reliability import SPECS, llm, submissions
 
-from judge import EvalOptions, evaluate
+from judge import EvalOptions, evaluate, evaluate_async
 from judge.batch import BatchOptions, batch_cost, batch_discount
 from judge.judges.llm import import_litellm
 from judge.store import Store
@@ -275,3 +275,15 @@ def test_a_refused_submission_is_stored_as_failed_calls_never_no(tmp_path: Path)
     assert "sk-test" not in " ".join(notes) + json.dumps(result.model_dump(mode="json"))
     with Store(tmp_path / "b.sqlite") as store:
         assert store.stats()["errors"] == {"auth": 6} and not store.batches()
+
+
+def test_a_finished_batch_is_read_once_not_again_by_litellms_logging(tmp_path: Path) -> None:
+    async def go(server: FakeProvider) -> None:
+        options = EvalOptions(store=tmp_path / "b.sqlite", batch=FAST)
+        await evaluate_async(SPECS, submissions(2), judge=llm(server), options=options)
+        await asyncio.sleep(1.0)  # litellm's logging tasks run after the call returned
+
+    with provider() as server:
+        asyncio.run(go(server))
+        ops = dict(server.batches.ops)
+    assert ops["file_content"] == 1
