@@ -287,3 +287,29 @@ def test_a_finished_batch_is_read_once_not_again_by_litellms_logging(tmp_path: P
         asyncio.run(go(server))
         ops = dict(server.batches.ops)
     assert ops["file_content"] == 1
+
+
+def test_the_fake_providers_batch_knobs_from_its_command_line() -> None:
+    from pydantic import ValidationError
+
+    from judge.testing.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(
+        ["--batch-delay", "2.5", "--batch-schedule", "partial, expire,ok",
+         "--batch-partial-rate", "0.2", "--batch-expire-done", "0.1"]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.batch_delay == 2.5 and config.batch_schedule == ["partial", "expire", "ok"]
+    assert config.batch_partial_rate == 0.2 and config.batch_expire_done == 0.1
+    with pytest.raises(ValidationError, match="batch_schedule"):
+        FakeProviderConfig(batch_schedule="late")
+
+
+def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -> None:
+    from judge.judges.rules import RulesJudge
+
+    with pytest.raises(ValueError, match="needs one LLM judge"):
+        evaluate(SPECS, submissions(1), judge=RulesJudge(),
+                 options=EvalOptions(store=tmp_path / "s.sqlite", batch=FAST))  # fmt: skip
+    with provider() as server, pytest.raises(ValueError, match="needs a store"):
+        evaluate(SPECS, submissions(1), judge=llm(server), options=EvalOptions(batch=FAST))
