@@ -600,6 +600,7 @@ class BatchServed:
             return shared
         self._served.add(key)
         usage = verdict.usage or Usage()
+        self.stats.requests += verdict.requests  # the batch line
         self.stats.add_usage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
         self.sink(LeafCall(task, self.name, verdict))
         return verdict

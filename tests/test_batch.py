@@ -141,7 +141,8 @@ def test_batch_answers_every_missing_call_in_one_batch_like_live_calls(tmp_path:
         (j.question_id, j.answer) for j in live.judgments
     ]
     assert result.complete and result.usage is not None and result.usage.batch is not None
-    assert result.usage.calls_made == 12 and result.usage.requests == 0
+    assert result.usage.calls_made == 12 and result.usage.requests == 12  # one line each
+    assert "cut_off" not in result.attempt_errors
     assert result.usage.batch["lines"] == 12 and result.usage.batch["answered"] == 12
     assert result.usage.prompt_tokens == sum(c.prompt_tokens for c in lines)
     assert result.config["batch"] == {"provider": "openai", "discount": 0.5}
