@@ -9,7 +9,9 @@ status check finds the batch over); `judge eval` runs as a command, once live
 by the provider: HTTP requests it received (chat completions for the live run; Files and
 Batches requests for the batch run) and the chat-completion lines a batch held. The batch's
 wall time is the batch phase (first upload to last answer stored, from the result's
-`usage.batch.wall_seconds`) against `--batch-delay`, the time the provider takes.
+`usage.batch.wall_seconds`) against `--batch-delay`, the time the provider takes, and its parts:
+submit (build the file, upload, create), wait (created until a status check sees it end:
+`--batch-delay` plus the polling's lateness), collect (read, parse and store every line).
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ def main() -> None:
     print(
         f"batch phase {batch['wall_seconds']:.1f} s against the provider's "
         f"{args.batch_delay:g} s: ratio {batch['wall_seconds'] / args.batch_delay:.2f}"
+    )
+    parts = batch["seconds"]
+    print(
+        f"of which submit {parts['submit']:.1f} s, wait {parts['wait']:.1f} s "
+        f"(ratio {parts['wait'] / args.batch_delay:.2f}), collect {parts['collect']:.1f} s"
     )
     print(f"every call answered in both runs: {same}")
 

@@ -143,6 +143,11 @@ class BatchReport:
     lost: Counter[str] = field(default_factory=Counter)
     http_requests: int = 0
     wall_seconds: float = 0.0
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"submit": 0.0, "wait": 0.0, "collect": 0.0}
+    )
+    """Summed over batches: `submit` (build, upload, create), `wait` (created until its end
+    was seen), `collect` (read, parse, store)."""
     reports: list[str] = field(default_factory=list)
 
     def usage(self) -> dict[str, Any]:
@@ -155,6 +160,7 @@ class BatchReport:
             "lost": dict(self.lost),
             "http_requests": self.http_requests,
             "wall_seconds": round(self.wall_seconds, 3),
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
             "discount": self.discount,
             "reports": self.reports,
         }
@@ -244,6 +250,7 @@ class BatchPhase:
     # ------------------------------------------------------------------ submitting
 
     async def _submit(self, calls: list[_Call]) -> StoredBatch:
+        started = time.monotonic()
         lines = [self._line(call) for call in calls]
         content = "".join(json.dumps(line) + "\n" for line in lines).encode()
         connection = self._connection()
@@ -278,6 +285,7 @@ class BatchPhase:
         self.report.submitted.append(batch.id)
         self.report.lines += len(calls)
         self.note(f"batch {batch.id}: submitted {len(calls)} calls to {self.provider}")
+        self.report.seconds["submit"] += time.monotonic() - started
         return batch
 
     def _line(self, call: _Call) -> dict[str, Any]:
@@ -294,6 +302,7 @@ class BatchPhase:
     async def _follow(self, batch: StoredBatch) -> set[str]:
         """Poll until the batch ends (or the run stops), then collect it; the lost keys."""
         wait = self.options.poll
+        started = time.monotonic()
         while True:
             try:
                 current = await self._request(
@@ -304,7 +313,11 @@ class BatchPhase:
                 )
                 self._progress(batch, current)
                 if str(current.status) in TERMINAL:
-                    return await self._collect(batch, current)
+                    ended = time.monotonic()
+                    self.report.seconds["wait"] += ended - started
+                    lost = await self._collect(batch, current)
+                    self.report.seconds["collect"] += time.monotonic() - ended
+                    return lost
             except BatchRequestFailed as refused:
                 self.gate.stop("provider", f"{refused}; batch {batch.id} is left open")
                 self._event(f"batch {batch.id}: left open; rerun with --batch to pick it up")
