@@ -112,6 +112,8 @@ class BatchService:
         self._batches: dict[str, _Batch] = {}
         self._lock = threading.RLock()
         self.ops: Counter[str] = Counter()
+        self.finish_seconds = 0.0
+        """Time spent answering the lines of batches as they ended (inside a status check)."""
 
     # ------------------------------------------------------------------ routing
 
@@ -256,6 +258,7 @@ class BatchService:
             self._finish(batch, answered=len(batch.lines), status="completed", code=None)
 
     def _finish(self, batch: _Batch, answered: int, status: str, code: str | None) -> None:
+        started = time.perf_counter()
         output: list[bytes] = []
         failed: list[bytes] = []
         for number, line in enumerate(batch.lines):
@@ -274,6 +277,7 @@ class BatchService:
             ]
         batch.completed, batch.failed = len(output), len(failed)
         batch.status, batch.ended_at = status, _now()
+        self.finish_seconds += time.perf_counter() - started
 
     def _answer(self, batch: _Batch, line: dict[str, Any]) -> tuple[bytes, bool]:
         custom_id = str(line["custom_id"])
