@@ -314,3 +314,34 @@ def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -
                  options=EvalOptions(store=tmp_path / "s.sqlite", batch=FAST))  # fmt: skip
     with provider() as server, pytest.raises(ValueError, match="needs a store"):
         evaluate(SPECS, submissions(1), judge=llm(server), options=EvalOptions(batch=FAST))
+
+
+def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from judge.testing import batches
+
+    handle = batches.BatchService.handle
+    down = {"status": True}
+
+    def failing_status(self, method, path, content_type, auth, body):
+        if down["status"] and method == "GET" and path.startswith("/v1/batches/"):
+            return 500, "application/json", b'{"error": {"message": "down (test)"}}'
+        return handle(self, method, path, content_type, auth, body)
+
+    monkeypatch.setattr(batches.BatchService, "handle", failing_status)
+    store = tmp_path / "b.sqlite"
+    with provider() as server:
+        judge = llm(server, max_retries=1)
+        options = EvalOptions(store=store, batch=FAST)
+        first = evaluate(SPECS, submissions(2), judge=judge, options=options)
+        down["status"] = False
+        second, _ = run(server, store, n=2)
+        ops = dict(server.batches.ops)
+    assert first.stopped is not None and first.stopped.kind == "provider"
+    assert "checking batch batch_fake000000" in first.stopped.message
+    assert "left open" in " ".join(first.usage.batch["reports"])  # type: ignore[union-attr]
+    assert first.incomplete and all(j.answer is None for j in first.judgments)
+    assert ops["batch_create"] == 1 and second.complete
+    assert second.usage is not None and second.usage.batch is not None
+    assert second.usage.batch["resumed"] == ["batch_fake000000"]
