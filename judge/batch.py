@@ -166,6 +166,30 @@ class BatchReport:
         }
 
 
+def merge_batch_usage(blocks: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Shards' `usage.batch` blocks as one (`judge merge`): lists joined, counts added, the
+    wall time the longest shard's (they ran side by side), the discount the first known."""
+    present = [b for b in blocks if b]
+    if not present:
+        return None
+    merged: dict[str, Any] = {}
+    for block in present:
+        for name, value in block.items():
+            if name == "wall_seconds":
+                merged[name] = max(merged.get(name, 0.0), value)
+            elif name == "discount":
+                merged[name] = merged.get(name) if merged.get(name) is not None else value
+            elif isinstance(value, list):
+                merged[name] = [*merged.get(name, []), *value]
+            elif isinstance(value, dict):
+                total = Counter(merged.get(name, {}))
+                total.update(value)
+                merged[name] = dict(total)
+            else:
+                merged[name] = merged.get(name, 0) + value
+    return merged
+
+
 class BatchPhase:
     """One run's batches: submit, resume, poll, collect, ask the lost calls again."""
 

@@ -345,3 +345,17 @@ def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
     assert ops["batch_create"] == 1 and second.complete
     assert second.usage is not None and second.usage.batch is not None
     assert second.usage.batch["resumed"] == ["batch_fake000000"]
+
+
+def test_shards_batch_blocks_merge_into_one() -> None:
+    from judge.batch import merge_batch_usage
+
+    one = {"batches": ["a"], "lines": 3, "lost": {"server": 1}, "wall_seconds": 4.0,
+           "discount": 0.5, "seconds": {"wait": 2.0}}  # fmt: skip
+    two = {"batches": ["b"], "lines": 2, "lost": {"server": 2, "batch_expired": 1},
+           "wall_seconds": 6.0, "discount": 0.5, "seconds": {"wait": 1.0}}  # fmt: skip
+    assert merge_batch_usage([one, None, two]) == {
+        "batches": ["a", "b"], "lines": 5, "lost": {"server": 3, "batch_expired": 1},
+        "wall_seconds": 6.0, "discount": 0.5, "seconds": {"wait": 3.0},
+    }  # fmt: skip
+    assert merge_batch_usage([None, None]) is None
