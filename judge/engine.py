@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
-from .batch import BatchOptions, BatchReport
+from .batch import BatchOptions, BatchReport, batch_phase
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .errors import StorageError
@@ -345,8 +345,6 @@ class _Run:
     async def _batch_phase(self, options: BatchOptions) -> None:
         """Batch mode: one provider batch for the calls the store cannot answer; the workers
         then serve every unit from its results (see `judge.batch`)."""
-        from .batch import batch_phase
-
         if self.store is None:
             raise ValueError("batch mode needs a store: it records the batch to resume it")
         asked = (u.task() for u in self.units if u.submission.diagnosis.strip())
