@@ -173,7 +173,7 @@ class StoredBatch:
     api_base: str | None
     input_file_id: str
     status: str
-    closed: bool | int = False
+    closed: bool = False
     calls: int = 0
     completed: int = 0
     failed: int = 0
@@ -736,7 +736,8 @@ class Store:
             " completed, failed, lost, note, created_at FROM batches ORDER BY created_at, id"
         )
         names = [d[0] for d in rows.description]
-        return [StoredBatch(**dict(zip(names, row, strict=True))) for row in rows]
+        found = [dict(zip(names, row, strict=True)) for row in rows]
+        return [StoredBatch(**{**batch, "closed": bool(batch["closed"])}) for batch in found]
 
     @_guarded
     def batch_calls(self, batch_id: str) -> list[tuple[str, dict[str, Any], str]]:
