@@ -257,16 +257,7 @@ class LLMJudge:
                 self.repairs.update(parsed.repairs)
                 verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
                 return tally.finish(verdict, usage)
-            messages = [
-                *task.prompt.messages,
-                {"role": "assistant", "content": content or ""},
-                {
-                    "role": "user",
-                    "content": f"Your reply was not usable ({problem}). Reply again "
-                    "with JSON only, answering every question id exactly once.\n"
-                    f"Question ids: {', '.join(task.question_ids)}",
-                },
-            ]
+            messages = reask_messages(task.prompt.messages, content, problem, task.question_ids)
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
         return tally.finish(verdict, usage)
@@ -429,6 +420,22 @@ class _RetryAfterOrBackoff:
         exc = state.outcome.exception() if state.outcome else None
         asked = retry_after_seconds(exc) if exc is not None else None
         return min(asked, MAX_RETRY_AFTER) if asked else wait
+
+
+def reask_messages(
+    prompt: list[dict[str, str]], content: str | None, problem: str, question_ids: list[str]
+) -> list[dict[str, str]]:
+    """The chat that asks again after an unusable reply: the prompt, the reply, what was wrong."""
+    return [
+        *prompt,
+        {"role": "assistant", "content": content or ""},
+        {
+            "role": "user",
+            "content": f"Your reply was not usable ({problem}). Reply again "
+            "with JSON only, answering every question id exactly once.\n"
+            f"Question ids: {', '.join(question_ids)}",
+        },
+    ]
 
 
 def reply_shares(counts: Counter[str]) -> dict[str, Any]:
