@@ -16,12 +16,12 @@ run's workers start:
    answer, or its error, is written to the store with the call's state in one transaction;
 5. calls lost to an expired, failed or cancelled batch, or to a failed line that a live call
    would have retried (429, 5xx, timeout), are reported (how many, and why) and asked again in
-   a new batch, at most `rounds` times. A line's other errors (400, unparseable) are errors.
+   a new batch, at most `rounds` times; so are unusable replies, with the live call's re-ask
+   chat (`reask_messages`, at most `max_reasks` times). A line's other errors (400) are errors.
 
 Then the run's workers serve every unit from what the phase found (`BatchServed`): answers from
 this run's batches count as calls made (the result's calls and usage say which batch), others
-as store hits. A batch line is not re-asked when its reply is unusable: it is stored as an
-unparseable error and a rerun asks it again.
+as store hits.
 
 Cost: the provider's batch price. litellm's `*_batches` prices when it has them, else the
 regular price less the provider's documented batch discount (`BATCH_DISCOUNT`).
@@ -113,17 +113,21 @@ class _Call:
     case: CaseRef
     question_ids: list[str]
     messages: list[dict[str, str]] | None = None
+    attempt: int = 1
+    """2 and more: asked again after an unusable reply (`messages` then holds that chat)."""
 
     def record(self) -> dict[str, Any]:
         return {
             "parts": {c: getattr(self.parts, c) for c in _PARTS},
             "case": [self.case.incident_id, self.case.trial, self.case.dimension_id],
             "question_ids": self.question_ids,
+            "attempt": self.attempt,
         }
 
     @classmethod
     def from_record(cls, key: str, data: dict[str, Any]) -> _Call:
-        return cls(key, KeyParts(**data["parts"]), CaseRef(*data["case"]), data["question_ids"])
+        parts, case = KeyParts(**data["parts"]), CaseRef(*data["case"])
+        return cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
 
 
 _PARTS = ("judge", "model", "params", "prompt", "schema", "rubric")
@@ -211,11 +215,14 @@ class BatchPhase:
         self.model_name = self.litellm.get_llm_provider(model=judge.model)[0]
         self.report = BatchReport(self.provider, batch_discount(judge.model, self.provider))
         self.results: dict[str, DimensionVerdict] = {}
+        self.calls: dict[str, _Call] = {}
+        self.reasks: dict[str, _Call] = {}
 
     # ------------------------------------------------------------------ the phase
 
     async def run(self, calls: dict[str, _Call]) -> None:
         started = time.monotonic()
+        self.calls = calls
         open_ = [b for b in self.store.open_batches(calls) if self._ours(b)]
         todo = dict(calls)
         for batch in open_:
@@ -239,8 +246,13 @@ class BatchPhase:
             lost = await self._follow_all(following)
             following = []
             todo = {key: calls[key] for key in lost if key in calls}
+            again = [f"the {len(todo)} lost calls"] if todo else []
+            if self.reasks:
+                again.append(f"{len(self.reasks)} calls whose reply was unusable")
+                todo.update(self.reasks)
+                self.reasks = {}
             if todo and round_ < self.options.rounds:
-                self._event(f"asking the {len(todo)} lost calls again in a new batch")
+                self._event(f"asking {' and '.join(again)} again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
 
     def _not_submitted(self, calls: list[_Call], failed: BatchRequestFailed) -> None:
@@ -433,28 +445,57 @@ class BatchPhase:
             )
             self._put(batch_id, call, "lost" if kind in LOST_KINDS else "error", verdict)
             return kind
-        verdict = self._verdict(batch_id, call, response.get("body") or {})
-        self._put(batch_id, call, "error" if verdict.error else "answered", verdict)
+        body = response.get("body") or {}
+        verdict = self._verdict(batch_id, call, body)
+        if verdict.error_kind != "unparseable":
+            self._put(batch_id, call, "error" if verdict.error else "answered", verdict)
+        elif self._reask(call, body, verdict):
+            self.judge.replies["reasked"] += 1
+            self._put(batch_id, call, "reask", verdict)
+        else:
+            self.judge.replies["unscored"] += 1
+            self._put(batch_id, call, "error", verdict)
         return verdict.error_kind
+
+    def _reask(self, call: _Call, body: dict[str, Any], verdict: DimensionVerdict) -> bool:
+        """Ask again after an unusable reply, like a live call does (at most `max_reasks`
+        times, with the same words); False when no re-ask is left or the prompt is unknown
+        (a batch resumed for calls this run does not make)."""
+        from .judges.llm import reask_messages
+
+        original = self.calls.get(call.key)
+        if original is None or original.messages is None or call.attempt > self.judge.max_reasks:
+            return False
+        try:
+            content = _content(body)
+        except (KeyError, IndexError, TypeError):
+            content = None
+        problem = (verdict.error or "").split(": ", 1)[-1]
+        messages = reask_messages(original.messages, content, problem, call.question_ids)
+        self.reasks[call.key] = _Call(
+            call.key, call.parts, call.case, call.question_ids, messages, call.attempt + 1
+        )
+        return True
 
     def _verdict(self, batch_id: str, call: _Call, body: dict[str, Any]) -> DimensionVerdict:
         """A reply read like a live one: repairs, validation, the batch price."""
         usage = self._usage(body.get("usage") or {})
-        common: dict[str, Any] = {"batch_id": batch_id, "requests": 1, "usage": usage}
+        common: dict[str, Any] = {
+            "batch_id": batch_id,
+            "requests": 1,
+            "usage": usage,
+            "attempts": call.attempt,
+        }
         try:
-            content = body["choices"][0]["message"]["content"]
-            parsed = parse_reply(content, call.question_ids)
+            parsed = parse_reply(_content(body), call.question_ids)
         except (KeyError, IndexError, TypeError, UnparseableReply) as exc:
-            self.judge.replies["unscored"] += 1
             problem = str(exc) if isinstance(exc, UnparseableReply) else "no message in the reply"
             reason = f"unparseable reply in batch {batch_id}: {problem}"
             verdict = unscored(call.question_ids, reason, "unparseable")
             return verdict.model_copy(update={**common, "attempt_errors": {"unparseable": 1}})
         self.judge.replies["repaired" if parsed.repairs else "clean"] += 1
         self.judge.repairs.update(parsed.repairs)
-        verdict = DimensionVerdict(
-            answers=parsed.answers, attempts=1, batch_id=batch_id, requests=1, usage=usage
-        )
+        verdict = DimensionVerdict(answers=parsed.answers, **common)
         return checked_verdict(verdict, call.question_ids, self.judge.name)
 
     def _usage(self, usage: dict[str, Any]) -> Usage:
@@ -491,6 +532,11 @@ class BatchPhase:
             )
         else:
             self.note(f"batch {batch.id} {current.status}: {summary}")
+
+
+def _content(body: dict[str, Any]) -> Any:
+    """The reply's text (KeyError, IndexError or TypeError when the body has none)."""
+    return body["choices"][0]["message"]["content"]
 
 
 class BatchRequestFailed(Exception):

@@ -202,14 +202,35 @@ def test_a_failed_batch_is_asked_again_then_given_up_as_unscored_never_no(tmp_pa
     assert any("12 of 12 calls lost (batch_failed 12)" in n for n in notes)
 
 
-def test_an_unusable_line_is_an_error_not_an_answer_and_not_asked_again(tmp_path: Path) -> None:
+def test_an_unusable_reply_is_asked_again_like_a_live_call_then_left_unscored(
+    tmp_path: Path,
+) -> None:
     with provider(fault_rates={"refusal": 1.0}) as server:
-        result, _ = run(server, tmp_path / "b.sqlite", n=1)
+        result, notes = run(server, tmp_path / "b.sqlite", n=1)
         ops = dict(server.batches.ops)
-    assert ops["batch_create"] == 1
+        lines = batch_lines(server)
+    assert ops["batch_create"] == 3  # the first ask and max_reasks (2) re-asks
+    assert len(lines) == 9  # the 2nd and 3rd re-asks send the same chat, as live calls do
+    assert len({c.messages_hash for c in lines}) == 6
     assert {c.error_kind for c in result.calls} == {"unparseable"}
+    assert {c.attempts for c in result.calls} == {3}
     assert all(j.answer is None for j in result.judgments)
+    assert result.config["judge"]["replies"]["reasked"] == 6
     assert result.config["judge"]["replies"]["unscored"] == 3
+    assert any("3 calls whose reply was unusable" in n for n in notes)
+    with Store(tmp_path / "b.sqlite") as store:
+        assert store.stats()["errors"] == {"unparseable": 9}
+
+
+def test_a_reasked_reply_that_is_usable_is_the_answer(tmp_path: Path) -> None:
+    with provider(fault_schedule=["refusal"]) as server:  # the first line served
+        result, _ = run(server, tmp_path / "b.sqlite", n=1)
+        lines = batch_lines(server)
+    again = [c for c in lines if c.path.startswith("batch batch_fake000001")]
+    assert len(lines) == 4 and len(again) == 1 and again[0].answers
+    assert result.complete and {c.error for c in result.calls} == {None}
+    assert sorted(c.attempts for c in result.calls) == [1, 1, 2]
+    assert result.config["judge"]["replies"]["reasked"] == 1
 
 
 def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_path: Path) -> None:
