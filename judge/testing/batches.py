@@ -4,6 +4,7 @@
     GET  /v1/files/{id}             the file object
     GET  /v1/files/{id}/content     the file's bytes (a batch's output or error JSONL)
     POST /v1/batches                create a batch from an uploaded JSONL file
+    GET  /v1/batches                every batch, newest first
     GET  /v1/batches/{id}           the batch, with its status and request counts
     POST /v1/batches/{id}/cancel    cancel it
 
@@ -145,6 +146,8 @@ class BatchService:
             return self._op("file_content", (200, "application/jsonl", self._file(rest[0]).content))
         if kind == "batches" and method == "POST" and not rest:
             return self._create_batch(_object(body), auth)
+        if kind == "batches" and method == "GET" and not rest:
+            return self._op("batch_list", _json(200, self._list()))
         if kind == "batches" and method == "GET" and len(rest) == 1:
             return self._op("batch_retrieve", _json(200, self._describe(self._batch(rest[0]))))
         if kind == "batches" and method == "POST" and rest[1:] == ["cancel"]:
@@ -197,6 +200,15 @@ class BatchService:
                 batch.status, batch.errors, batch.ended_at = "failed", errors, _now()
             self._batches[batch.id] = batch
         return self._op("batch_create", _json(200, self._describe(batch)))
+
+    def _list(self) -> dict[str, Any]:
+        """Every batch, newest first (one page: the fake never holds many)."""
+        with self._lock:
+            batches = sorted(self._batches.values(), key=lambda b: b.index, reverse=True)
+        data = [self._describe(b) for b in batches]
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        return {"object": "list", "data": data, "first_id": first, "last_id": last,
+                "has_more": False}  # fmt: skip
 
     def _batch(self, batch_id: str) -> _Batch:
         with self._lock:
