@@ -707,6 +707,19 @@ class Store:
             )
 
     @_guarded
+    def rename_batch(self, old_id: str, new_id: str, status: str) -> None:
+        """Give a batch recorded before the provider named it its real id, in one transaction."""
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "UPDATE batches SET id = ?, status = ?, updated_at = ? WHERE id = ?",
+                (new_id, status, _now(), old_id),
+            )
+            self._db.execute(
+                "UPDATE batch_calls SET batch_id = ? WHERE batch_id = ?", (new_id, old_id)
+            )
+
+    @_guarded
     def open_batches(self, keys: Iterable[str]) -> list[StoredBatch]:
         """The batches not yet closed that hold any of `keys`, oldest first."""
         if not self._has_batches():
