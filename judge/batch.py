@@ -35,7 +35,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
@@ -61,6 +61,8 @@ LOST_KINDS = {"rate_limit", "server", "timeout", "batch_expired", "batch_cancell
 """Line errors a live call would have retried: those calls are asked again in a new batch."""
 
 ENDPOINT = "/v1/chat/completions"
+UNNAMED = "unnamed:"
+"""The id a batch is recorded under between its file's upload and its creation."""
 NO_BATCH_LOGGING = {"batch_ignore_default_logging": True}
 """Without it litellm's logging downloads a finished batch's output file again and prices
 every line on the event loop (about 10 s of CPU for 3,000 lines); we read and price it once."""
@@ -223,18 +225,8 @@ class BatchPhase:
     async def run(self, calls: dict[str, _Call]) -> None:
         started = time.monotonic()
         self.calls = calls
-        open_ = [b for b in self.store.open_batches(calls) if self._ours(b)]
         todo = dict(calls)
-        for batch in open_:
-            held = {key for key, _, state in self.store.batch_calls(batch.id) if state == "pending"}
-            self.note(
-                f"batch {batch.id}: resuming ({len(held)} calls still out, status "
-                f"{batch.status}); these calls are not submitted again"
-            )
-            self.report.resumed.append(batch.id)
-            for key in held:
-                todo.pop(key, None)
-        following = list(open_)
+        following = await self._resume(todo)
         for round_ in range(self.options.rounds + 1):
             if todo and self.gate.stopped is None:
                 try:
@@ -254,6 +246,27 @@ class BatchPhase:
             if todo and round_ < self.options.rounds:
                 self._event(f"asking {' and '.join(again)} again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
+
+    async def _resume(self, todo: dict[str, _Call]) -> list[StoredBatch]:
+        """The open batches in the store that hold any of `todo` (a run killed while it
+        polled, or while it created the batch): their calls leave `todo`; they are polled."""
+        following = []
+        for batch in [b for b in self.store.open_batches(todo) if self._ours(b)]:
+            held = [key for key, _, state in self.store.batch_calls(batch.id) if state == "pending"]
+            for key in held:
+                todo.pop(key, None)
+            try:
+                named = await self._adopt(batch) if batch.id.startswith(UNNAMED) else batch
+            except BatchRequestFailed as failed:
+                self.gate.stop("provider", f"{failed}; the batch's calls stay recorded")
+                continue
+            self.note(
+                f"batch {named.id}: resuming ({len(held)} calls still out, status "
+                f"{named.status}); these calls are not submitted again"
+            )
+            self.report.resumed.append(named.id)
+            following.append(named)
+        return following
 
     def _not_submitted(self, calls: list[_Call], failed: BatchRequestFailed) -> None:
         """The provider refused the batch: each call is a failed call (stored as an error,
@@ -298,31 +311,54 @@ class BatchPhase:
                 **connection,
             ),
         )
-        created = await self._request(
-            "creating the batch",
-            lambda: self.litellm.acreate_batch(
-                completion_window="24h",
-                endpoint=ENDPOINT,
-                input_file_id=file.id,
-                metadata={"tool": "diagnosis-judge"},
-                **connection,
-            ),
-        )
-        batch = StoredBatch(
-            id=created.id,
+        pending = StoredBatch(
+            id=UNNAMED + file.id,
             provider=self.provider,
             model=self.judge.model,
             api_base=self.judge.api_base,
             input_file_id=file.id,
-            status=str(created.status),
+            status="submitting",
             calls=len(calls),
         )
-        self.store.add_batch(batch, [(call.key, call.record()) for call in calls])
+        self.store.add_batch(pending, [(call.key, call.record()) for call in calls])
+        batch = await self._create(pending)
         self.report.submitted.append(batch.id)
         self.report.lines += len(calls)
         self.note(f"batch {batch.id}: submitted {len(calls)} calls to {self.provider}")
         self.report.seconds["submit"] += time.monotonic() - started
         return batch
+
+    async def _create(self, pending: StoredBatch) -> StoredBatch:
+        """Create the batch for an uploaded file the store already records, and record its id.
+
+        The calls are in the store before the batch is created, under `UNNAMED` + file id: a
+        run killed between the two finds the batch by its input file (`_adopt`), so the same
+        calls are never submitted twice."""
+        created = await self._request(
+            "creating the batch",
+            lambda: self.litellm.acreate_batch(
+                completion_window="24h",
+                endpoint=ENDPOINT,
+                input_file_id=pending.input_file_id,
+                metadata={"tool": "diagnosis-judge"},
+                **self._connection(),
+            ),
+        )
+        self.store.rename_batch(pending.id, created.id, str(created.status))
+        return replace(pending, id=created.id, status=str(created.status))
+
+    async def _adopt(self, pending: StoredBatch) -> StoredBatch:
+        """A batch recorded but not named (the run was killed while creating it): the
+        provider's batch for its input file if there is one, else it is created now."""
+        page = await self._request(
+            "listing batches",
+            lambda: self.litellm.alist_batches(limit=100, **self._connection()),
+        )
+        for found in getattr(page, "data", None) or []:
+            if getattr(found, "input_file_id", None) == pending.input_file_id:
+                self.store.rename_batch(pending.id, found.id, str(found.status))
+                return replace(pending, id=found.id, status=str(found.status))
+        return await self._create(pending)
 
     def _line(self, call: _Call) -> dict[str, Any]:
         assert call.messages is not None

@@ -380,3 +380,40 @@ def test_shards_batch_blocks_merge_into_one() -> None:
         "wall_seconds": 6.0, "discount": 0.5, "seconds": {"wait": 3.0},
     }  # fmt: skip
     assert merge_batch_usage([None, None]) is None
+
+
+@pytest.mark.parametrize("killed", ["before_create", "after_create"])
+def test_a_run_killed_around_the_batch_create_never_uploads_or_creates_twice(
+    tmp_path: Path, monkeypatch, killed: str
+) -> None:
+    from judge import batch as batch_module
+
+    class Killed(BaseException):
+        pass
+
+    if killed == "before_create":
+        target, name = batch_module.BatchPhase, "_create"
+    else:
+        target, name = Store, "rename_batch"
+    original = getattr(target, name)
+    calls = {"n": 0}
+
+    def dies_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise Killed
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(target, name, dies_once)
+    store = tmp_path / "b.sqlite"
+    with provider() as server:
+        with pytest.raises(Killed):
+            run(server, store, n=2)
+        second, _ = run(server, store, n=2)
+        ops = dict(server.batches.ops)
+    assert ops["file_create"] == 1 and ops["batch_create"] == 1 and ops["batch_list"] == 1
+    assert second.complete and {c.batch_id for c in second.calls} == {"batch_fake000000"}
+    assert second.usage is not None and second.usage.batch is not None
+    assert second.usage.batch["resumed"] == ["batch_fake000000"]
+    with Store(store) as opened:
+        assert [b.id for b in opened.batches()] == ["batch_fake000000"]
