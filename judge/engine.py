@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
+from .batch import BatchOptions, BatchReport, batch_phase
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .deferred import DeferredTask
@@ -115,6 +116,8 @@ class EvalOptions:
     note: Callable[[str], None] | None = field(default=None, repr=False)
     shard: Shard | None = None
     granularity: Granularity = DEFAULT_GRANULARITY
+    batch: BatchOptions | None = None
+    """Send the calls the store cannot answer as one provider batch job (`judge.batch`)."""
 
 
 @runtime_checkable
@@ -255,6 +258,7 @@ def _call_record(
         attempt_errors=verdict.attempt_errors,
         cached=verdict.cached,
         cache_miss=miss,
+        batch_id=verdict.batch_id,
     )
 
 
@@ -299,6 +303,7 @@ class _Run:
         self.wrapped = self._wrap(judge)
         self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
         self.finished_requests = 0
+        self.batch: BatchReport | None = None
 
     def _note(self, message: str) -> None:
         self.reporter.note(message)
@@ -353,12 +358,7 @@ class _Run:
                 leaf.gate = self.gate
         self.reporter.start()
         queue = UnitQueue(enumerate(self.units))
-        workers = [
-            asyncio.create_task(self._worker(queue))
-            for _ in range(
-                max(1, self.options.max_concurrent) * WORKERS_PER_SLOT * max(1, len(self.leaves))
-            )
-        ]
+        workers: list[asyncio.Task[None]] = []
         stopper = None
         if self.options.handle_signals:
             stopper = SignalStop(
@@ -367,6 +367,16 @@ class _Run:
             stopper.install()
         ticker = asyncio.create_task(self._tick())
         try:
+            if self.options.batch is not None:
+                await self._batch_phase(self.options.batch)
+            workers.extend(
+                asyncio.create_task(self._worker(queue))
+                for _ in range(
+                    max(1, self.options.max_concurrent)
+                    * WORKERS_PER_SLOT
+                    * max(1, len(self.leaves))
+                )
+            )
             await asyncio.gather(*workers, return_exceptions=True)
         finally:
             ticker.cancel()
@@ -383,6 +393,23 @@ class _Run:
         for failure in (w.exception() for w in workers if not w.cancelled()):
             if failure is not None:
                 raise failure
+
+    async def _batch_phase(self, options: BatchOptions) -> None:
+        """Batch mode: one provider batch for the calls the store cannot answer; the workers
+        then serve every unit from its results (see `judge.batch`)."""
+        if self.store is None:
+            raise ValueError("batch mode needs a store: it records the batch to resume it")
+        asked = (u.task() for u in self.units if u.submission.diagnosis.strip())
+        self.wrapped, self.batch = await batch_phase(
+            self.judge,  # type: ignore[arg-type]  # checked by batch_provider
+            asked,
+            self.store,
+            options,
+            self.gate,
+            self._record,
+            self._note,
+            self.options.refresh,
+        )
 
     async def _worker(self, queue) -> None:
         for index, unit in queue:
@@ -485,6 +512,7 @@ class _Run:
             cache_write_tokens=stats.cache_write_tokens,
             cost_usd=stats.cost,
             cost_unknown_requests=stats.cost_unknown,
+            batch=self.batch.usage() if self.batch is not None else None,
         )
 
 
@@ -580,6 +608,11 @@ async def evaluate_async(
     overall = summarize_overall(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
+    if run.batch is not None:
+        config = {
+            **(config or {}),
+            "batch": {"provider": run.batch.provider, "discount": run.batch.discount},
+        }
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
     overall.n_failed_questions = _failed_questions(done)

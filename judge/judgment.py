@@ -60,6 +60,9 @@ class DimensionVerdict(BaseModel):
     members: dict[str, DimensionVerdict] | None = Field(
         None, description="For a panel: each member's own verdict, keyed by member name."
     )
+    batch_id: str | None = Field(
+        None, description="The provider batch job that answered it (`judge eval --batch`)."
+    )
 
     def answer_for(self, question_id: str) -> QuestionAnswer | None:
         return next((a for a in self.answers if a.question_id == question_id), None)

@@ -18,6 +18,7 @@ from typing import Any
 from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
+from .batch import merge_batch_usage
 from .engine import tool_version
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .granularity import WHOLE
@@ -297,8 +298,9 @@ def _usage(usages: list[RunUsage | None]) -> RunUsage | None:
         return None
     total = RunUsage()
     for name in RunUsage.model_fields:
-        if name != "cost_usd":
+        if name not in {"cost_usd", "batch"}:
             setattr(total, name, sum(getattr(u, name) for u in present))
+    total.batch = merge_batch_usage(u.batch for u in present)
     costs = [u.cost_usd for u in present]
     total.cost_usd = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     return total

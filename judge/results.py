@@ -48,6 +48,9 @@ class CallRecord(BaseModel):
     cache_miss: str | None = Field(
         None, description="Why the store's earlier answer for this case and dimension was not used."
     )
+    batch_id: str | None = Field(
+        None, description="The provider batch job that answered this call (`--batch`)."
+    )
 
 
 class IncompleteCase(BaseModel):
@@ -84,6 +87,12 @@ class RunUsage(BaseModel):
     cache_write_tokens: int = Field(0, description="Prompt tokens written to the provider's cache.")
     cost_usd: float | None = Field(None, description="None when any request's price is unknown.")
     cost_unknown_requests: int = 0
+    batch: dict[str, Any] | None = Field(
+        None,
+        description="Batch mode (`--batch`): batches submitted and resumed, lines, answers, "
+        "errors, calls lost by reason, HTTP requests, wall time, the batch discount and the "
+        "reports of lost calls and batches left open.",
+    )
 
 
 class Orphan(BaseModel):

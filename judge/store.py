@@ -90,6 +90,34 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
 
+_BATCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    api_base TEXT,
+    input_file_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL,
+    completed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    lost INTEGER NOT NULL DEFAULT 0,
+    note TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_calls (
+    batch_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    call TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    PRIMARY KEY (batch_id, key)
+);
+CREATE INDEX IF NOT EXISTS batch_calls_key ON batch_calls (key);
+"""
+"""Created with the first batch a store records, so stores that never batch stay as small."""
+
 
 def short_hash(data: Any) -> str:
     """First 16 hex digits of SHA-256 over `data` as canonical JSON (non-JSON values via str)."""
@@ -133,6 +161,25 @@ class Claim:
     owner: str | None = None
     expires: float = 0.0
     took_over: bool = False
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """A provider batch job as the store records it (`Store.add_batch`)."""
+
+    id: str
+    provider: str
+    model: str
+    api_base: str | None
+    input_file_id: str
+    status: str
+    closed: bool = False
+    calls: int = 0
+    completed: int = 0
+    failed: int = 0
+    lost: int = 0
+    note: str | None = None
+    created_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -464,7 +511,35 @@ class Store:
             "prompt_tokens": usage[0] or 0,
             "completion_tokens": usage[1] or 0,
             "cost_usd": usage[2] if not usage[3] else None,
+            "batches": self._batch_stats(),
         }
+
+    def _has_batches(self) -> bool:
+        """Whether the store has recorded a batch (its batch tables exist)."""
+        found = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'batches'"
+        ).fetchone()
+        return found is not None
+
+    def _batch_stats(self) -> list[dict[str, Any]]:
+        """Every provider batch: id, status, calls, completed, failed, lost, open or closed."""
+        return [
+            {
+                "id": b.id,
+                "provider": b.provider,
+                "model": b.model,
+                "api_base": b.api_base,
+                "status": b.status,
+                "open": not b.closed,
+                "calls": b.calls,
+                "completed": b.completed,
+                "failed": b.failed,
+                "lost": b.lost,
+                "note": b.note,
+                "created_at": b.created_at,
+            }
+            for b in self.batches()
+        ]
 
     def rows(self, table: str = "judgments") -> Iterator[dict[str, Any]]:
         if table not in {"judgments", "errors"}:
@@ -504,52 +579,58 @@ class Store:
             self._put_error(parts, case, verdict)
 
     def _put_answer(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
-        answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
         with self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    parts.key,
-                    parts.judge,
-                    parts.model,
-                    parts.params,
-                    parts.prompt,
-                    parts.schema,
-                    parts.rubric,
-                    case.incident_id,
-                    case.trial,
-                    case.dimension_id,
-                    answers,
-                    verdict.attempts,
-                    verdict.requests,
-                    _dump(verdict.usage),
-                    _now(),
-                ),
-            )
+            self._insert_answer(parts, case, verdict)
+
+    def _insert_answer(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
+        self._db.execute(
+            "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                parts.key,
+                parts.judge,
+                parts.model,
+                parts.params,
+                parts.prompt,
+                parts.schema,
+                parts.rubric,
+                case.incident_id,
+                case.trial,
+                case.dimension_id,
+                answers,
+                verdict.attempts,
+                verdict.requests,
+                _dump(verdict.usage),
+                _now(),
+            ),
+        )
 
     def _put_error(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
         with self._db:
-            self._db.execute(
-                "INSERT INTO errors (key, judge, model, prompt_hash, incident_id, trial,"
-                " dimension_id, error_kind, error, attempts, requests, attempt_errors, usage,"
-                " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    parts.key,
-                    parts.judge,
-                    parts.model,
-                    parts.prompt,
-                    case.incident_id,
-                    case.trial,
-                    case.dimension_id,
-                    verdict.error_kind,
-                    verdict.error,
-                    verdict.attempts,
-                    verdict.requests,
-                    json.dumps(verdict.attempt_errors, sort_keys=True),
-                    _dump(verdict.usage),
-                    _now(),
-                ),
-            )
+            self._insert_error(parts, case, verdict)
+
+    def _insert_error(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        self._db.execute(
+            "INSERT INTO errors (key, judge, model, prompt_hash, incident_id, trial,"
+            " dimension_id, error_kind, error, attempts, requests, attempt_errors, usage,"
+            " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                parts.key,
+                parts.judge,
+                parts.model,
+                parts.prompt,
+                case.incident_id,
+                case.trial,
+                case.dimension_id,
+                verdict.error_kind,
+                verdict.error,
+                verdict.attempts,
+                verdict.requests,
+                json.dumps(verdict.attempt_errors, sort_keys=True),
+                _dump(verdict.usage),
+                _now(),
+            ),
+        )
 
     # ------------------------------------------------------------------ leases
 
@@ -611,6 +692,137 @@ class Store:
     def release(self, key: str, owner: str) -> None:
         with self._db:
             self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    # ------------------------------------------------------------------ provider batches
+
+    @_guarded
+    def add_batch(self, batch: StoredBatch, calls: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Record a submitted provider batch and the calls it holds (key, what to store its
+        answer under), in one transaction: from here a killed run resumes it by id."""
+        self._check_file()
+        now = _now()
+        self._db.executescript(_BATCH_SCHEMA)
+        with self._db:
+            self._db.execute(
+                "INSERT INTO batches (id, provider, model, api_base, input_file_id, status,"
+                " calls, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    batch.id,
+                    batch.provider,
+                    batch.model,
+                    batch.api_base,
+                    batch.input_file_id,
+                    batch.status,
+                    len(calls),
+                    now,
+                    now,
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO batch_calls (batch_id, key, call) VALUES (?, ?, ?)",
+                [(batch.id, key, json.dumps(call, sort_keys=True)) for key, call in calls],
+            )
+
+    @_guarded
+    def rename_batch(self, old_id: str, new_id: str, status: str) -> None:
+        """Give a batch recorded before the provider named it its real id, in one transaction."""
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "UPDATE batches SET id = ?, status = ?, updated_at = ? WHERE id = ?",
+                (new_id, status, _now(), old_id),
+            )
+            self._db.execute(
+                "UPDATE batch_calls SET batch_id = ? WHERE batch_id = ?", (new_id, old_id)
+            )
+
+    @_guarded
+    def open_batches(self, keys: Iterable[str]) -> list[StoredBatch]:
+        """The batches not yet closed that hold any of `keys`, oldest first."""
+        if not self._has_batches():
+            return []
+        wanted = list(keys)
+        found: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                r[0]
+                for r in self._db.execute(
+                    "SELECT DISTINCT c.batch_id FROM batch_calls c JOIN batches b"
+                    f" ON b.id = c.batch_id WHERE b.closed = 0 AND c.key IN ({marks})",
+                    chunk,
+                )
+            )
+        return [b for b in self.batches() if b.id in found]
+
+    @_guarded
+    def batches(self) -> list[StoredBatch]:
+        """Every batch the store knows, oldest first."""
+        if not self._has_batches():
+            return []
+        rows = self._db.execute(
+            "SELECT id, provider, model, api_base, input_file_id, status, closed, calls,"
+            " completed, failed, lost, note, created_at FROM batches ORDER BY created_at, id"
+        )
+        names = [d[0] for d in rows.description]
+        found = [dict(zip(names, row, strict=True)) for row in rows]
+        return [StoredBatch(**{**batch, "closed": bool(batch["closed"])}) for batch in found]
+
+    @_guarded
+    def batch_calls(self, batch_id: str) -> list[tuple[str, dict[str, Any], str]]:
+        """A batch's calls: (key, what its answer is stored under, state)."""
+        rows = self._db.execute(
+            "SELECT key, call, state FROM batch_calls WHERE batch_id = ? ORDER BY rowid",
+            (batch_id,),
+        )
+        return [(key, json.loads(call), state) for key, call, state in rows]
+
+    @_guarded
+    def update_batch(
+        self, batch_id: str, status: str, completed: int, failed: int, **closing: Any
+    ) -> None:
+        """The provider's latest status and counts; `closed=True, lost=N, note=...` once its
+        results are all in the store."""
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "UPDATE batches SET status = ?, completed = ?, failed = ?, updated_at = ?,"
+                " closed = coalesce(?, closed), lost = coalesce(?, lost),"
+                " note = coalesce(?, note) WHERE id = ?",
+                (
+                    status,
+                    completed,
+                    failed,
+                    _now(),
+                    closing.get("closed"),
+                    closing.get("lost"),
+                    closing.get("note"),
+                    batch_id,
+                ),
+            )
+
+    @_guarded
+    def put_batch_result(
+        self,
+        batch_id: str,
+        key: str,
+        state: str,
+        result: tuple[KeyParts, CaseRef, DimensionVerdict],
+    ) -> None:
+        """One batch line's answer (or error row) and the call's new state, in one
+        transaction, so a resumed run never writes it twice."""
+        parts, case, verdict = result
+        self._check_file()
+        with self._db:
+            if verdict.error is None:
+                self._insert_answer(parts, case, verdict)
+            else:
+                self._insert_error(parts, case, verdict)
+            self._db.execute(
+                "UPDATE batch_calls SET state = ? WHERE batch_id = ? AND key = ?",
+                (state, batch_id, key),
+            )
 
     @_guarded
     def absorb(self, source: Path, outcome: StoreMerge) -> None:

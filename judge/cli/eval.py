@@ -178,6 +178,20 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
         help="read the API key from this environment variable (default JUDGE_API_KEY)",
     )
     g.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
+    g.add_argument(
+        "--batch",
+        action="store_true",
+        help="send every call the store cannot answer as one provider batch job (OpenAI-"
+        "compatible Batch API: about half the price, results within 24 h); a killed run "
+        "resumes its batch when given --batch again",
+    )
+    g.add_argument(
+        "--batch-poll",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="first wait between batch status checks; grows by half up to 60 s (default 5)",
+    )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -354,6 +368,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     out = console(stderr=args.json)
     _announce(judge, args, out)
     store = _store_path(args, judge, out)
+    batch = _batch_options(args, judge, store)
     check_writable(
         [
             ("--result-file", args.result_file),
@@ -379,6 +394,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         progress=not args.no_progress,
         shard=args.shard,
         granularity=args.granularity,
+        batch=batch,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
@@ -445,6 +461,25 @@ def _store_path(args, judge, out) -> Path | None:
             raise InputError(path, "nothing to resume: no store here", field="--resume")
         out.print(f"Resuming from {path}")
     return path
+
+
+def _batch_options(args, judge, store: Path | None):
+    """`--batch`'s settings; exit 2 when the judge or the store cannot run a batch."""
+    from ground_truth.errors import InputError
+
+    if not args.batch:
+        return None
+    from ..batch import BatchOptions, batch_provider
+
+    try:
+        batch_provider(judge)
+    except ValueError as exc:
+        raise InputError("--batch", str(exc)) from None
+    if store is None:
+        raise InputError("--batch", "needs a store to record its batch (drop --no-store)")
+    if args.batch_poll <= 0:
+        raise InputError("--batch-poll", f"must be more than 0 seconds, got {args.batch_poll:g}")
+    return BatchOptions(poll=args.batch_poll, max_poll=max(60.0, args.batch_poll))
 
 
 def _shard(text: str):

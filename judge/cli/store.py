@@ -56,6 +56,14 @@ def cmd_store_stats(args: argparse.Namespace) -> int:
     out.print(f"failed calls kept for the record: {errors}")
     tokens = stats["prompt_tokens"] + stats["completion_tokens"]
     out.print(f"tokens {tokens:,}, cost {cost_text(stats['cost_usd'])}")
+    for batch in stats["batches"]:
+        state = "open: `judge eval --batch` resumes it" if batch["open"] else "closed"
+        out.print(
+            f"batch {batch['id']} ({batch['model']} at {batch['api_base'] or batch['provider']}):"
+            f" {batch['status']}, {batch['calls']} calls, {batch['completed']} completed, "
+            f"{batch['failed']} failed, {batch['lost']} lost; {state}"
+            + (f" ({batch['note']})" if batch["note"] else "")
+        )
     return EXIT_OK
 
 

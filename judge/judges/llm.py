@@ -307,16 +307,7 @@ class LLMJudge:
                 self.repairs.update(parsed.repairs)
                 verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
                 return tally.finish(verdict, usage)
-            messages = [
-                *asked,
-                {"role": "assistant", "content": content or ""},
-                {
-                    "role": "user",
-                    "content": f"Your reply was not usable ({problem}). Reply again "
-                    "with JSON only, answering every question id exactly once.\n"
-                    f"Question ids: {', '.join(task.question_ids)}",
-                },
-            ]
+            messages = reask_messages(asked, content, problem, task.question_ids)
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
         return tally.finish(verdict, usage)
@@ -380,16 +371,13 @@ class LLMJudge:
             )
         return True
 
-    async def _send(self, messages: list[dict[str, Any]], mode: Mode) -> Any:
-        """One answer from the provider, retrying transient errors; every request is gated."""
-        litellm = await litellm_ready()
+    def request(self, messages: list[dict[str, Any]], mode: Mode) -> dict[str, Any]:
+        """What one call asks: model, messages, reply format and the params that change the
+        answer (a provider batch's request lines are built from it too)."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
-            "timeout": self.timeout,
-            "num_retries": 0,
-            "drop_params": True,
             **self.extra_params,
         }
         reply_format = response_format(mode, _response_format())
@@ -397,12 +385,27 @@ class LLMJudge:
             kwargs["response_format"] = reply_format
         if self.seed is not None:
             kwargs["seed"] = self.seed
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
+        return kwargs
+
+    def endpoint(self) -> dict[str, str]:
+        """Where calls go and the key they carry (litellm's `api_base`, `api_key`)."""
+        kwargs = {"api_base": self.api_base} if self.api_base else {}
         if self._api_key:
             kwargs["api_key"] = self._api_key
         elif self.api_base:
             kwargs["api_key"] = NO_KEY
+        return kwargs
+
+    async def _send(self, messages: list[dict[str, Any]], mode: Mode) -> Any:
+        """One answer from the provider, retrying transient errors; every request is gated."""
+        litellm = await litellm_ready()
+        kwargs: dict[str, Any] = {
+            "timeout": self.timeout,
+            "num_retries": 0,
+            "drop_params": True,
+            **self.request(messages, mode),
+            **self.endpoint(),
+        }
         estimated = _estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
@@ -467,6 +470,22 @@ class _RetryAfterOrBackoff:
         exc = state.outcome.exception() if state.outcome else None
         asked = retry_after_seconds(exc) if exc is not None else None
         return min(asked, MAX_RETRY_AFTER) if asked else wait
+
+
+def reask_messages(
+    prompt: list[dict[str, Any]], content: str | None, problem: str, question_ids: list[str]
+) -> list[dict[str, Any]]:
+    """The chat that asks again after an unusable reply: the prompt, the reply, what was wrong."""
+    return [
+        *prompt,
+        {"role": "assistant", "content": content or ""},
+        {
+            "role": "user",
+            "content": f"Your reply was not usable ({problem}). Reply again "
+            "with JSON only, answering every question id exactly once.\n"
+            f"Question ids: {', '.join(question_ids)}",
+        },
+    ]
 
 
 def reply_shares(counts: Counter[str]) -> dict[str, Any]:

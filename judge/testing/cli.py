@@ -103,6 +103,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept a json_object schema, do not enforce it",
     )
+    parser.add_argument(
+        "--batch-delay", type=float, default=1.0, help="seconds a /v1/batches job takes"
+    )
+    parser.add_argument(
+        "--batch-schedule",
+        default="",
+        help="how each batch ends, in creation order: comma-separated ok, partial, expire, fail",
+    )
+    parser.add_argument(
+        "--batch-partial-rate",
+        type=float,
+        default=0.5,
+        help="share of a 'partial' batch's lines that fail",
+    )
+    parser.add_argument(
+        "--batch-expire-done",
+        type=float,
+        default=0.5,
+        help="share of an 'expire' batch's lines answered before it expires",
+    )
     parser.add_argument("--log", type=Path, help="append each call record to this JSONL file")
     parser.add_argument("--url-file", type=Path, help="also write the URL to this file")
     return parser
@@ -134,6 +154,10 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         response_formats=tuple(args.accept_format or FORMATS),
         format_refusal=args.format_refusal,
         ignore_schema=args.ignore_schema,
+        batch_delay=args.batch_delay,
+        batch_schedule=args.batch_schedule,
+        batch_partial_rate=args.batch_partial_rate,
+        batch_expire_done=args.batch_expire_done,
     )
 
 
@@ -158,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(server.url, flush=True)
         while not done.wait(0.5):
             pass
-        counts = server.outcome_counts()
+        counts = server.outcome_counts() + server.batches.ops
     summary = ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "no calls"
     print(f"fake provider stopped: {summary}", file=sys.stderr, flush=True)
     return 0

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from judge.testing.answers import AnswerPolicy
+from judge.testing.batches import BatchOutcome
 from judge.testing.faults import NO_FAULT_NAMES, FaultKind, parse_fault_kind
 from judge.testing.formats import FORMATS, FormatName, RefusalShape
 
@@ -34,6 +35,11 @@ class FakeProviderConfig(BaseModel):
       back wrapped in another key, in lower case, in a code fence).
     - `echo_key_padding`: when set, a 401's message echoes the key it was sent, after this many
       filler characters (a badly behaved gateway; for testing that the key is masked everywhere).
+    - `batch_delay`: seconds a batch (`/v1/batches`) stays in progress before it ends.
+    - `batch_schedule`: how each batch ends, by creation order (`ok`, `partial`, `expire`,
+      `fail`; later ones `ok`); see `judge.testing.batches`.
+    - `batch_partial_rate`: the seeded share of a `partial` batch's lines that fail (500).
+    - `batch_expire_done`: the share of an `expire` batch's lines answered before it expired.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -56,6 +62,17 @@ class FakeProviderConfig(BaseModel):
     format_refusal: RefusalShape = "openai-400"
     ignore_schema: bool = False
     echo_key_padding: int | None = Field(None, ge=0)
+    batch_delay: float = Field(1.0, ge=0)
+    batch_schedule: list[BatchOutcome] = Field(default_factory=list)
+    batch_partial_rate: float = Field(0.5, ge=0, le=1)
+    batch_expire_done: float = Field(0.5, ge=0, le=1)
+
+    @field_validator("batch_schedule", mode="before")
+    @classmethod
+    def _batch_outcomes(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
 
     @field_validator("latency")
     @classmethod

@@ -35,6 +35,7 @@ from judge.testing.answers import (
     question_ids,
     truncated,
 )
+from judge.testing.batches import BatchService
 from judge.testing.call_log import (
     FORMAT_REFUSED,
     INVALID_REQUEST,
@@ -130,6 +131,17 @@ class FakeProvider:
         self._connections_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        key = self.config.api_key
+        self.batches = BatchService(
+            self.serve_completion,
+            delay=self.config.batch_delay,
+            schedule=list(self.config.batch_schedule),
+            partial_rate=self.config.batch_partial_rate,
+            expire_done=self.config.batch_expire_done,
+            seed=self.config.seed,
+            api_key=key.get_secret_value() if key else None,
+        )
+        """The Files and Batches endpoints (`judge.testing.batches`)."""
 
     def start(self) -> FakeProvider:
         if self._httpd is not None:
@@ -351,6 +363,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
         raw = self._read_body()
+        if self._batch_route("POST", path, raw):
+            return
         if path not in COMPLETION_PATHS:
             self._send(Reply(404, replies.error(f"Unknown path {path}", "invalid_request_error")))
             return
@@ -363,10 +377,32 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
+        if self._batch_route("GET", path, b""):
+            return
         if path in MODELS_PATHS:
             self._send(Reply(200, self.server.provider.models_payload()))
         else:
             self._send(Reply(404, replies.error(f"Unknown path {path}", "invalid_request_error")))
+
+    def _batch_route(self, method: str, path: str, raw: bytes) -> bool:
+        """Serve a Files/Batches request (`judge.testing.batches`); False for any other path."""
+        answer = self.server.provider.batches.handle(
+            method,
+            path,
+            self.headers.get("Content-Type") or "",
+            self.headers.get("Authorization"),
+            raw,
+        )
+        if answer is None:
+            return False
+        status, content_type, body = answer
+        with contextlib.suppress(OSError):
+            self.send_response(status, HTTPStatus(status).phrase)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        return True
 
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
