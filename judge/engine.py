@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -33,7 +33,7 @@ from .errors import StorageError
 from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
 from .judges.base import ask
 from .judges.panel import PANEL_TIE
-from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+from .judgment import DimensionVerdict, Judgment, QuestionAnswer, compact
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
@@ -162,48 +162,51 @@ def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[
     return [_judgment(unit, a, judge_name) for a in verdict.answers]
 
 
-def _member_judgments(done: list[tuple[_Unit, DimensionVerdict]]) -> list[Judgment]:
+def _member_judgments(unit: _Unit, verdict: DimensionVerdict) -> list[Judgment]:
     """A panel's members' own answers, under their names (they do not enter the scores)."""
     return [
         _judgment(unit, a, name)
-        for unit, verdict in done
         for name, member in (verdict.members or {}).items()
         for a in member.answers
     ]
 
 
 def _judgment(unit: _Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
-    return Judgment(
-        incident_id=unit.submission.incident_id,
-        trial=unit.submission.trial,
-        dimension_id=unit.dimension.id,
-        question_id=answer.question_id,
-        answer=answer.answer,
-        evidence=answer.evidence,
-        confidence=answer.confidence,
-        unscored_reason=answer.unscored_reason,
-        judge=judge_name,
-        prompt_hash=unit.hash,
+    return compact(
+        Judgment(
+            incident_id=unit.submission.incident_id,
+            trial=unit.submission.trial,
+            dimension_id=unit.dimension.id,
+            question_id=answer.question_id,
+            answer=answer.answer,
+            evidence=answer.evidence,
+            confidence=answer.confidence,
+            unscored_reason=answer.unscored_reason,
+            judge=judge_name,
+            prompt_hash=unit.hash,
+        )
     )
 
 
 def _call_record(
     unit: _Unit, verdict: DimensionVerdict, judge_name: str, miss: str | None = None
 ) -> CallRecord:
-    return CallRecord(
-        incident_id=unit.submission.incident_id,
-        trial=unit.submission.trial,
-        dimension_id=unit.dimension.id,
-        judge=judge_name,
-        prompt_hash=unit.hash,
-        attempts=verdict.attempts,
-        error=verdict.error,
-        error_kind=verdict.error_kind,
-        usage=verdict.usage,
-        requests=verdict.requests,
-        attempt_errors=verdict.attempt_errors,
-        cached=verdict.cached,
-        cache_miss=miss,
+    return compact(
+        CallRecord(
+            incident_id=unit.submission.incident_id,
+            trial=unit.submission.trial,
+            dimension_id=unit.dimension.id,
+            judge=judge_name,
+            prompt_hash=unit.hash,
+            attempts=verdict.attempts,
+            error=verdict.error,
+            error_kind=verdict.error_kind,
+            usage=verdict.usage,
+            requests=verdict.requests,
+            attempt_errors=verdict.attempt_errors,
+            cached=verdict.cached,
+            cache_miss=miss,
+        )
     )
 
 
@@ -368,12 +371,14 @@ class _Run:
 
     # ------------------------------------------------------------------ the result's parts
 
-    def done(self) -> list[tuple[_Unit, DimensionVerdict]]:
+    def take_verdicts(self) -> Iterator[tuple[_Unit, DimensionVerdict]]:
+        """Each unit with its verdict (or one saying it was not judged), letting go of each
+        verdict as it is handed over: the last use of the verdicts (`incomplete` and
+        `call_records` come first)."""
         reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
-        return [
-            (unit, verdict if verdict is not None else _not_judged(unit, reason))
-            for unit, verdict in zip(self.units, self.verdicts, strict=True)
-        ]
+        for index, unit in enumerate(self.units):
+            verdict, self.verdicts[index] = self.verdicts[index], None
+            yield unit, verdict if verdict is not None else _not_judged(unit, reason)
 
     def incomplete(self) -> list[IncompleteCase]:
         missing: dict[tuple[str, str], list[str]] = {}
@@ -484,21 +489,18 @@ async def evaluate_async(
         config = {**(config or {}), "shard": {**shard, "k": options.k}}
     run = _Run(judge, units, options)
     await run.run()
-    done = run.done()
-    cases = _score_cases(done, rubric, judge.name)
-    incidents, k = summarize_incidents(cases, rubric, options.k)
     calls = run.call_records()
+    attempt_errors = run.attempt_errors(calls)
+    incomplete = run.incomplete()
+    stopped = run.gate.stopped if incomplete else None
+    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
+    cases, member_judgments, failed = _assemble(run, rubric, judge.name)
+    run.release()
+    incidents, k = summarize_incidents(cases, rubric, options.k)
     overall = summarize_overall(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
-    incomplete = run.incomplete()
-    stopped = run.gate.stopped if incomplete else None
-    overall.n_failed_questions = _failed_questions(done)
-    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
-    member_judgments = _member_judgments(done)
-    attempt_errors = run.attempt_errors(calls)
-    del done
-    run.release()
+    overall.n_failed_questions = failed
     return EvalResult(
         by_agent=summarize_by_agent(cases, rubric, options.k, options.seed),
         resolution=_resolution(matching.pairs, cases),
@@ -538,13 +540,13 @@ def _key(unit: _Unit) -> tuple[str, str, str]:
     return unit.submission.incident_id, unit.submission.trial, unit.dimension.id
 
 
-def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
+def _failed_questions(verdict: DimensionVerdict) -> int:
     """Questions unscored because their call failed: a provider error, an unusable reply or a
     judge's error (not a panel's tie, not a call the run never made)."""
+    if not verdict.error_kind or verdict.error_kind == NOT_JUDGED:
+        return 0
     return sum(
         1
-        for _, verdict in done
-        if verdict.error_kind and verdict.error_kind != NOT_JUDGED
         for answer in verdict.answers
         if answer.answer is None and not (answer.unscored_reason or "").startswith(PANEL_TIE)
     )
@@ -583,16 +585,25 @@ def _entities(pairs: list[tuple[IncidentSpec, Submission]]) -> dict[str, Any] | 
     return {"n": len(scores), "mean": means, "cases": cases}
 
 
-def _score_cases(
-    done: list[tuple[_Unit, DimensionVerdict]], rubric: Rubric, judge_name: str
-) -> list[CaseResult]:
+def _assemble(
+    run: _Run, rubric: Rubric, judge_name: str
+) -> tuple[list[CaseResult], list[Judgment], int]:
+    """The scored cases, the panel members' judgments and the failed questions' count, taken
+    from the run's verdicts one at a time: each verdict is dropped once its judgments exist,
+    so that a large run never holds both (at 10,000 submissions, 90,000 of each)."""
     grouped: dict[tuple[str, str], list[Judgment]] = {}
     agents: dict[tuple[str, str], str | None] = {}
-    for unit, verdict in done:
+    members: list[Judgment] = []
+    failed = 0
+    run.calls.clear()  # each leaf call holds its verdict too
+    for unit, verdict in run.take_verdicts():
         key = unit.submission.key
         grouped.setdefault(key, []).extend(_judgments(unit, verdict, judge_name))
         agents[key] = unit.submission.agent
-    return [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
+        members += _member_judgments(unit, verdict)
+        failed += _failed_questions(verdict)
+    cases = [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
+    return cases, members, failed
 
 
 def _config(
