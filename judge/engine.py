@@ -158,6 +158,28 @@ def _empty_verdict(unit: _Unit) -> DimensionVerdict:
     return DimensionVerdict(answers=answers, attempts=0, error=EMPTY_DIAGNOSIS)
 
 
+@dataclass(slots=True)
+class _Answered:
+    """A unit's verdict in the form the result keeps, made as soon as the verdict is in: the
+    verdicts themselves (3-4 KB each with their answers) would otherwise all be held until
+    the run ends, 100 MB at 10,000 submissions."""
+
+    judgments: list[Judgment]
+    members: list[Judgment]
+    failed: int
+    empty: CallRecord | None
+    """The call record of an empty diagnosis, which no judge was asked."""
+
+
+def _answered(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> _Answered:
+    return _Answered(
+        judgments=_judgments(unit, verdict, judge_name),
+        members=_member_judgments(unit, verdict),
+        failed=_failed_questions(verdict),
+        empty=_call_record(unit, verdict, judge_name) if verdict.error == EMPTY_DIAGNOSIS else None,
+    )
+
+
 def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
     return [_judgment(unit, a, judge_name) for a in verdict.answers]
 
@@ -246,10 +268,10 @@ class _Run:
         )
         self.leaves = leaves(judge)
         self.leases = lease_book(self.store, len(self.leaves))
-        self.calls: dict[tuple[int, str], LeafCall] = {}
+        self.calls: dict[tuple[int, str], CallRecord] = {}
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
-        self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
+        self.verdicts: list[_Answered | None] = [None] * len(units)
         self.finished_requests = 0
 
     def _note(self, message: str) -> None:
@@ -265,8 +287,11 @@ class _Run:
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
-        self.calls[(index, call.judge)] = call
         if call.judged:
+            unit = self.units[index]
+            self.calls[(index, call.judge)] = _call_record(
+                unit, call.verdict, call.judge, call.miss_reason
+            )
             self.finished_requests += call.verdict.requests
         if call.cached and not call.shared:
             self.stats.cached += 1
@@ -340,7 +365,7 @@ class _Run:
             if self.gate.stopped is not None:
                 continue
             if not unit.submission.diagnosis.strip():
-                self.verdicts[index] = _empty_verdict(unit)
+                self.verdicts[index] = _answered(unit, _empty_verdict(unit), self.judge.name)
                 continue
             task = unit.task()
             self._task_unit[id(task)] = index
@@ -361,7 +386,7 @@ class _Run:
             finally:
                 self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
-                self.verdicts[index] = verdict
+                self.verdicts[index] = _answered(unit, verdict, self.judge.name)
             await asyncio.sleep(0)
 
     async def _tick(self) -> None:
@@ -371,14 +396,15 @@ class _Run:
 
     # ------------------------------------------------------------------ the result's parts
 
-    def take_verdicts(self) -> Iterator[tuple[_Unit, DimensionVerdict]]:
-        """Each unit with its verdict (or one saying it was not judged), letting go of each
-        verdict as it is handed over: the last use of the verdicts (`incomplete` and
-        `call_records` come first)."""
+    def take_answers(self) -> Iterator[tuple[_Unit, _Answered]]:
+        """Each unit with its answers (or ones saying it was not judged), letting go of each
+        as it is handed over: the last use of them (`incomplete` and `call_records` first)."""
         reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
         for index, unit in enumerate(self.units):
-            verdict, self.verdicts[index] = self.verdicts[index], None
-            yield unit, verdict if verdict is not None else _not_judged(unit, reason)
+            answered, self.verdicts[index] = self.verdicts[index], None
+            if answered is None:
+                answered = _answered(unit, _not_judged(unit, reason), self.judge.name)
+            yield unit, answered
 
     def incomplete(self) -> list[IncompleteCase]:
         missing: dict[tuple[str, str], list[str]] = {}
@@ -392,14 +418,11 @@ class _Run:
     def call_records(self) -> list[CallRecord]:
         records = []
         names = [leaf.name for leaf in self.leaves]
-        for index, (unit, verdict) in enumerate(zip(self.units, self.verdicts, strict=True)):
-            if verdict is not None and verdict.error == EMPTY_DIAGNOSIS:
-                records.append(_call_record(unit, verdict, self.judge.name))
+        for index, answered in enumerate(self.verdicts):
+            if answered is not None and answered.empty is not None:
+                records.append(answered.empty)
                 continue
-            for name in names:
-                call = self.calls.get((index, name))
-                if call is not None and call.judged:
-                    records.append(_call_record(unit, call.verdict, name, call.miss_reason))
+            records += [r for name in names if (r := self.calls.get((index, name))) is not None]
         return records
 
     def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
@@ -588,20 +611,18 @@ def _entities(pairs: list[tuple[IncidentSpec, Submission]]) -> dict[str, Any] | 
 def _assemble(
     run: _Run, rubric: Rubric, judge_name: str
 ) -> tuple[list[CaseResult], list[Judgment], int]:
-    """The scored cases, the panel members' judgments and the failed questions' count, taken
-    from the run's verdicts one at a time: each verdict is dropped once its judgments exist,
-    so that a large run never holds both (at 10,000 submissions, 90,000 of each)."""
+    """The scored cases, the panel members' judgments and the failed questions' count, from
+    the run's answers, each let go of once its case holds it."""
     grouped: dict[tuple[str, str], list[Judgment]] = {}
     agents: dict[tuple[str, str], str | None] = {}
     members: list[Judgment] = []
     failed = 0
-    run.calls.clear()  # each leaf call holds its verdict too
-    for unit, verdict in run.take_verdicts():
+    for unit, answered in run.take_answers():
         key = unit.submission.key
-        grouped.setdefault(key, []).extend(_judgments(unit, verdict, judge_name))
+        grouped.setdefault(key, []).extend(answered.judgments)
         agents[key] = unit.submission.agent
-        members += _member_judgments(unit, verdict)
-        failed += _failed_questions(verdict)
+        members += answered.members
+        failed += answered.failed
     cases = [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
     return cases, members, failed
 

@@ -8,7 +8,9 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge import engine
+from judge.cache import LeafCall
 from judge.engine import evaluate
+from judge.judgment import DimensionVerdict
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
@@ -18,19 +20,23 @@ def _run_example():
     return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
 
 
-def test_each_verdict_is_let_go_when_handed_over(monkeypatch: pytest.MonkeyPatch) -> None:
-    take = engine._Run.take_verdicts
+def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    take = engine._Run.take_answers
     held: list[int] = []
+    kept: list[object] = []
 
     def watched(self):
-        for unit, verdict in take(self):
+        kept.extend([*self.verdicts, *self.calls.values()])
+        for unit, answered in take(self):
             held.append(sum(v is not None for v in self.verdicts))
-            yield unit, verdict
+            yield unit, answered
 
-    monkeypatch.setattr(engine._Run, "take_verdicts", watched)
+    monkeypatch.setattr(engine._Run, "take_answers", watched)
     result = _run_example()
     units = len(result.calls)
-    assert held == [units - 1 - i for i in range(units)]
+    assert held == [units - 1 - i for i in range(units)]  # each let go of when handed over
+    assert not any(isinstance(x, DimensionVerdict | LeafCall) for x in kept)
+    assert len(kept) == 2 * units
 
 
 def test_result_models_share_their_fields_sets() -> None:
