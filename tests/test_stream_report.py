@@ -100,3 +100,21 @@ def test_report_never_writes_over_its_result(tmp_path: Path, capsys) -> None:
     assert main(["report", str(result), "--jsonl", str(result)]) == 2
     assert "is the result file being reported on" in capsys.readouterr().err
     assert result.read_bytes() == FIXTURE.read_bytes()
+
+
+def test_report_reads_a_result_over_the_limit_with_max_input_mb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from ground_truth.reading import max_input_bytes, set_max_input_mb
+    from judge import results
+
+    monkeypatch.setattr(results, "MAX_RESULT_MB", 0.01)
+    limit = max_input_bytes()
+    try:
+        set_max_input_mb(0.01)
+        assert main(["report", str(FIXTURE), "--csv", str(tmp_path / "c.csv")]) == 2
+        assert "a result file may be" in capsys.readouterr().err
+        args = ["report", str(FIXTURE), "--csv", str(tmp_path / "c.csv"), "--max-input-mb", "1"]
+        assert main(args) == 0
+    finally:
+        set_max_input_mb(limit / 2**20)

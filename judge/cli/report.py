@@ -13,7 +13,7 @@ from typing import Any
 
 from ground_truth.errors import InputError
 
-from .common import EXIT_OK
+from .common import EXIT_OK, add_max_input_argument
 from .writable import check_writable
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
@@ -95,6 +95,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
     p.add_argument("--title", help="report title")
+    add_max_input_argument(p)
     p.set_defaults(handler=cmd_report)
 
 
