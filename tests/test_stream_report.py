@@ -67,6 +67,13 @@ def test_an_incident_spans_pages_and_stale_pages_go(result, texts, tmp_path: Pat
     first = result.cases[0].incident_id
     holding = [p for p in one_each if f'<span class="id">{first}</span>' in p.read_text("utf-8")]
     assert len(holding) == sum(c.incident_id == first for c in result.cases) > 1
+    summary = path.read_text(encoding="utf-8")
+    status = re.search(rf'data-incident="{first}">.*?data-v="(\w+)"', summary, re.S).group(1)
+    for page in holding:
+        badge = re.search(
+            r'<span class="id">[^<]*</span> <span class="badge (\w+)"', page.read_text("utf-8")
+        )
+        assert badge.group(1) == status
     assert len(_write(result, texts, path, per_page=16)) == 2
 
 

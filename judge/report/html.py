@@ -171,7 +171,7 @@ def _write_pages(
             previous=names[n - 1] if n else None,
             next=names[n + 1] if n + 1 < len(names) else None,
             texts_note=summary.texts_note,
-            incidents=page_incidents(result, texts, index, page),
+            incidents=page_incidents(summary, texts, index, page),
         )
         write_json_atomic(path.parent / page.href, text)
     _remove_other_pages(path.parent / pages[0].href.rsplit("/", 1)[0], set(names))

@@ -507,13 +507,17 @@ def plan_pages(result: EvalResult, per_page: int, folder: str) -> list[CasePage]
 
 
 def page_incidents(
-    result: EvalResult, texts: ReportTexts, index: CaseIndex, page: CasePage
+    summary: ReportView, texts: ReportTexts, index: CaseIndex, page: CasePage
 ) -> list[IncidentView]:
-    """The incidents of one case page, with their cases on that page in full."""
+    """The incidents of one case page, with their cases on that page in full; an incident's
+    status is over all its cases (`summary`'s), not only those on this page."""
+    result = summary.result
     views = []
     for i, case_numbers in page.parts:
         cases = [index.case_view(k, result.cases[k], texts) for k in case_numbers]
-        views.append(incident_view(i, result.incidents[i], texts, cases))
+        view = incident_view(i, result.incidents[i], texts, cases)
+        view.status = summary.incidents[i].status
+        views.append(view)
     return views
 
 
