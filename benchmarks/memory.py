@@ -1,14 +1,22 @@
-"""Peak memory (and time) of `judge eval` with the rules judge on N synthetic submissions.
+"""Peak memory (and time) of `judge eval` and `judge report` on N synthetic submissions.
 
-    python benchmarks/memory.py [N ...]        # default: 10 1000 10000
+    python benchmarks/memory.py [--modes rules,llm,report] [N ...]    # default N: 1000 10000
 
-Each run is a fresh `python -m judge eval` (rules judge, no store); its peak resident set
-size comes from getrusage in a wrapper process that runs nothing else.
+Modes, each a fresh process whose peak resident set size comes from getrusage in a wrapper
+process that runs nothing else:
+- `rules`: `judge eval` with the offline rules judge, no store;
+- `llm`: `judge eval --judge-model openai/fake-judge` against the fake provider (no latency,
+  in its own process), store on as the CLI does by default;
+- `report`: `judge report` of the rules run's result with texts (`--ground-truth`,
+  `--outputs`), writing the HTML report and the CSV, JSONL and JUnit exports.
+
+`size MB` is the result file for eval and everything `judge report` wrote for report.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
+import contextlib
 import subprocess
 import sys
 import tempfile
@@ -17,8 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.provider import provider_process  # noqa: E402
 from benchmarks.synth import GROUND_TRUTH, write_submissions  # noqa: E402
 
+MODES = ("rules", "llm", "report")
 WRAPPER = """
 import resource, subprocess, sys, time
 start = time.perf_counter()
@@ -28,41 +38,74 @@ print(usage.ru_maxrss, time.perf_counter() - start, usage.ru_utime + usage.ru_st
 """
 
 
-def measure(n: int, tmp: Path) -> dict[str, float]:
-    outputs = write_submissions(n, tmp / str(n))
-    result = tmp / f"r{n}.json"
-    command = [
-        sys.executable, "-c", WRAPPER, sys.executable, "-m", "judge", "eval",
-        "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+def measured(command: list[str]) -> dict[str, float]:
+    """Peak RSS (MB), wall and CPU seconds of `command` run in a fresh wrapper process."""
+    wrapped = [sys.executable, "-c", WRAPPER, *command]
+    out = subprocess.run(wrapped, cwd=REPO, capture_output=True, text=True, check=True).stdout
+    rss_kb, wall, cpu = (float(x) for x in out.split())
+    return {"rss_mb": rss_kb / 1024, "wall": wall, "cpu": cpu}
+
+
+def judge(*args: str) -> list[str]:
+    return [sys.executable, "-m", "judge", *args]
+
+
+def eval_args(outputs: Path, result: Path) -> list[str]:
+    return [
+        "eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
         "--result-file", str(result), "--no-progress", "--json",
     ]  # fmt: skip
-    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True).stdout
-    rss_kb, wall, cpu = (float(x) for x in out.split())
-    judgments = len(json.loads(result.read_text())["judgments"])
-    return {
-        "rss_mb": rss_kb / 1024,
-        "wall": wall,
-        "cpu": cpu,
-        "result_mb": result.stat().st_size / 2**20,
-        "judgments": judgments,
-    }
+
+
+def measure_size(n: int, modes: list[str], tmp: Path, url: str | None) -> dict[str, dict]:
+    outputs = write_submissions(n, tmp / str(n))
+    rules = tmp / f"rules{n}.json"
+    rows: dict[str, dict] = {}
+    if "rules" in modes or "report" in modes:
+        rows["rules"] = {**measured(judge(*eval_args(outputs, rules))), "files": [rules]}
+    if "llm" in modes and url:
+        result = tmp / f"llm{n}.json"
+        command = judge(
+            *eval_args(outputs, result), "--judge-model", "openai/fake-judge",
+            "--api-base", url, "--max-concurrent", "20", "--store", str(tmp / f"llm{n}.sqlite"),
+        )  # fmt: skip
+        rows["llm"] = {**measured(command), "files": [result]}
+    if "report" in modes:
+        out = tmp / f"report{n}"
+        out.mkdir()
+        command = judge(
+            "report", str(rules), "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+            "-o", str(out / "report.html"), "--csv", str(out / "cases.csv"),
+            "--jsonl", str(out / "judgments.jsonl"), "--junit", str(out / "junit.xml"),
+        )  # fmt: skip
+        rows["report"] = {**measured(command), "files": [out]}
+    return {mode: row for mode, row in rows.items() if mode in modes}
+
+
+def size_mb(paths: list[Path]) -> float:
+    files = [f for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file()]
+    return sum(f.stat().st_size for f in files) / 2**20
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [10, 1000, 10_000]
-    print(f"{'submissions':>11} {'peak RSS MB':>11} {'result MB':>9} {'KB/subm':>8} "
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10_000])
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="comma-separated " + ", ".join(MODES)
+    )
+    args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    print(f"{'mode':>6} {'submissions':>11} {'peak RSS MB':>11} {'size MB':>8} "
           f"{'wall s':>7} {'CPU ms/subm':>11}")  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        base = None
-        for n in sizes:
-            m = measure(n, Path(tmp))
-            base = base or m
-            extra = (m["rss_mb"] - base["rss_mb"]) * 1024 / max(n - sizes[0], 1)
-            print(
-                f"{n:11d} {m['rss_mb']:11.0f} {m['result_mb']:9.1f} {extra:8.1f} "
-                f"{m['wall']:7.1f} {1000 * m['cpu'] / n:11.2f}",
-                flush=True,
-            )
+    provider = provider_process() if "llm" in modes else contextlib.nullcontext((None, None))
+    with tempfile.TemporaryDirectory() as tmp, provider as (url, _):
+        for n in args.sizes:
+            for mode, m in measure_size(n, modes, Path(tmp), url).items():
+                print(
+                    f"{mode:>6} {n:11d} {m['rss_mb']:11.0f} {size_mb(m['files']):8.1f} "
+                    f"{m['wall']:7.1f} {1000 * m['cpu'] / n:11.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -39,7 +39,7 @@ from .granularity import check as check_granularity
 from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
 from .judges.base import ask
 from .judges.panel import PANEL_TIE
-from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+from .judgment import DimensionVerdict, Judgment, QuestionAnswer, compact
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
 from .progress import Reporter, RunStats
@@ -212,53 +212,79 @@ def _empty_verdict(unit: _Unit) -> DimensionVerdict:
     return DimensionVerdict(answers=answers, attempts=0, error=EMPTY_DIAGNOSIS)
 
 
+@dataclass(slots=True)
+class _Answered:
+    """A unit's verdict in the form the result keeps, made as soon as the verdict is in: the
+    verdicts themselves (3-4 KB each with their answers) would otherwise all be held until
+    the run ends, 100 MB at 10,000 submissions."""
+
+    judgments: list[Judgment]
+    members: list[Judgment]
+    failed: int
+    empty: CallRecord | None
+    """The call record of an empty diagnosis, which no judge was asked."""
+
+
+def _answered(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> _Answered:
+    parts = _per_dimension(unit, verdict, judge_name)
+    return _Answered(
+        judgments=[j for part, v in parts for j in _judgments(part, v, judge_name)],
+        members=[j for part, v in parts for j in _member_judgments(part, v)],
+        failed=sum(_failed_questions(v) for _, v in parts),
+        empty=_call_record(unit, verdict, judge_name) if verdict.error == EMPTY_DIAGNOSIS else None,
+    )
+
+
 def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
     return [_judgment(unit, a, judge_name) for a in verdict.answers]
 
 
-def _member_judgments(done: list[tuple[_Unit, DimensionVerdict]]) -> list[Judgment]:
+def _member_judgments(unit: _Unit, verdict: DimensionVerdict) -> list[Judgment]:
     """A panel's members' own answers, under their names (they do not enter the scores)."""
     return [
         _judgment(unit, a, name)
-        for unit, verdict in done
         for name, member in (verdict.members or {}).items()
         for a in member.answers
     ]
 
 
 def _judgment(unit: _Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
-    return Judgment(
-        incident_id=unit.submission.incident_id,
-        trial=unit.submission.trial,
-        dimension_id=unit.dimension.id,
-        question_id=answer.question_id,
-        answer=answer.answer,
-        evidence=answer.evidence,
-        confidence=answer.confidence,
-        unscored_reason=answer.unscored_reason,
-        judge=judge_name,
-        prompt_hash=unit.hash,
+    return compact(
+        Judgment(
+            incident_id=unit.submission.incident_id,
+            trial=unit.submission.trial,
+            dimension_id=unit.dimension.id,
+            question_id=answer.question_id,
+            answer=answer.answer,
+            evidence=answer.evidence,
+            confidence=answer.confidence,
+            unscored_reason=answer.unscored_reason,
+            judge=judge_name,
+            prompt_hash=unit.hash,
+        )
     )
 
 
 def _call_record(
     unit: _Unit, verdict: DimensionVerdict, judge_name: str, miss: str | None = None
 ) -> CallRecord:
-    return CallRecord(
-        incident_id=unit.submission.incident_id,
-        trial=unit.submission.trial,
-        dimension_id=unit.dimension.id,
-        judge=judge_name,
-        prompt_hash=unit.hash,
-        attempts=verdict.attempts,
-        error=verdict.error,
-        error_kind=verdict.error_kind,
-        usage=verdict.usage,
-        requests=verdict.requests,
-        attempt_errors=verdict.attempt_errors,
-        cached=verdict.cached,
-        cache_miss=miss,
-        batch_id=verdict.batch_id,
+    return compact(
+        CallRecord(
+            incident_id=unit.submission.incident_id,
+            trial=unit.submission.trial,
+            dimension_id=unit.dimension.id,
+            judge=judge_name,
+            prompt_hash=unit.hash,
+            attempts=verdict.attempts,
+            error=verdict.error,
+            error_kind=verdict.error_kind,
+            usage=verdict.usage,
+            requests=verdict.requests,
+            attempt_errors=verdict.attempt_errors,
+            cached=verdict.cached,
+            cache_miss=miss,
+            batch_id=verdict.batch_id,
+        )
     )
 
 
@@ -298,10 +324,10 @@ class _Run:
         )
         self.leaves = leaves(judge)
         self.leases = lease_book(self.store, len(self.leaves))
-        self.calls: dict[tuple[int, str], LeafCall] = {}
+        self.calls: dict[tuple[int, str], CallRecord] = {}
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
-        self.verdicts: list[DimensionVerdict | None] = [None] * len(units)
+        self.verdicts: list[_Answered | None] = [None] * len(units)
         self.finished_requests = 0
         self.batch: BatchReport | None = None
 
@@ -318,8 +344,11 @@ class _Run:
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
-        self.calls[(index, call.judge)] = call
         if call.judged:
+            unit = self.units[index]
+            self.calls[(index, call.judge)] = _call_record(
+                unit, call.verdict, call.judge, call.miss_reason
+            )
             self.finished_requests += call.verdict.requests
         if call.cached and not call.shared:
             self.stats.cached += 1
@@ -416,7 +445,7 @@ class _Run:
             if self.gate.stopped is not None:
                 continue
             if not unit.submission.diagnosis.strip():
-                self.verdicts[index] = _empty_verdict(unit)
+                self.verdicts[index] = _answered(unit, _empty_verdict(unit), self.judge.name)
                 continue
             task = unit.task()
             self._task_unit[id(task)] = index
@@ -437,7 +466,7 @@ class _Run:
             finally:
                 self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
-                self.verdicts[index] = verdict
+                self.verdicts[index] = _answered(unit, verdict, self.judge.name)
             await asyncio.sleep(0)
 
     async def _tick(self) -> None:
@@ -447,15 +476,15 @@ class _Run:
 
     # ------------------------------------------------------------------ the result's parts
 
-    def done(self) -> list[tuple[_Unit, DimensionVerdict]]:
+    def take_answers(self) -> Iterator[tuple[_Unit, _Answered]]:
+        """Each unit with its answers (or ones saying it was not judged), letting go of each
+        as it is handed over: the last use of them (`incomplete` and `call_records` first)."""
         reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
-        return [
-            pair
-            for unit, verdict in zip(self.units, self.verdicts, strict=True)
-            for pair in _per_dimension(
-                unit, verdict if verdict is not None else _not_judged(unit, reason), self.judge.name
-            )
-        ]
+        for index, unit in enumerate(self.units):
+            answered, self.verdicts[index] = self.verdicts[index], None
+            if answered is None:
+                answered = _answered(unit, _not_judged(unit, reason), self.judge.name)
+            yield unit, answered
 
     def incomplete(self) -> list[IncompleteCase]:
         missing: dict[tuple[str, str], list[str]] = {}
@@ -470,14 +499,11 @@ class _Run:
     def call_records(self) -> list[CallRecord]:
         records = []
         names = [leaf.name for leaf in self.leaves]
-        for index, (unit, verdict) in enumerate(zip(self.units, self.verdicts, strict=True)):
-            if verdict is not None and verdict.error == EMPTY_DIAGNOSIS:
-                records.append(_call_record(unit, verdict, self.judge.name))
+        for index, answered in enumerate(self.verdicts):
+            if answered is not None and answered.empty is not None:
+                records.append(answered.empty)
                 continue
-            for name in names:
-                call = self.calls.get((index, name))
-                if call is not None and call.judged:
-                    records.append(_call_record(unit, call.verdict, name, call.miss_reason))
+            records += [r for name in names if (r := self.calls.get((index, name))) is not None]
         return records
 
     def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
@@ -601,10 +627,14 @@ async def evaluate_async(
         config = {**(config or {}), "shard": {**shard, "k": options.k}}
     run = _Run(judge, units, options)
     await run.run()
-    done = run.done()
-    cases = _score_cases(done, rubric, judge.name)
-    incidents, k = summarize_incidents(cases, rubric, options.k)
     calls = run.call_records()
+    attempt_errors = run.attempt_errors(calls)
+    incomplete = run.incomplete()
+    stopped = run.gate.stopped if incomplete else None
+    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
+    cases, member_judgments, failed = _assemble(run, rubric, judge.name)
+    run.release()
+    incidents, k = summarize_incidents(cases, rubric, options.k)
     overall = summarize_overall(
         cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), options.seed
     )
@@ -613,14 +643,7 @@ async def evaluate_async(
             **(config or {}),
             "batch": {"provider": run.batch.provider, "discount": run.batch.discount},
         }
-    incomplete = run.incomplete()
-    stopped = run.gate.stopped if incomplete else None
-    overall.n_failed_questions = _failed_questions(done)
-    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
-    member_judgments = _member_judgments(done)
-    attempt_errors = run.attempt_errors(calls)
-    del done
-    run.release()
+    overall.n_failed_questions = failed
     return EvalResult(
         by_agent=summarize_by_agent(cases, rubric, options.k, options.seed),
         resolution=_resolution(matching.pairs, cases),
@@ -660,13 +683,13 @@ def _key(unit: _Unit) -> tuple[str, str, str]:
     return unit.submission.incident_id, unit.submission.trial, unit.dimension.id
 
 
-def _failed_questions(done: list[tuple[_Unit, DimensionVerdict]]) -> int:
+def _failed_questions(verdict: DimensionVerdict) -> int:
     """Questions unscored because their call failed: a provider error, an unusable reply or a
     judge's error (not a panel's tie, not a call the run never made)."""
+    if not verdict.error_kind or verdict.error_kind == NOT_JUDGED:
+        return 0
     return sum(
         1
-        for _, verdict in done
-        if verdict.error_kind and verdict.error_kind != NOT_JUDGED
         for answer in verdict.answers
         if answer.answer is None and not (answer.unscored_reason or "").startswith(PANEL_TIE)
     )
@@ -705,16 +728,23 @@ def _entities(pairs: list[tuple[IncidentSpec, Submission]]) -> dict[str, Any] | 
     return {"n": len(scores), "mean": means, "cases": cases}
 
 
-def _score_cases(
-    done: list[tuple[_Unit, DimensionVerdict]], rubric: Rubric, judge_name: str
-) -> list[CaseResult]:
+def _assemble(
+    run: _Run, rubric: Rubric, judge_name: str
+) -> tuple[list[CaseResult], list[Judgment], int]:
+    """The scored cases, the panel members' judgments and the failed questions' count, from
+    the run's answers, each let go of once its case holds it."""
     grouped: dict[tuple[str, str], list[Judgment]] = {}
     agents: dict[tuple[str, str], str | None] = {}
-    for unit, verdict in done:
+    members: list[Judgment] = []
+    failed = 0
+    for unit, answered in run.take_answers():
         key = unit.submission.key
-        grouped.setdefault(key, []).extend(_judgments(unit, verdict, judge_name))
+        grouped.setdefault(key, []).extend(answered.judgments)
         agents[key] = unit.submission.agent
-    return [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
+        members += answered.members
+        failed += answered.failed
+    cases = [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
+    return cases, members, failed
 
 
 def _config(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -89,3 +89,32 @@ class Judgment(BaseModel):
     unscored_reason: str | None = None
     judge: str
     prompt_hash: str
+
+
+_FULL_FIELD_SETS: dict[type[BaseModel], set[str]] = {}
+M = TypeVar("M", bound=BaseModel)
+
+
+def compact(model: M) -> M:
+    """`model`, and the models inside it, sharing one fields-set with every instance of their
+    class that sets every field.
+
+    pydantic gives each instance its own set of the fields it was given: 728 bytes for a
+    `Judgment`, twice its own size, 65 MB over the 90,000 judgments of 10,000 submissions.
+    Only a set naming every field is shared, so that assigning a field (which adds its name
+    to the set) never changes what another instance reports as set.
+    """
+    cls = type(model)
+    full = _FULL_FIELD_SETS.get(cls)
+    if full is None:
+        full = _FULL_FIELD_SETS.setdefault(cls, set(cls.model_fields))
+    if model.__pydantic_fields_set__ == full:
+        object.__setattr__(model, "__pydantic_fields_set__", full)
+    for value in model.__dict__.values():
+        if isinstance(value, BaseModel):
+            compact(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, BaseModel):
+                    compact(item)
+    return model

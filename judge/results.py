@@ -1,14 +1,20 @@
-"""The result file: one schema-versioned JSON document, written atomically."""
+"""The result file: one schema-versioned JSON document, written atomically.
+
+Written and read piece by piece: `write_result` streams the cases, judgments and calls one at
+a time into the same text `model_dump_json(indent=2)` would give, and `load_result` decodes
+and validates them one at a time (`json_stream`), so neither holds the whole file's text or
+its dicts. A 10,000-submission result is about 55 MB of JSON.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,12 +22,17 @@ from pydantic import BaseModel, Field
 
 from ground_truth.errors import InputError
 from ground_truth.loaders import validate
+from ground_truth.reading import max_input_bytes, regular_file_size
 
 from .errors import StorageError, os_reason
-from .judgment import Judgment, Usage
+from .json_stream import JSONStreamError, ObjectReader
+from .judgment import Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
 
 SCHEMA_VERSION = "1"
+MAX_RESULT_MB = 1024
+"""A result file larger than this (or than `--max-input-mb`, if higher) is refused: about
+190,000 submissions' worth, and several GB of memory once loaded."""
 
 
 class CallRecord(BaseModel):
@@ -147,18 +158,20 @@ class EvalResult(BaseModel):
     )
 
 
-def write_json_atomic(path: str | Path, data: str) -> None:
-    """Write via a temporary file in the same directory and rename: never a half-written file.
+def write_json_atomic(path: str | Path, data: str | Iterable[str]) -> None:
+    """Write `data` (a text, or its pieces in order) via a temporary file in the same directory
+    and rename: never a half-written file.
 
-    Any failure (disk full, read-only, ...) is a `StorageError` naming `path`, after which an
-    earlier file at `path` is as it was and no temporary file is left. Temporary files a killed
-    run left beside the same target are removed first (`remove_stale_temps`)."""
+    Any failure (disk full, read-only, an exception while the pieces are produced, ...)
+    leaves an earlier file at `path` as it was and no temporary file; an `OSError` becomes a
+    `StorageError` naming `path`. Temporary files a killed run left beside the same target are
+    removed first (`remove_stale_temps`)."""
     path = Path(path)
     existed = path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
-        _write_and_rename(path, data)
+        _write_and_rename(path, [data] if isinstance(data, str) else data)
     except OSError as exc:
         kept = "the earlier file is unchanged" if existed else "nothing was written"
         raise StorageError(path, f"{os_reason(exc)}; {kept}") from exc
@@ -166,24 +179,81 @@ def write_json_atomic(path: str | Path, data: str) -> None:
 
 def write_result(result: EvalResult, path: str | Path) -> None:
     """Write the result file atomically: a crash leaves the old file or the new one, whole."""
-    write_json_atomic(path, result.model_dump_json(indent=2))
+    write_json_atomic(path, result_json(result))
 
 
-def load_result(path: str | Path) -> EvalResult:
-    """Read a result file; a bad one is an `InputError` naming the file and the field."""
+_STREAMED = {"cases": CaseResult, "judgments": Judgment, "calls": CallRecord}
+"""The result's long lists, written and read one item at a time, and their items' model."""
+
+
+def result_json(result: EvalResult) -> Iterator[str]:
+    """`result.model_dump_json(indent=2)`, the same text, in pieces: one per case, judgment
+    and call, so that the whole text never sits in memory."""
+    yield "{"
+    for n, name in enumerate(type(result).model_fields):
+        yield f'{"," if n else ""}\n  "{name}": '
+        items = getattr(result, name)
+        if name in _STREAMED and items:
+            for i, item in enumerate(items):
+                text = item.model_dump_json(indent=2).replace("\n", "\n    ")
+                yield f"{',' if i else '['}\n    {text}"
+            yield "\n  ]"
+        else:
+            whole = result.model_dump_json(indent=2, include={name})
+            yield whole[len(f'{{\n  "{name}": ') : -len("\n}")]
+    yield "\n}"
+
+
+def load_result(path: str | Path, extras: dict[str, Any] | None = None) -> EvalResult:
+    """Read a result file; a bad one is an `InputError` naming the file and the field.
+
+    Cases, judgments and calls are validated one by one as they are read. Top-level members
+    the model does not know (say, an `agreement` section another tool added) go into `extras`
+    when a dict is given, else are ignored."""
     path = Path(path)
+    _check_size(path)
+    members: dict[str, Any] = {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        with path.open(encoding="utf-8") as handle:
+            for key, value in ObjectReader(handle).members(_STREAMED):
+                if isinstance(value, Iterator):  # one of the long lists, item by item
+                    value = [
+                        _item(_STREAMED[key], x, path, f"{key}.{i}") for i, x in enumerate(value)
+                    ]
+                if key == "schema_version":
+                    _check_version(value, path)
+                if key in EvalResult.model_fields:
+                    members[key] = value
+                elif extras is not None:
+                    extras[key] = value
+    except (OSError, UnicodeDecodeError, JSONStreamError) as exc:
         raise InputError(path, f"not a readable result file: {exc}") from None
-    version = data.get("schema_version") if isinstance(data, dict) else None
+    _check_version(members.get("schema_version"), path)
+    return validate(EvalResult, members, path)
+
+
+def _item(model: type[Any], data: Any, path: Path, field: str) -> Any:
+    return compact(validate(model, data, path, field))
+
+
+def _check_version(version: Any, path: Path) -> None:
     if version != SCHEMA_VERSION:
         raise InputError(
             path,
             f"expected schema_version {SCHEMA_VERSION!r}, got {version!r}",
             field="schema_version",
         )
-    return validate(EvalResult, data, path)
+
+
+def _check_size(path: Path) -> None:
+    limit = max(max_input_bytes(), MAX_RESULT_MB * 2**20)
+    size = regular_file_size(path)
+    if size > limit:
+        raise InputError(
+            path,
+            f"is {size / 2**20:.0f} MB, larger than the {limit / 2**20:g} MB a result file may "
+            "be (raise --max-input-mb to read it); refused",
+        )
 
 
 # ------------------------------------------------------------------ the atomic writer's helpers
@@ -192,13 +262,14 @@ _IMPORTED = time.time()
 """Before this process made any temporary file of its own: only this module makes them."""
 
 
-def _write_and_rename(path: Path, data: str) -> None:
+def _write_and_rename(path: Path, chunks: Iterable[str]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held until renamed: `remove_stale_temps` skips it
             os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a result is an ordinary file
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
             os.replace(tmp, path)

@@ -20,7 +20,7 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .judgment import Judgment
+from .judgment import Judgment, compact
 from .rubric import Rubric
 
 BOOTSTRAP_SAMPLES = 2000
@@ -132,15 +132,17 @@ def score_case(
     if complete:
         composite = sum(rubric.scoring.weights[d.dimension_id] * (d.score or 0.0) for d in dims)
         composite = round(composite, 10)
-    return CaseResult(
-        incident_id=incident_id,
-        trial=trial,
-        agent=agent,
-        composite=composite,
-        passed=None if composite is None else composite >= rubric.scoring.threshold - 1e-9,
-        complete=complete,
-        dimensions=dims,
-        judgments=judgments,
+    return compact(
+        CaseResult(
+            incident_id=incident_id,
+            trial=trial,
+            agent=agent,
+            composite=composite,
+            passed=None if composite is None else composite >= rubric.scoring.threshold - 1e-9,
+            complete=complete,
+            dimensions=dims,
+            judgments=judgments,
+        )
     )
 
 

@@ -7,12 +7,14 @@ export flags (`--html` there, `-o/--output` here).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_OK
+from ground_truth.errors import InputError
+
+from .common import EXIT_OK, add_max_input_argument
+from .writable import check_writable
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
 
@@ -93,6 +95,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
     p.add_argument("--title", help="report title")
+    add_max_input_argument(p)
     p.set_defaults(handler=cmd_report)
 
 
@@ -101,10 +104,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report.texts import load_texts
     from ..results import load_result
 
-    result = load_result(args.result)
     if not any(getattr(args, name) for name in EXPORTS):
         args.html = args.result.with_suffix(".html")
-    raw = json.loads(args.result.read_text(encoding="utf-8"))
+    targets = [(_FLAGS[name], getattr(args, name)) for name in EXPORTS]
+    _check_not_the_result(args.result, targets)
+    check_writable(targets)
+    raw: dict[str, Any] = {}
+    result = load_result(args.result, raw)
     texts = load_texts(args.ground_truth, args.outputs, result.config.get("rubric"), args.format)
     write_exports(result, args, texts=texts, raw=raw)
     return EXIT_OK
+
+
+_FLAGS = {"html": "--output", "csv": "--csv", "jsonl": "--jsonl", "junit": "--junit"}
+
+
+def _check_not_the_result(result: Path, targets: list[tuple[str, Path | None]]) -> None:
+    """An export written over the result file it is made from would lose the result."""
+    for flag, path in targets:
+        if path is not None and path.resolve() == result.resolve():
+            raise InputError(path, "is the result file being reported on", field=flag)

@@ -1,5 +1,8 @@
 """Flat exports of a result: CSV (one row per case), JSONL (one judgment per line), JUnit XML.
 
+Each is produced and written piece by piece (a row, a line, a testcase at a time), so an
+export of 10,000 cases never sits in memory as one text.
+
 JUnit: one `<testsuite>` holding one `<testcase classname=INCIDENT name=TRIAL>` per case.
 - verdict pass: an empty testcase;
 - verdict fail: `<failure type="verdict">`, the message naming the composite, the threshold and
@@ -18,6 +21,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +70,18 @@ def _cell(value: Any) -> str:
 
 def csv_text(result: EvalResult) -> str:
     """One row per case; dimension columns hold the score (empty when it has none)."""
+    return "".join(csv_rows(result))
+
+
+def csv_rows(result: EvalResult) -> Iterator[str]:
+    """`csv_text` a line at a time: the header, then a row per case."""
     columns = csv_columns(result)
     judgments = _judgments_by_case(result)
     resolution = _resolution_by_case(result)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
+    yield _drain(out)
     for case in result.cases:
         key = case_key(case.incident_id, case.trial)
         mine = judgments.get(key, [])
@@ -91,12 +101,24 @@ def csv_text(result: EvalResult) -> str:
             row["resolution_success"] = res.get("success")
             row["evidence_coverage"] = res.get("evidence_coverage")
         writer.writerow({k: _cell(row.get(k)) for k in columns})
-    return out.getvalue()
+        yield _drain(out)
+
+
+def _drain(out: io.StringIO) -> str:
+    text = out.getvalue()
+    out.seek(0)
+    out.truncate()
+    return text
 
 
 def jsonl_text(result: EvalResult) -> str:
     """One judgment per line, exactly the result file's `judgments` entries."""
-    return "".join(j.model_dump_json() + "\n" for j in result.judgments)
+    return "".join(jsonl_lines(result))
+
+
+def jsonl_lines(result: EvalResult) -> Iterator[str]:
+    """`jsonl_text` a line at a time."""
+    return (j.model_dump_json() + "\n" for j in result.judgments)
 
 
 def _judgments_by_case(result: EvalResult) -> dict[str, list[Judgment]]:
@@ -119,41 +141,63 @@ def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
     """The result as a JUnit XML testsuite: a testcase per case (failed verdict = failure,
     incomplete case = skipped) and a skipped testcase per incident with no submission.
     """
+    return "".join(junit_parts(result, suite_name))
+
+
+def junit_parts(result: EvalResult, suite_name: str = "diagnosis-judge") -> Iterator[str]:
+    """`junit_xml` a testcase at a time, laid out as `ET.indent` lays out the whole suite."""
     judgments = _judgments_by_case(result)
     threshold = (result.config.get("rubric") or {}).get("threshold")
     suite = ET.Element("testsuite", name=suite_name, timestamp=result.created_at, time="0")
-    properties = ET.SubElement(suite, "properties")
+    for name, count in _junit_counts(result).items():
+        suite.set(name, str(count))
+    properties = ET.Element("properties")
     for name, value in _properties(result).items():
         ET.SubElement(properties, "property", name=name, value=value)
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for case in result.cases:
-        counts["tests"] += 1
-        outcome = _testcase(
-            suite, case, judgments.get(case_key(case.incident_id, case.trial), []), threshold
-        )
-        if outcome:
-            counts[outcome] += 1
-    for incident_id in result.missing:
-        counts["tests"] += 1
-        counts["skipped"] += 1
-        testcase = ET.SubElement(
-            suite, "testcase", classname=incident_id, name=NO_SUBMISSION, time="0"
-        )
-        ET.SubElement(testcase, "skipped", message="no submission for this incident")
-    for name, count in counts.items():
-        suite.set(name, str(count))
-    ET.indent(suite)
-    _sanitise(suite)
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    suite.text = _INDENT
+    head = ET.tostring(_sanitised(suite), encoding="unicode").removesuffix("</testsuite>")
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n' + head
+    children = (
+        properties,
+        *(
+            _testcase(case, judgments.get(case_key(case.incident_id, case.trial), []), threshold)
+            for case in result.cases
+        ),
+        *(_no_submission(incident_id) for incident_id in result.missing),
     )
+    last = len(result.cases) + len(result.missing)
+    for n, child in enumerate(children):
+        ET.indent(child, level=1)
+        child.tail = "\n" if n == last else _INDENT
+        yield ET.tostring(_sanitised(child), encoding="unicode")
+    yield "</testsuite>\n"
 
 
-def _sanitise(element: ET.Element) -> None:
+_INDENT = "\n  "
+
+
+def _junit_counts(result: EvalResult) -> dict[str, int]:
+    statuses = [case_status(case) for case in result.cases]
+    return {
+        "tests": len(statuses) + len(result.missing),
+        "failures": statuses.count("fail"),
+        "errors": 0,
+        "skipped": statuses.count("incomplete") + len(result.missing),
+    }
+
+
+def _no_submission(incident_id: str) -> ET.Element:
+    testcase = ET.Element("testcase", classname=incident_id, name=NO_SUBMISSION, time="0")
+    ET.SubElement(testcase, "skipped", message="no submission for this incident")
+    return testcase
+
+
+def _sanitised(element: ET.Element) -> ET.Element:
     for node in element.iter():
         node.text = xml_safe(node.text) if node.text else node.text
         for name, value in node.attrib.items():
             node.set(name, xml_safe(value))
+    return element
 
 
 def _properties(result: EvalResult) -> dict[str, str]:
@@ -173,15 +217,11 @@ def _properties(result: EvalResult) -> dict[str, str]:
     return props
 
 
-def _testcase(
-    suite: ET.Element, case: CaseResult, judgments: list[Judgment], threshold: float | None
-) -> str | None:
-    testcase = ET.SubElement(
-        suite, "testcase", classname=case.incident_id, name=case.trial, time="0"
-    )
+def _testcase(case: CaseResult, judgments: list[Judgment], threshold: float | None) -> ET.Element:
+    testcase = ET.Element("testcase", classname=case.incident_id, name=case.trial, time="0")
     status = case_status(case)
     if status == "pass":
-        return None
+        return testcase
     if status == "incomplete":
         unscored = [j for j in judgments if j.answer is None]
         skipped = ET.SubElement(
@@ -191,7 +231,7 @@ def _testcase(
             f"({', '.join(j.question_id for j in unscored)}); no verdict",
         )
         skipped.text = "\n".join(f"{j.question_id}: {j.unscored_reason}" for j in unscored)
-        return "skipped"
+        return testcase
     failing = [j for j in judgments if j.answer == "No"]
     limit = f" < threshold {threshold:.2f}" if threshold is not None else ""
     failure = ET.SubElement(
@@ -206,22 +246,22 @@ def _testcase(
         + (f" — evidence: {j.evidence}" if j.evidence else "")
         for j in failing
     )
-    return "failures"
+    return testcase
 
 
 def write_csv(path: str | Path, result: EvalResult) -> Path:
     """Write the result's CSV to `path` atomically; returns the path."""
-    write_json_atomic(path, csv_text(result))
+    write_json_atomic(path, csv_rows(result))
     return Path(path)
 
 
 def write_jsonl(path: str | Path, result: EvalResult) -> Path:
     """Write one judgment per line to `path` atomically; returns the path."""
-    write_json_atomic(path, jsonl_text(result))
+    write_json_atomic(path, jsonl_lines(result))
     return Path(path)
 
 
 def write_junit(path: str | Path, result: EvalResult) -> Path:
     """Write the JUnit XML to `path` atomically; returns the path."""
-    write_json_atomic(path, junit_xml(result))
+    write_json_atomic(path, junit_parts(result))
     return Path(path)

@@ -3,12 +3,20 @@
 A Content-Security-Policy in the page forbids every fetch and allows only the report's own
 script (by its hash), so even a diagnosis that got past escaping could neither run code nor
 reach the network. jinja2 autoescaping is on for everything user-provided.
+
+A run with more than `MAX_SINGLE_PAGE_CASES` cases (10,000 submissions made a 45 MB page
+that needed 700 MB to build) gets a summary page instead: everything but the case details,
+which go on pages of `CASES_PER_PAGE` cases in a folder beside it (`report.html` ->
+`report-cases/page-001.html`, ...), each self-contained too, each built, written and dropped
+in turn.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,9 +28,13 @@ from markupsafe import Markup
 from ..results import EvalResult, write_json_atomic
 from ..safe_text import visible
 from .texts import ReportTexts, texts_from
-from .view import build_view
+from .view import CaseIndex, CasePage, ReportView, build_view, page_incidents, plan_pages
 
 TEMPLATE = "report.html.j2"
+PAGE_TEMPLATE = "cases.html.j2"
+MAX_SINGLE_PAGE_CASES = 1000
+CASES_PER_PAGE = 250
+_PAGE_NAME = re.compile(r"page-\d{3,}\.html")
 
 
 def _templates_dir() -> Path:
@@ -81,8 +93,9 @@ def render_html(
     texts: ReportTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
+    pages: list[CasePage] | None = None,
 ) -> str:
-    """The report as one HTML string.
+    """The report as one HTML string (a large run's summary page, with `pages`).
 
     `texts` holds spec texts, diagnoses and question wording (by default only the wording, from
     the rubric the run used); `raw` is the result file's JSON, for sections the `EvalResult`
@@ -90,13 +103,16 @@ def render_html(
     """
     if texts is None:
         texts = texts_from(rubric_config=result.config.get("rubric"))
-    view = build_view(result, texts, raw, title)
+    return _render(TEMPLATE, view=build_view(result, texts, raw, title, pages))
+
+
+def _render(template: str, **context: Any) -> str:
     script = _asset("report.js")
     return (
         _environment()
-        .get_template(TEMPLATE)
+        .get_template(template)
         .render(
-            view=view,
+            **context,
             css=Markup(_asset("report.css")),
             script=Markup(script),
             csp=content_security_policy(script),
@@ -104,7 +120,66 @@ def render_html(
     )
 
 
-def write_html(path: str | Path, result: EvalResult, **kwargs: Any) -> Path:
-    """Write the HTML report (`render_html`'s keywords) to `path` atomically; returns the path."""
-    write_json_atomic(path, render_html(result, **kwargs))
-    return Path(path)
+def write_html(
+    path: str | Path,
+    result: EvalResult,
+    *,
+    texts: ReportTexts | None = None,
+    raw: dict[str, Any] | None = None,
+    title: str | None = None,
+    max_single_page: int = MAX_SINGLE_PAGE_CASES,
+    per_page: int = CASES_PER_PAGE,
+) -> Path:
+    """Write the HTML report to `path` atomically; returns the path.
+
+    Up to `max_single_page` cases it is one page. Beyond, `path` is a summary page and the
+    case details go on pages of `per_page` cases in the folder `<stem>-cases` beside it,
+    written first (page files an earlier, larger report left there are removed), so that
+    the summary never links to a page not yet written."""
+    path = Path(path)
+    if len(result.cases) <= max_single_page:
+        write_json_atomic(path, render_html(result, texts, raw, title))
+        return path
+    if texts is None:
+        texts = texts_from(rubric_config=result.config.get("rubric"))
+    folder = f"{path.stem}-cases"
+    pages = plan_pages(result, per_page, folder)
+    view = build_view(result, texts, raw, title, pages)
+    _write_pages(path, result, texts, view, pages)
+    write_json_atomic(path, _render(TEMPLATE, view=view))
+    return path
+
+
+def _write_pages(
+    path: Path,
+    result: EvalResult,
+    texts: ReportTexts,
+    summary: ReportView,
+    pages: list[CasePage],
+) -> None:
+    index = CaseIndex.of(result, summary.resolution)
+    names = [page.href.rsplit("/", 1)[1] for page in pages]
+    for n, (page, link) in enumerate(zip(pages, summary.pages, strict=True)):
+        text = _render(
+            PAGE_TEMPLATE,
+            result=result,
+            title=summary.title,
+            link=link,
+            number=n + 1,
+            n_pages=len(pages),
+            summary=path.name,
+            previous=names[n - 1] if n else None,
+            next=names[n + 1] if n + 1 < len(names) else None,
+            texts_note=summary.texts_note,
+            incidents=page_incidents(summary, texts, index, page),
+        )
+        write_json_atomic(path.parent / page.href, text)
+    _remove_other_pages(path.parent / pages[0].href.rsplit("/", 1)[0], set(names))
+
+
+def _remove_other_pages(folder: Path, keep: set[str]) -> None:
+    """Pages an earlier report with more cases left in `folder`: they would mix two runs."""
+    with contextlib.suppress(OSError):
+        for stale in folder.iterdir():
+            if _PAGE_NAME.fullmatch(stale.name) and stale.name not in keep:
+                stale.unlink()

@@ -73,6 +73,8 @@ class IncidentView:
     ground_truth: str | None
     cases: list[CaseView]
     status: str
+    href: str = ""
+    """Where its cases are shown: `#anchor` on a single page, a case page's address else."""
 
 
 @dataclass
@@ -121,6 +123,57 @@ class Table:
 
 
 @dataclass
+class PageLink:
+    """A page of case details, as the summary page of a large run lists it."""
+
+    href: str
+    first: int
+    last: int
+    incidents: list[str]
+
+
+@dataclass
+class CaseIndex:
+    """Each case's judgments and failed calls, by `case_key`: gathered once per report."""
+
+    judgments: dict[str, list[Judgment]]
+    errors: dict[str, list[CallRecord]]
+    resolution: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, result: EvalResult, resolution: dict[str, Any] | None) -> CaseIndex:
+        judgments: dict[str, list[Judgment]] = defaultdict(list)
+        for j in result.judgments:
+            judgments[case_key(j.incident_id, j.trial)].append(j)
+        errors: dict[str, list[CallRecord]] = defaultdict(list)
+        for call in result.calls:
+            if call.error:
+                errors[case_key(call.incident_id, call.trial)].append(call)
+        by_case = {
+            case_key(c["incident_id"], str(c["trial"])): c
+            for c in (resolution or {}).get("cases", [])
+            if isinstance(c, dict) and "incident_id" in c
+        }
+        return cls(judgments, errors, by_case)
+
+    def case_view(self, n: int, case: CaseResult, texts: ReportTexts) -> CaseView:
+        """Case `n` of the result as the report shows it."""
+        key = case_key(case.incident_id, case.trial)
+        return _case(
+            f"case-{n}",
+            case,
+            self.judgments.get(key, []),
+            texts,
+            self.errors.get(key, []),
+            self.resolution.get(key),
+        )
+
+
+MAX_TABLE_ROWS = 1000
+"""Rows of the unscored-question, provider-error and resolution tables; the rest are counted."""
+
+
+@dataclass
 class ReportView:
     """Everything the HTML template shows, computed from a result and optional texts."""
 
@@ -142,6 +195,11 @@ class ReportView:
     agreement: list[Table] | None = None
     agreement_raw: str | None = None
     entities: dict[str, Any] | None = None
+    n_unscored: int = 0
+    n_call_errors: int = 0
+    n_resolution_cases: int = 0
+    pages: list[PageLink] = field(default_factory=list)
+    """Pages holding the case details, when the run is too large for one page."""
 
     @property
     def dimension_ids(self) -> list[str]:
@@ -166,20 +224,24 @@ def build_view(
     texts: ReportTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
+    pages: list[CasePage] | None = None,
 ) -> ReportView:
     """The report's view of `result`; `texts` adds ground truth and diagnoses, `raw` (the
-    result file's JSON) any optional sections the model does not carry.
+    result file's JSON) any optional sections the model does not carry. With `pages` the
+    view is a large run's summary page: each incident links to the page of its cases, and no
+    case detail is built.
     """
     texts = texts or ReportTexts()
     extra = optional_sections(result, raw)
     resolution = extra.get("resolution")
-    res_by_case = {
-        case_key(c["incident_id"], str(c["trial"])): c
-        for c in (resolution or {}).get("cases", [])
-        if isinstance(c, dict) and "incident_id" in c
-    }
-    incidents = _incidents(result, texts, res_by_case)
+    if pages is None:
+        incidents = _incidents(result, texts, CaseIndex.of(result, resolution))
+    else:
+        incidents = _incident_summaries(result, texts, pages)
     threshold = _rubric(result).get("threshold")
+    unscored = [j for j in result.judgments if j.answer is None]
+    call_errors = [c for c in result.calls if c.error]
+    resolution_cases = _resolution_rows(resolution, result.cases)
     view = ReportView(
         title=title or f"Diagnosis scores — {_rubric(result).get('name') or 'rubric'}",
         result=result,
@@ -190,17 +252,22 @@ def build_view(
         dimensions=_dimensions(result, texts),
         show_k=result.overall.k > 1,
         incidents=incidents,
-        unscored=[j for j in result.judgments if j.answer is None],
-        call_errors=[c for c in result.calls if c.error],
+        unscored=unscored[:MAX_TABLE_ROWS],
+        call_errors=call_errors[:MAX_TABLE_ROWS],
         plots={},
         texts_note=_texts_note(result, texts),
         resolution=resolution,
-        resolution_cases=_resolution_rows(resolution, result.cases),
+        resolution_cases=resolution_cases,
         entities=extra.get("entities"),
+        n_unscored=len(unscored),
+        n_call_errors=len(call_errors),
+        n_resolution_cases=len(resolution_cases),
+        pages=[_page_link(result, page) for page in pages or []],
     )
     if "agreement" in extra:
         view.agreement, view.agreement_raw = _agreement(extra["agreement"])
     view.plots = _plots(view)
+    view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
     return view
 
 
@@ -347,34 +414,110 @@ def incident_status(case_statuses: set[str]) -> str:
     return "incomplete" if not case_statuses else "mixed"
 
 
-def _incidents(
-    result: EvalResult, texts: ReportTexts, res_by_case: dict[str, dict[str, Any]]
-) -> list[IncidentView]:
-    judgments: dict[str, list[Judgment]] = defaultdict(list)
-    for j in result.judgments:
-        judgments[case_key(j.incident_id, j.trial)].append(j)
-    errors: dict[str, list[CallRecord]] = defaultdict(list)
-    for call in result.calls:
-        if call.error:
-            errors[case_key(call.incident_id, call.trial)].append(call)
+def _incidents(result: EvalResult, texts: ReportTexts, index: CaseIndex) -> list[IncidentView]:
+    """Every incident with every case in full, for a single page."""
     cases: dict[str, list[CaseView]] = defaultdict(list)
     for n, case in enumerate(result.cases):
-        key = case_key(case.incident_id, case.trial)
-        cases[case.incident_id].append(
-            _case(f"case-{n}", case, judgments[key], texts, errors[key], res_by_case.get(key))
-        )
+        cases[case.incident_id].append(index.case_view(n, case, texts))
+    return [
+        incident_view(n, summary, texts, cases.get(summary.incident_id, []))
+        for n, summary in enumerate(result.incidents)
+    ]
+
+
+def incident_view(
+    n: int,
+    summary: IncidentSummary,
+    texts: ReportTexts,
+    cases: list[CaseView],
+    statuses: set[str] | None = None,
+    href: str | None = None,
+) -> IncidentView:
+    """Incident `n` of the result with `cases` (its status from `statuses` when given)."""
+    return IncidentView(
+        anchor=f"incident-{n}",
+        summary=summary,
+        ground_truth=texts.ground_truth.get(summary.incident_id),
+        cases=cases,
+        status=incident_status(statuses if statuses is not None else {c.status for c in cases}),
+        href=href if href is not None else f"#incident-{n}",
+    )
+
+
+def _incident_summaries(
+    result: EvalResult, texts: ReportTexts, pages: list[CasePage]
+) -> list[IncidentView]:
+    """Every incident without case detail, linked to the first page showing its cases."""
+    href: dict[int, str] = {}
+    statuses: dict[int, set[str]] = defaultdict(set)
+    for page in pages:
+        for incident, case_numbers in page.parts:
+            href.setdefault(incident, f"{page.href}#incident-{incident}")
+            statuses[incident].update(case_status(result.cases[k]) for k in case_numbers)
+    return [
+        incident_view(n, summary, texts, [], statuses[n], href.get(n, ""))
+        for n, summary in enumerate(result.incidents)
+    ]
+
+
+def _page_link(result: EvalResult, page: CasePage) -> PageLink:
+    numbers = [k for _, case_numbers in page.parts for k in case_numbers]
+    names = [result.incidents[i].incident_id for i, _ in page.parts]
+    return PageLink(
+        href=page.href,
+        first=min(numbers, default=-1) + 1,
+        last=max(numbers, default=-1) + 1,
+        incidents=names,
+    )
+
+
+@dataclass
+class CasePage:
+    """One page of case details: its address beside the summary page, and per incident (by
+    its index in `result.incidents`) the numbers of the cases it shows, in order."""
+
+    href: str
+    parts: list[tuple[int, list[int]]]
+
+
+def plan_pages(result: EvalResult, per_page: int, folder: str) -> list[CasePage]:
+    """The cases, incident by incident, cut into pages of at most `per_page` cases; an
+    incident with more trials than that spans pages. Incidents with no case go on the page
+    where their turn comes."""
+    by_incident: dict[str, list[int]] = defaultdict(list)
+    for n, case in enumerate(result.cases):
+        by_incident[case.incident_id].append(n)
+    pages: list[list[tuple[int, list[int]]]] = [[]]
+    room = per_page
+    for i, summary in enumerate(result.incidents):
+        numbers = by_incident.get(summary.incident_id, [])
+        if not numbers:
+            pages[-1].append((i, []))
+        while numbers:
+            if not room:
+                pages.append([])
+                room = per_page
+            taken, numbers = numbers[:room], numbers[room:]
+            pages[-1].append((i, taken))
+            room -= len(taken)
+    return [
+        CasePage(href=f"{folder}/page-{p:03d}.html", parts=parts)
+        for p, parts in enumerate(pages, 1)
+    ]
+
+
+def page_incidents(
+    summary: ReportView, texts: ReportTexts, index: CaseIndex, page: CasePage
+) -> list[IncidentView]:
+    """The incidents of one case page, with their cases on that page in full; an incident's
+    status is over all its cases (`summary`'s), not only those on this page."""
+    result = summary.result
     views = []
-    for n, summary in enumerate(result.incidents):
-        mine = cases.get(summary.incident_id, [])
-        views.append(
-            IncidentView(
-                anchor=f"incident-{n}",
-                summary=summary,
-                ground_truth=texts.ground_truth.get(summary.incident_id),
-                cases=mine,
-                status=incident_status({c.status for c in mine}),
-            )
-        )
+    for i, case_numbers in page.parts:
+        cases = [index.case_view(k, result.cases[k], texts) for k in case_numbers]
+        view = incident_view(i, result.incidents[i], texts, cases)
+        view.status = summary.incidents[i].status
+        views.append(view)
     return views
 
 

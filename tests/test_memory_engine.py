@@ -1,0 +1,45 @@
+"""A run does not hold its verdicts and their judgments at once, and keeps judgments compact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ground_truth import load_specs, load_submissions
+from judge import engine
+from judge.cache import LeafCall
+from judge.engine import evaluate
+from judge.judgment import DimensionVerdict
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+
+
+def _run_example():
+    specs = load_specs(EXAMPLE / "ground_truth")
+    return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
+
+
+def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    take = engine._Run.take_answers
+    held: list[int] = []
+    kept: list[object] = []
+
+    def watched(self):
+        kept.extend([*self.verdicts, *self.calls.values()])
+        for unit, answered in take(self):
+            held.append(sum(v is not None for v in self.verdicts))
+            yield unit, answered
+
+    monkeypatch.setattr(engine._Run, "take_answers", watched)
+    result = _run_example()
+    units = len(result.calls)
+    assert held == [units - 1 - i for i in range(units)]  # each let go of when handed over
+    assert not any(isinstance(x, DimensionVerdict | LeafCall) for x in kept)
+    assert len(kept) == 2 * units
+
+
+def test_result_models_share_their_fields_sets() -> None:
+    result = _run_example()
+    for items in (result.judgments, result.calls, result.cases):
+        assert len({id(x.__pydantic_fields_set__) for x in items}) == 1
