@@ -211,6 +211,8 @@ def markdown(summary: dict[str, Any]) -> str:
             "|---|---|---|---:|---:|---|---:|",
         ]
         for row in summary["kappa"]:
+            if not row["n"]:  # a label file without this level (SREGym's: verdicts only)
+                continue
             low, high = row["kappa_ci"]
             lines.append(
                 f"| {row['level']} | {row['unit']} | {row['annotator']} | {row['n']} | "
