@@ -362,7 +362,7 @@ class BatchPhase:
 
     def _line(self, call: _Call) -> dict[str, Any]:
         assert call.messages is not None
-        body = self.judge.request(call.messages, self.judge.negotiation.mode)
+        body = self.judge.request(call.messages, self.judge.negotiation.mode, call.question_ids)
         body["model"] = self.model_name
         return {"custom_id": call.key, "method": "POST", "url": ENDPOINT, "body": body}
 

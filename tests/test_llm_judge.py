@@ -162,7 +162,7 @@ def test_missing_then_duplicate_ids_are_reasked_until_valid(monkeypatch) -> None
     )
     seen: list[list[dict]] = []
 
-    async def scripted(messages):
+    async def scripted(messages, question_ids):
         seen.append(messages)
         return await litellm.acompletion(
             model="openai/gpt-4o-mini", messages=messages, mock_response=next(replies)

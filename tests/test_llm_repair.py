@@ -100,7 +100,7 @@ def scripted_judge(monkeypatch, replies: list[str]) -> LLMJudge:
 
     script = iter(replies)
 
-    async def call(messages):
+    async def call(messages, question_ids):
         return await litellm.acompletion(
             model="openai/gpt-4o-mini", messages=messages, mock_response=next(script)
         )

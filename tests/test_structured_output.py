@@ -287,3 +287,39 @@ def test_a_forced_mode_is_not_remembered(tmp_path) -> None:
         assert store.get_meta(judge.structured_output_key) is None
         with pytest.raises(ValueError, match="store_version"):
             store.set_meta("store_version", "0")
+
+
+def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early() -> None:
+    """At submission granularity the real 1.5B model answered three questions of nine under
+    the generic schema; pinning every id in the json_object schema makes a grammar-enforcing
+    server produce all of them (the fake stops early unless the list is pinned)."""
+    from judge.judges.llm import pinned_schema
+
+    specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
+    subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id]
+    config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "stop_after_answers": 3}
+    options = EvalOptions(granularity="submission")
+    with server(**config) as provider:
+        result = evaluate(specs, subs, judge=judge_for(provider), options=options)
+        asked = [c for c in provider.calls if c.outcome == "ok"]
+    assert result.complete and all(j.answer for j in result.judgments)
+    assert len(asked) == len(subs) and all(len(c.question_ids) == 9 for c in asked)
+    with server(stop_after_answers=3, response_formats=("json_object", "text")) as provider:
+        loose = evaluate(specs, subs, judge=judge_for(provider), options=options)
+    assert not loose.complete
+    assert {j.unscored_reason.split(":")[0] for j in loose.judgments if j.answer is None} == {
+        "unparseable reply after 3 attempts"
+    }
+    schema = pinned_schema(["D1-Q1", "D2-Q3"])["properties"]["answers"]
+    assert [i["properties"]["id"]["const"] for i in schema["prefixItems"]] == ["D1-Q1", "D2-Q3"]
+    assert schema["minItems"] == schema["maxItems"] == 2
+
+
+def test_only_the_json_object_schema_mode_pins_the_ids() -> None:
+    judge = LLMJudge("openai/fake-judge", api_base="http://127.0.0.1:9/v1")
+    ids = ["D1-Q1", "D1-Q2"]
+    pinned = judge.request([], "json_object+schema", ids)["response_format"]
+    assert "prefixItems" in pinned["schema"]["properties"]["answers"]
+    strict = judge.request([], "json_schema", ids)["response_format"]
+    assert "prefixItems" not in json.dumps(strict)
+    assert "response_format" not in judge.request([], "prompt", ids)

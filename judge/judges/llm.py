@@ -88,6 +88,35 @@ def _response_format() -> dict[str, Any]:
     return schema
 
 
+def pinned_schema(question_ids: list[str]) -> dict[str, Any]:
+    """The reply schema with the answer list fixed to `question_ids`, one item each, in order.
+
+    Servers that enforce a `json_object` schema with a grammar (llama.cpp, vLLM's guided
+    decoding) then cannot end the list early or skip an id: a 1.5B model asked nine questions
+    in one call answered the first three and stopped, three attempts in a row, under the
+    generic schema. Only for that mode: OpenAI's strict `json_schema` does not take
+    `prefixItems`, and there the generic schema stays (part of the store key as
+    `SCHEMA_HASH`; the pinned one asks for the same reply, so it is not)."""
+    schema = DimensionReply.model_json_schema()
+    item = schema["$defs"]["AnswerItem"]
+    items = [
+        {**item, "properties": {**item["properties"], "id": {"const": qid, "type": "string"}}}
+        for qid in question_ids
+    ]
+    answers: dict[str, Any] = {
+        "type": "array",
+        "prefixItems": items,
+        "minItems": len(items),
+        "maxItems": len(items),
+    }
+    return {
+        "type": "object",
+        "properties": {"answers": answers},
+        "required": ["answers"],
+        "additionalProperties": False,
+    }
+
+
 def import_litellm() -> Any:
     """litellm, imported on first use with its debug banner off and its bundled price map (no
     network fetch) unless LITELLM_LOCAL_MODEL_COST_MAP says otherwise.
@@ -277,7 +306,7 @@ class LLMJudge:
                 self.gate.retrying()
             token = _TALLY.set(tally)
             try:
-                response = await self._call(messages)
+                response = await self._call(messages, task.question_ids)
             except RunStopped:
                 raise
             except FormatRefused as refused:
@@ -324,7 +353,7 @@ class LLMJudge:
             f"'auto' steps down to a format it accepts): {words}"
         )
 
-    async def _call(self, messages: list[dict[str, Any]]) -> Any:
+    async def _call(self, messages: list[dict[str, Any]], question_ids: list[str]) -> Any:
         """One answer in the negotiated reply format. While no reply has confirmed the format,
         one request probes it and the others wait (see `Negotiation`); a refusal of the format
         steps down at once and is never retried."""
@@ -341,7 +370,7 @@ class LLMJudge:
                     probe = True
                     negotiation.start_probe()
             try:
-                response = await self._send(messages, mode)
+                response = await self._send(messages, mode, question_ids)
             except Exception as exc:
                 if not self._refused(exc, mode):
                     raise
@@ -371,9 +400,12 @@ class LLMJudge:
             )
         return True
 
-    def request(self, messages: list[dict[str, Any]], mode: Mode) -> dict[str, Any]:
+    def request(
+        self, messages: list[dict[str, Any]], mode: Mode, question_ids: list[str] | None = None
+    ) -> dict[str, Any]:
         """What one call asks: model, messages, reply format and the params that change the
-        answer (a provider batch's request lines are built from it too)."""
+        answer (a provider batch's request lines are built from it too). In `json_object+schema`
+        mode the schema pins `question_ids` (see `pinned_schema`)."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -381,6 +413,8 @@ class LLMJudge:
             **self.extra_params,
         }
         reply_format = response_format(mode, _response_format())
+        if mode == "json_object+schema" and question_ids:
+            reply_format = {"type": "json_object", "schema": pinned_schema(question_ids)}
         if reply_format is not None:
             kwargs["response_format"] = reply_format
         if self.seed is not None:
@@ -396,14 +430,16 @@ class LLMJudge:
             kwargs["api_key"] = NO_KEY
         return kwargs
 
-    async def _send(self, messages: list[dict[str, Any]], mode: Mode) -> Any:
+    async def _send(
+        self, messages: list[dict[str, Any]], mode: Mode, question_ids: list[str] | None = None
+    ) -> Any:
         """One answer from the provider, retrying transient errors; every request is gated."""
         litellm = await litellm_ready()
         kwargs: dict[str, Any] = {
             "timeout": self.timeout,
             "num_retries": 0,
             "drop_params": True,
-            **self.request(messages, mode),
+            **self.request(messages, mode, question_ids),
             **self.endpoint(),
         }
         estimated = _estimate_tokens(messages)

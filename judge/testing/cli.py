@@ -104,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept a json_object schema, do not enforce it",
     )
     parser.add_argument(
+        "--stop-after-answers",
+        type=int,
+        metavar="N",
+        help="end each answer list after N answers unless a json_object schema pins the list",
+    )
+    parser.add_argument(
         "--batch-delay", type=float, default=1.0, help="seconds a /v1/batches job takes"
     )
     parser.add_argument(
@@ -154,6 +160,7 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         response_formats=tuple(args.accept_format or FORMATS),
         format_refusal=args.format_refusal,
         ignore_schema=args.ignore_schema,
+        stop_after_answers=args.stop_after_answers,
         batch_delay=args.batch_delay,
         batch_schedule=args.batch_schedule,
         batch_partial_rate=args.batch_partial_rate,

@@ -33,6 +33,9 @@ class FakeProviderConfig(BaseModel):
       `format_refusal` shape (see `judge.testing.formats`).
     - `ignore_schema`: accept a `json_object` schema but do not enforce it (the answers come
       back wrapped in another key, in lower case, in a code fence).
+    - `stop_after_answers`: a small model that ends its answer list after this many answers
+      (a 1.5B model asked nine questions answered three), unless the request's `json_object`
+      schema pins the list (`prefixItems`), as a grammar-enforcing server then forces every item.
     - `echo_key_padding`: when set, a 401's message echoes the key it was sent, after this many
       filler characters (a badly behaved gateway; for testing that the key is masked everywhere).
     - `batch_delay`: seconds a batch (`/v1/batches`) stays in progress before it ends.
@@ -61,6 +64,7 @@ class FakeProviderConfig(BaseModel):
     response_formats: tuple[FormatName, ...] = FORMATS
     format_refusal: RefusalShape = "openai-400"
     ignore_schema: bool = False
+    stop_after_answers: int | None = Field(None, ge=0)
     echo_key_padding: int | None = Field(None, ge=0)
     batch_delay: float = Field(1.0, ge=0)
     batch_schedule: list[BatchOutcome] = Field(default_factory=list)

@@ -79,6 +79,9 @@ class _Request:
             str(response_format.get("type")) if isinstance(response_format, dict) else None
         )
         self.format = request_format(response_format)
+        schema = response_format.get("schema") if isinstance(response_format, dict) else None
+        answers = (schema or {}).get("properties", {}).get("answers", {})
+        self.pinned = self.format == "json_object+schema" and "prefixItems" in answers
         canonical = json.dumps(self.messages, sort_keys=True)
         self.messages_hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         self.question_ids = question_ids(last_user_text(self.messages))
@@ -285,6 +288,9 @@ class FakeProvider:
             except Exception as exc:
                 message = f"fake provider: the answer policy failed: {exc!r}"
                 return Reply(500, replies.error(message, "server_error")), POLICY_ERROR, {}
+            stop = self.config.stop_after_answers
+            if stop is not None and not request.pinned:
+                answers = answers[:stop]
             content = answers_json(answers)
         else:
             content = "OK"
