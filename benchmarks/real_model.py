@@ -3,7 +3,7 @@
     python benchmarks/real_model.py report RESULT.json [--store S.sqlite] [--labels L.csv ...]
                                            [--wall-seconds N] [--json]
     python benchmarks/real_model.py sregym-bench DIR
-    python benchmarks/real_model.py variant no-hints DIR
+    python benchmarks/real_model.py variant no-hints|worked-example DIR
 
 `report` reads a finished run's result (and its store, for the time between answers; with
 `--max-concurrent 1` that is the time per call) and prints: calls and requests, seconds per
@@ -16,8 +16,10 @@ Cohen's kappa against each annotator per question and per verdict (`agreement` p
 `judge eval --ground-truth DIR/specs.json --outputs DIR/submissions.jsonl ...` and `report`.
 
 `variant NAME DIR` writes a prompt variant of the shipped templates to DIR for
-`judge eval --prompt-template DIR`: `no-hints` drops the rubric's evaluator hints. It is derived
-from the shipped templates at run time, so it follows any change to them.
+`judge eval --prompt-template DIR`: `no-hints` drops the rubric's evaluator hints;
+`worked-example` adds a short worked example under each question of the default rubric
+(`sregym-v3`), all about one made-up incident. Both are derived from the shipped templates at
+run time, so they follow any change to them.
 
 The local model of `../shared/tools/local-llm` (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) is a
 floor for what an LLM judge does here, not a recommendation.
@@ -222,7 +224,30 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-VARIANTS = ("no-hints",)
+VARIANTS = ("no-hints", "worked-example")
+
+WORKED_CASE = (
+    "ground truth: deployment geo (namespace hotel-reservation) runs image geo:broken, which "
+    "lacks the geo binary; its pods crash-loop and frontend searches fail."
+)
+WORKED_EXAMPLES = {
+    "D1-Q1": "'geo's pods crash because its image has no binary' -> Yes; "
+    "'the frontend is failing' -> No (a victim, not the origin).",
+    "D1-Q2": "'geo's image is broken; the frontend errors follow from it' -> Yes; "
+    "'frontend and geo are both broken' -> No.",
+    "D1-Q3": "'mongodb-geo is the root cause' -> No (a healthy component blamed); "
+    "'geo is the root cause' -> Yes.",
+    "D2-Q1": "'geo runs a bad image' -> Yes; 'geo is OOMKilled by its memory limit' -> No.",
+    "D2-Q2": "'image geo:broken has no binary' -> Yes; 'something is wrong with geo' -> No.",
+    "D2-Q3": "'a network policy blocks geo' -> No; 'geo's image is wrong' -> Yes.",
+    "D3-Q1": "'geo's image, and the profile service is also misconfigured' -> No; "
+    "'geo's image' alone -> Yes.",
+    "D3-Q2": "'geo crash-loops, so frontend searches fail' -> Yes; 'geo crash-loops' alone -> "
+    "No (frontend is listed as affected).",
+    "D3-Q3": "'geo crash-loops and searches fail' -> Yes; 'database latency rose' -> No.",
+}
+"""One made-up incident and, per question of `sregym-v3`, a diagnosis that earns Yes and one
+that earns No, for the `worked-example` variant."""
 
 
 def write_variant(name: str, directory: Path) -> Path:
@@ -234,8 +259,21 @@ def write_variant(name: str, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     for template in sorted(TEMPLATES.glob("*.j2")):
         text = template.read_text()
-        (directory / template.name).write_text(_without_hints(text, template))
+        change = _without_hints if name == "no-hints" else _with_examples
+        (directory / template.name).write_text(change(text, template))
     return directory
+
+
+def _with_examples(text: str, template: Path) -> str:
+    """Name the made-up incident once under `## Questions`, and put its worked example after
+    each question's line (`[ID] text`) of the questions template."""
+    line, heading = "[{{ q.id }}] {{ q.text }}\n", "## Questions\n"
+    if line not in text or heading not in text:
+        return text
+    intro = f"(The examples are about a made-up incident, not this one: {WORKED_CASE})\n"
+    example = "{% if q.id in worked %}  Example: {{ worked[q.id] }}\n{% endif %}"
+    text = text.replace(heading, heading + intro).replace(line, line + example)
+    return "{% set worked = " + json.dumps(WORKED_EXAMPLES) + " %}" + text
 
 
 def _without_hints(text: str, template: Path) -> str:

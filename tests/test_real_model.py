@@ -119,3 +119,22 @@ def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
     assert plain[1]["content"].splitlines() == [
         line for line in shipped[1]["content"].splitlines() if line not in hint_lines
     ]
+
+
+def test_the_worked_example_variant_adds_one_example_per_question(tmp_path) -> None:
+    from judge.prompts import PromptRenderer
+    from judge.rubric import load_rubric
+
+    bench = real_model_module()
+    variant = bench.write_variant("worked-example", tmp_path / "worked")
+    spec = load_specs(EXAMPLE / "ground_truth")[0]
+    sub = Submission(incident_id=spec.id, diagnosis="The checkout pod ran out of memory.")
+    for dimension in load_rubric().dimensions:
+        shipped = PromptRenderer().render(spec, sub, dimension).messages[1]["content"]
+        worked = PromptRenderer(variant).render(spec, sub, dimension).messages[1]["content"]
+        assert worked.count("  Example: ") == len(dimension.questions)
+        assert worked.count(bench.WORKED_CASE) == 1
+        for q in dimension.questions:
+            assert bench.WORKED_EXAMPLES[q.id] in worked
+        kept = [line for line in worked.splitlines() if not line.startswith("  Example: ")]
+        assert [line for line in kept if bench.WORKED_CASE not in line] == shipped.splitlines()
