@@ -67,7 +67,10 @@ def tokens_per_submission(result: dict[str, Any]) -> dict[str, float | None]:
     calls: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for call in result.get("calls") or []:
         calls[(call["incident_id"], call["trial"])].append(call.get("usage") or {})
-    dimensions = len((result.get("config") or {}).get("dimensions") or []) or None
+    config = result.get("config") or {}
+    dimensions = len(config.get("dimensions") or []) or None
+    if config.get("granularity") == "submission":
+        dimensions = 1  # one call asks every dimension
     whole = [u for u in calls.values() if dimensions is None or len(u) == dimensions]
     if not whole:
         return {"prompt": None, "completion": None, "submissions": 0}
