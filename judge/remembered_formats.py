@@ -44,13 +44,10 @@ def remember(judges: Iterable[object], store: Store | None) -> None:
     if store is None:
         return
     for judge in judges:
-        negotiation = getattr(judge, "negotiation", None)
-        if (
-            isinstance(judge, Negotiating)
-            and negotiation is not None
-            and negotiation.requested == "auto"
-            and negotiation.confirmed
-        ):
-            key, mode = judge.structured_output_key, judge.negotiation.mode
-            if store.get_meta(key) != mode:
-                store.set_meta(key, mode)
+        if not isinstance(judge, Negotiating):
+            continue
+        negotiation = judge.negotiation
+        if negotiation.requested == "auto" and negotiation.confirmed:
+            key = judge.structured_output_key
+            if store.get_meta(key) != negotiation.mode:
+                store.set_meta(key, negotiation.mode)
