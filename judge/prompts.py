@@ -78,7 +78,10 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 class PromptRenderer:
     """Renders prompts from the shipped templates, or from a directory that overrides some of them."""
 
-    def __init__(self, template_dir: str | Path | None = None):
+    def __init__(self, template_dir: str | Path | None = None, reply_order: str = "answer-first"):
+        self.reply_order = reply_order
+        """Which field of an answer the system prompt asks for first; see
+        `judge.judges.llm.EvidenceFirstItem` (the llm judge's `reply_order` should match)."""
         search = [str(TEMPLATES)]
         if template_dir is not None:
             template_dir = Path(template_dir)
@@ -116,7 +119,9 @@ class PromptRenderer:
             "fence": fence_tag(submission.diagnosis),
         }
         try:
-            system = self.env.get_template(SYSTEM_TEMPLATE).render().strip()
+            system = (
+                self.env.get_template(SYSTEM_TEMPLATE).render(reply_order=self.reply_order).strip()
+            )
             case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()

@@ -63,6 +63,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="reply format asked of an LLM judge; auto (default) steps down from json_schema "
         "to what the server accepts",
     )
+    p.add_argument(
+        "--reply-order",
+        choices=("answer-first", "evidence-first"),
+        default="answer-first",
+        help="field order asked of an LLM judge's answers: answer-first (default) or "
+        "evidence-first (the quote before the Yes/No, a short chain of thought)",
+    )
     p.add_argument("--result-file", type=Path, default=Path("results.json"))
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
@@ -221,7 +228,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
     spec, submission = _require_matches(specs, submissions, args)
     from ..prompts import PromptRenderer
 
-    renderer = PromptRenderer(args.prompt_template)
+    renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
     if args.prompt_template is not None:  # bad input for every judge, even one that reads none
         renderer.render(spec, submission, rubric.dimensions[0])
     if judge is None:
@@ -316,6 +323,7 @@ def _make_judge(args):
             "timeout": args.timeout,
             "max_retries": args.max_retries,
             "structured_output": args.structured_output,
+            "reply_order": args.reply_order,
         }
     try:
         return build_judge(models, repeat=args.repeat, tie=args.tie, **options)

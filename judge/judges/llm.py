@@ -52,6 +52,9 @@ from .structured import (
     response_format,
 )
 
+ReplyOrder = Literal["answer-first", "evidence-first"]
+REPLY_ORDERS: tuple[ReplyOrder, ...] = ("answer-first", "evidence-first")
+
 
 class AnswerItem(BaseModel):
     """One question's answer as the judge model must give it: Yes/No, evidence quote, confidence."""
@@ -62,33 +65,61 @@ class AnswerItem(BaseModel):
     confidence: Literal["High", "Medium", "Low"]
 
 
+class EvidenceFirstItem(BaseModel):
+    """`AnswerItem` with the evidence asked for before the answer. A model writes the fields in
+    schema order (a grammar-enforcing server makes it), so it quotes the diagnosis before it
+    commits to Yes or No: a short chain of thought, at the cost of the longer quote tokens."""
+
+    id: str
+    evidence: str
+    answer: Literal["Yes", "No"]
+    confidence: Literal["High", "Medium", "Low"]
+
+
 class DimensionReply(BaseModel):
     """The response format the model is asked for."""
 
     answers: list[AnswerItem]
 
 
-SCHEMA_HASH = hashlib.sha256(
-    json.dumps(DimensionReply.model_json_schema(), sort_keys=True).encode()
-).hexdigest()[:16]
+class EvidenceFirstReply(BaseModel):
+    """The response format with the evidence first (`--reply-order evidence-first`)."""
+
+    answers: list[EvidenceFirstItem]
+
+
+REPLY_MODELS: dict[str, type[BaseModel]] = {
+    "answer-first": DimensionReply,
+    "evidence-first": EvidenceFirstReply,
+}
+
+
+@functools.cache
+def schema_hash(order: ReplyOrder = "answer-first") -> str:
+    """The reply schema's part of a stored answer's key: the two orders are different asks."""
+    schema = REPLY_MODELS[order].model_json_schema()
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
+
+
+SCHEMA_HASH = schema_hash("answer-first")
 
 COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
 
 
 @functools.cache
-def _response_format() -> dict[str, Any]:
-    """`DimensionReply` as the JSON-schema dict litellm would derive from the class on every
-    call (pydantic schema generation, ~1 ms each): derived once."""
+def _response_format(order: ReplyOrder = "answer-first") -> dict[str, Any]:
+    """The reply model as the JSON-schema dict litellm would derive from the class on every
+    call (pydantic schema generation, ~1 ms each): derived once per order."""
     import_litellm()
     from litellm.utils import type_to_response_format_param
 
-    schema = type_to_response_format_param(DimensionReply)
+    schema = type_to_response_format_param(REPLY_MODELS[order])
     assert schema is not None  # a pydantic model always yields one
     return schema
 
 
-def pinned_schema(question_ids: list[str]) -> dict[str, Any]:
+def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -> dict[str, Any]:
     """The reply schema with the answer list fixed to `question_ids`, one item each, in order.
 
     Servers that enforce a `json_object` schema with a grammar (llama.cpp, vLLM's guided
@@ -96,9 +127,9 @@ def pinned_schema(question_ids: list[str]) -> dict[str, Any]:
     in one call answered the first three and stopped, three attempts in a row, under the
     generic schema. Only for that mode: OpenAI's strict `json_schema` does not take
     `prefixItems`, and there the generic schema stays (part of the store key as
-    `SCHEMA_HASH`; the pinned one asks for the same reply, so it is not)."""
-    schema = DimensionReply.model_json_schema()
-    item = schema["$defs"]["AnswerItem"]
+    `schema_hash`; the pinned one asks for the same reply, so it is not)."""
+    schema = REPLY_MODELS[order].model_json_schema()
+    item = next(iter(schema["$defs"].values()))
     items = [
         {**item, "properties": {**item["properties"], "id": {"const": qid, "type": "string"}}}
         for qid in question_ids
@@ -233,6 +264,7 @@ class LLMJudge:
         extra_params: dict[str, Any] | None = None,
         name: str | None = None,
         structured_output: str = "auto",
+        reply_order: ReplyOrder = "answer-first",
     ):
         self.model = model
         self.api_base = api_base
@@ -247,6 +279,14 @@ class LLMJudge:
         self.name = name or f"llm:{model}"
         self.gate: Gate | NullGate = NullGate()
         self.negotiation = Negotiation(structured_output)
+        if reply_order not in REPLY_ORDERS:
+            raise ValueError(
+                f"reply_order must be one of {', '.join(REPLY_ORDERS)}, not {reply_order!r}"
+            )
+        self.reply_order: ReplyOrder = reply_order
+        """The order of each answer's fields (see `EvidenceFirstItem`); pair it with a
+        `PromptRenderer(reply_order=...)` so that a reply asked for in the prompt alone
+        (`prompt` mode) is described in the same order."""
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
@@ -274,6 +314,7 @@ class LLMJudge:
             "model": self.model,
             "api_base": self.api_base,
             "params": params,
+            "reply_order": self.reply_order,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
             "structured_output_negotiation": self.negotiation.describe(),
             "replies": reply_shares(self.replies),
@@ -291,7 +332,11 @@ class LLMJudge:
         """What changes this judge's answers. Not the endpoint (`api_base`), the timeout or the
         retry settings: the same model asked the same prompt elsewhere is the same judgment."""
         params = {"temperature": self.temperature, "seed": self.seed, **self.extra_params}
-        return {"model": self.model, "params": scrub_params(params), "schema": SCHEMA_HASH}
+        return {
+            "model": self.model,
+            "params": scrub_params(params),
+            "schema": schema_hash(self.reply_order),
+        }
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
         if self.cache_marker is None:
@@ -412,9 +457,10 @@ class LLMJudge:
             "temperature": self.temperature,
             **self.extra_params,
         }
-        reply_format = response_format(mode, _response_format())
+        reply_format = response_format(mode, _response_format(self.reply_order))
         if mode == "json_object+schema" and question_ids:
-            reply_format = {"type": "json_object", "schema": pinned_schema(question_ids)}
+            pinned = pinned_schema(question_ids, self.reply_order)
+            reply_format = {"type": "json_object", "schema": pinned}
         if reply_format is not None:
             kwargs["response_format"] = reply_format
         if self.seed is not None:
