@@ -89,6 +89,8 @@ class Judgment(BaseModel):
     unscored_reason: str | None = None
     judge: str
     prompt_hash: str
+    """The hash of the prompt the judge was asked (part of a stored answer's key); empty for a
+    judge that reads no prompt (the rules judge renders none)."""
 
 
 _FULL_FIELD_SETS: dict[type[BaseModel], set[str]] = {}

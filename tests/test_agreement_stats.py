@@ -149,7 +149,12 @@ def _ac1_multi_rater_form(a: list[str], b: list[str]) -> float:
     """Gwet (2008) multi-rater AC1 specialised to two raters per item (a different formula path)."""
     r = 2
     items = [[x, y] for x, y in zip(a, b, strict=True)]
-    pa = np.mean([sum(row.count(k) * (row.count(k) - 1) for k in ("Yes", "No")) / (r * (r - 1)) for row in items])
+    pa = np.mean(
+        [
+            sum(row.count(k) * (row.count(k) - 1) for k in ("Yes", "No")) / (r * (r - 1))
+            for row in items
+        ]
+    )
     pi = {k: np.mean([row.count(k) / r for row in items]) for k in ("Yes", "No")}
     pe = sum(p * (1 - p) for p in pi.values())  # / (q - 1) with q = 2
     return (pa - pe) / (1 - pe)
@@ -232,7 +237,9 @@ def test_fleiss_kappa_matches_statsmodels_on_random_data():
         data = rng.choice(["Yes", "No"], size=(items, raters), p=[0.3, 0.7])
         table, _ = aggregate_raters(data)
         ref = sm_fleiss_kappa(table)
-        ours = multi_rater_stats(data.tolist(), [str(i) for i in range(items)], list("abcdefg"[:raters]), B=0)
+        ours = multi_rater_stats(
+            data.tolist(), [str(i) for i in range(items)], list("abcdefg"[:raters]), B=0
+        )
         if np.isnan(ref):
             assert ours.fleiss_kappa.value is None
         else:
@@ -318,14 +325,26 @@ def test_bootstrap_resamples_whole_incidents():
     assert (boot.weights.sum(axis=1) == 6).all()
     uneven = [c for c in clusters[:4]] + clusters  # incident 0 now has 8 items
     totals = boot.replicate(uneven, np.ones((len(uneven), 1)))[:, 0]
-    assert all((t - 4 * boot.weights[i].sum() - 4 * boot.weights[i, 0]) == 0 for i, t in enumerate(totals))
+    assert all(
+        (t - 4 * boot.weights[i].sum() - 4 * boot.weights[i, 0]) == 0 for i, t in enumerate(totals)
+    )
 
 
 def test_bootstrap_replicates_equal_sklearn_on_the_resampled_items():
     a, b, clusters = _clustered(8, 3, 4)
     boot = ClusterBootstrap(clusters, B=25, seed=3)
-    per_item = np.array([[x == "Yes" and y == "Yes", x == "Yes" and y == "No", x == "No" and y == "Yes",
-                          x == "No" and y == "No"] for x, y in zip(a, b, strict=True)], dtype=float)
+    per_item = np.array(
+        [
+            [
+                x == "Yes" and y == "Yes",
+                x == "Yes" and y == "No",
+                x == "No" and y == "Yes",
+                x == "No" and y == "No",
+            ]
+            for x, y in zip(a, b, strict=True)
+        ],
+        dtype=float,
+    )
     kappas = pair_formulas(boot.replicate(clusters, per_item))["kappa"]
     for r in range(boot.B):
         ra, rb = [], []
@@ -350,7 +369,10 @@ def test_undefined_resamples_are_dropped_and_counted():
 def test_multi_rater_bootstrap_intervals_cover_the_point():
     rng = np.random.default_rng(2)
     truth = rng.choice(["Yes", "No"], size=40)
-    rows = [[t if rng.random() < 0.85 else ("No" if t == "Yes" else "Yes") for _ in range(4)] for t in truth]
+    rows = [
+        [t if rng.random() < 0.85 else ("No" if t == "Yes" else "Yes") for _ in range(4)]
+        for t in truth
+    ]
     clusters = [f"inc-{i // 2}" for i in range(40)]
     stats = multi_rater_stats(rows, clusters, ["a", "b", "c", "d"], B=300, seed=1)
     for est in (stats.fleiss_kappa, stats.krippendorff_alpha):
@@ -400,7 +422,13 @@ def test_statistics_unchanged_by_relabelling_yes_and_no(pair):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(["Yes", "No", None]), min_size=3, max_size=3), min_size=1, max_size=15))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["Yes", "No", None]), min_size=3, max_size=3),
+        min_size=1,
+        max_size=15,
+    )
+)
 def test_multi_rater_statistics_stay_in_range_or_are_undefined(rows):
     stats = multi_rater_stats(rows, [str(i) for i in range(len(rows))], ["a", "b", "c"], B=0)
     for est in (stats.fleiss_kappa, stats.krippendorff_alpha):

@@ -64,7 +64,9 @@ def post(
 ) -> tuple[int, dict[str, str], Any]:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = urllib.request.Request(
-        url + "/chat/completions", data=data, method="POST",
+        url + "/chat/completions",
+        data=data,
+        method="POST",
         headers={"Content-Type": "application/json", **(headers or {})},
     )
     try:
@@ -75,8 +77,11 @@ def post(
 
 
 def chat(url: str, messages: list[dict[str, Any]] = MESSAGES, **extra: Any):
-    return post(url, {"model": "fake-judge", "messages": messages, **extra},
-                {"Authorization": "Bearer sk-secret-123"})
+    return post(
+        url,
+        {"model": "fake-judge", "messages": messages, **extra},
+        {"Authorization": "Bearer sk-secret-123"},
+    )
 
 
 def content_of(payload: dict[str, Any]) -> str:
@@ -88,6 +93,7 @@ def serve(**config: Any) -> FakeProvider:
 
 
 # --- answers --------------------------------------------------------------------------------
+
 
 def test_ok_reply_has_openai_shape_and_follows_the_answer_schema():
     with serve() as server:
@@ -180,16 +186,20 @@ def test_a_policy_returning_neither_yes_nor_no_is_a_500_not_a_fault():
 def test_prompt_parsing_helpers():
     assert question_ids("a\nQuestion ids: X-1 , X-2,X-3 \nb") == ["X-1", "X-2", "X-3"]
     assert question_ids("no ids here") == []
-    assert diagnosis_text(
-        "x\n----- BEGIN DIAGNOSIS ab12 -----\nline one\n----- END DIAGNOSIS zz -----\n"
-        "line two\n----- END DIAGNOSIS ab12 -----\ny"
-    ) == "line one\n----- END DIAGNOSIS zz -----\nline two"
+    assert (
+        diagnosis_text(
+            "x\n----- BEGIN DIAGNOSIS ab12 -----\nline one\n----- END DIAGNOSIS zz -----\n"
+            "line two\n----- END DIAGNOSIS ab12 -----\ny"
+        )
+        == "line one\n----- END DIAGNOSIS zz -----\nline two"
+    )
     assert diagnosis_text("intro\n~~~~\nbody text\n~~~~\nrest") == "body text"
     assert diagnosis_text("x <diagnosis> tagged </diagnosis> y") == "tagged"
     assert diagnosis_text("  bare  ") == "bare"
 
 
 # --- HTTP faults ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("kind", "status", "error_type"),
@@ -211,7 +221,8 @@ def test_http_fault_has_status_and_openai_error_body(kind, status, error_type):
     assert set(payload["error"]) == {"message", "type", "param", "code"}
     assert "sk-secret-123" not in json.dumps(payload)
     assert [(r.outcome, r.injected, r.status) for r in records] == [
-        (kind, True, status), ("ok", False, 200)
+        (kind, True, status),
+        ("ok", False, 200),
     ]
     if kind == "429":
         assert headers["Retry-After"] == "3" and headers["retry-after-ms"] == "2500"
@@ -258,6 +269,7 @@ def test_hang_outlives_client_timeout_and_stop_releases_it():
 
 # --- rate limit, auth, bad requests ---------------------------------------------------------
 
+
 def test_own_rate_limit_answers_429_with_retry_after_and_is_not_an_injected_fault():
     with serve(rpm=2) as server:
         statuses = [chat(server.url)[0] for _ in range(2)]
@@ -286,17 +298,25 @@ def test_sliding_window_limiter_frees_slots_as_the_window_slides():
 def test_required_api_key_and_redacted_authorization(tmp_path):
     log = tmp_path / "calls.jsonl"
     with serve(api_key="sk-right-key", log_path=log) as server:
-        wrong = post(server.url, {"model": "m", "messages": MESSAGES},
-                     {"Authorization": "Bearer sk-wrong-key"})
+        wrong = post(
+            server.url,
+            {"model": "m", "messages": MESSAGES},
+            {"Authorization": "Bearer sk-wrong-key"},
+        )
         missing = post(server.url, {"model": "m", "messages": MESSAGES})
-        right = post(server.url, {"model": "m", "messages": MESSAGES},
-                     {"Authorization": "Bearer sk-right-key"})
+        right = post(
+            server.url,
+            {"model": "m", "messages": MESSAGES},
+            {"Authorization": "Bearer sk-right-key"},
+        )
         assert "sk-right-key" not in repr(server.config)
     assert (wrong[0], missing[0], right[0]) == (401, 401, 200)
     assert "sk-wrong-key" not in json.dumps(wrong[2])
     records = read_call_log(log)
     assert [(r.outcome, r.auth_present) for r in records] == [
-        ("unauthorized", True), ("unauthorized", False), ("ok", True)
+        ("unauthorized", True),
+        ("unauthorized", False),
+        ("ok", True),
     ]
     text = log.read_text()
     assert "sk-right-key" not in text and "sk-wrong-key" not in text
@@ -320,6 +340,7 @@ def test_unservable_requests_are_400_and_logged_but_unknown_paths_are_not():
 
 
 # --- schedule, determinism, log -------------------------------------------------------------
+
 
 def _outcomes(seed: int, n: int = 40) -> list[str]:
     rates = {"429": 0.2, "500": 0.1, "hang": 0.05, "malformed": 0.1, "refusal": 0.05}
@@ -398,14 +419,35 @@ def test_config_accepts_readable_fault_names():
 
 # --- the command ----------------------------------------------------------------------------
 
+
 def test_runs_as_a_command_and_stops_on_sigterm(tmp_path):
     url_file, log = tmp_path / "url", tmp_path / "calls.jsonl"
     env = {**os.environ, "PYTHONPATH": str(REPO), "FAKE_KEY": "sk-from-env"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "judge.testing.fake_provider", "--url-file", str(url_file),
-         "--log", str(log), "--fault-schedule", "ok,503", "--fault-rate", "truncated=1",
-         "--latency", "0:0.01", "--answer", "no", "--api-key-env", "FAKE_KEY"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "judge.testing.fake_provider",
+            "--url-file",
+            str(url_file),
+            "--log",
+            str(log),
+            "--fault-schedule",
+            "ok,503",
+            "--fault-rate",
+            "truncated=1",
+            "--latency",
+            "0:0.01",
+            "--answer",
+            "no",
+            "--api-key-env",
+            "FAKE_KEY",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = process.stdout.readline().strip()
@@ -441,6 +483,7 @@ def test_command_rejects_rates_summing_past_one(capsys):
 
 # --- through litellm ------------------------------------------------------------------------
 
+
 def _litellm():
     import litellm  # a real dependency, imported here because it is slow to import
 
@@ -449,10 +492,20 @@ def _litellm():
 
 def _acompletion(server: FakeProvider, timeout: float = 5, **extra: Any):
     litellm = _litellm()
-    return asyncio.run(litellm.acompletion(
-        model="openai/fake-judge", api_base=server.url, api_key="sk-test", messages=MESSAGES,
-        response_format=Answers, num_retries=0, timeout=timeout, temperature=0, seed=1, **extra,
-    ))
+    return asyncio.run(
+        litellm.acompletion(
+            model="openai/fake-judge",
+            api_base=server.url,
+            api_key="sk-test",
+            messages=MESSAGES,
+            response_format=Answers,
+            num_retries=0,
+            timeout=timeout,
+            temperature=0,
+            seed=1,
+            **extra,
+        )
+    )
 
 
 def test_litellm_structured_reply_parses_with_the_pydantic_model():

@@ -30,8 +30,13 @@ def spec(fmt: str | None = "toysim") -> IncidentSpec:
 
 
 def sub(final_state: dict | None = None, metrics: dict | None = None, trajectory=True):
-    traj = Trajectory(actions=[Action(raw="df -h")], final_state=final_state or {},
-                      metrics=metrics or {}) if trajectory else None
+    traj = (
+        Trajectory(
+            actions=[Action(raw="df -h")], final_state=final_state or {}, metrics=metrics or {}
+        )
+        if trajectory
+        else None
+    )
     return Submission(incident_id="inc", diagnosis="db disk full", trajectory=traj)
 
 

@@ -19,8 +19,11 @@ def keyed(*results: ResolutionResult) -> dict:
 
 def test_two_by_two_and_conditional_rates():
     diagnosis = {
-        ("a", "1"): True, ("b", "1"): True, ("c", "1"): True,
-        ("d", "1"): False, ("e", "1"): False,
+        ("a", "1"): True,
+        ("b", "1"): True,
+        ("c", "1"): True,
+        ("d", "1"): False,
+        ("e", "1"): False,
     }
     resolution = keyed(
         res("a", True), res("b", True), res("c", False), res("d", True), res("e", False)
@@ -29,7 +32,10 @@ def test_two_by_two_and_conditional_rates():
     assert table.n_pairs == 5
     t = table.table
     assert (t.passed_resolved, t.passed_unresolved, t.failed_resolved, t.failed_unresolved) == (
-        2, 1, 1, 1
+        2,
+        1,
+        1,
+        1,
     )
     passed, failed = table.p_resolved_given_passed, table.p_resolved_given_failed
     assert (passed.numerator, passed.denominator, passed.value) == (2, 3, pytest.approx(2 / 3))
@@ -47,8 +53,12 @@ def test_undefined_rate_when_no_diagnosis_failed():
 
 def test_exclusions_are_listed_with_reasons():
     diagnosis = {("a", "1"): None, ("b", "1"): True, ("c", "1"): True, ("d", "1"): False}
-    resolution = {("a", "1"): res("a", True), ("b", "1"): None, ("c", "1"): res("c", None),
-                  ("e", "1"): res("e", True)}
+    resolution = {
+        ("a", "1"): res("a", True),
+        ("b", "1"): None,
+        ("c", "1"): res("c", None),
+        ("e", "1"): res("e", True),
+    }
     table = side_by_side(diagnosis, resolution)
     assert table.n_pairs == 0
     assert [(x.key, x.reason) for x in table.excluded] == [
@@ -64,9 +74,14 @@ def test_exclusions_are_listed_with_reasons():
 
 def test_evidence_coverage_vs_success():
     results = keyed(
-        res("a", True, 1.0), res("b", True, 0.5), res("c", False, 1.0),
-        res("d", False, 0.0), res("e", False, 0.25), res("f", False, 0.999),
-        res("g", None, 0.7), res("h", True, None),
+        res("a", True, 1.0),
+        res("b", True, 0.5),
+        res("c", False, 1.0),
+        res("d", False, 0.0),
+        res("e", False, 0.25),
+        res("f", False, 0.999),
+        res("g", None, 0.7),
+        res("h", True, None),
     )
     view = side_by_side({}, results).coverage
     assert view.n == 6  # g (success unknown) and h (no coverage) left out

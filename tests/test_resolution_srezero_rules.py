@@ -151,8 +151,11 @@ def test_every_expected_fix_text_of_the_40_configs_matches():
 
 def test_solved_episode_success_coverage_and_reward():
     result = run(
-        "inspect_logs(web_server)", "inspect_metrics(database)",
-        "inspect_config(database, DB_POOL_SIZE)", FIX, RESOLVE,
+        "inspect_logs(web_server)",
+        "inspect_metrics(database)",
+        "inspect_config(database, DB_POOL_SIZE)",
+        FIX,
+        RESOLVE,
     )
     assert result.success is True
     assert result.evidence_coverage == 1.0
@@ -234,8 +237,13 @@ def test_invalid_action_strings():
     assert value(result, "repeated_actions") == 1
     assert value(result, "steps") == 5
     statuses = [s.status for s in result.srezero.steps]
-    assert statuses == ["invalid_syntax", "invalid_service", "invalid_syntax", "invalid_syntax",
-                        "invalid_syntax"]
+    assert statuses == [
+        "invalid_syntax",
+        "invalid_service",
+        "invalid_syntax",
+        "invalid_syntax",
+        "invalid_syntax",
+    ]
     penalties = result.srezero.reward.penalties
     assert penalties["invalid_action"] == pytest.approx(-0.20)
     assert penalties["repeated_invalid_action"] == pytest.approx(-0.10)
@@ -254,19 +262,23 @@ def test_repeated_actions_without_new_evidence():
     )
     assert value(result, "repeated_actions") == 2
     assert [s.repeated for s in result.srezero.steps] == [False, True, False, False, False, True]
-    assert result.srezero.evidence_found == ["inspect_logs:web_server",
-                                             "inspect_config:database:DB_POOL_SIZE"]
+    assert result.srezero.evidence_found == [
+        "inspect_logs:web_server",
+        "inspect_config:database:DB_POOL_SIZE",
+    ]
     assert result.srezero.metrics.remediation_actions == 2
     assert result.srezero.metrics.correct_remediations == 2
     assert result.checks["repeated_actions"].evidence["actions"] == [
-        {"index": 1, "raw": "inspect_logs(web_server)"}, {"index": 5, "raw": FIX}
+        {"index": 1, "raw": "inspect_logs(web_server)"},
+        {"index": 5, "raw": FIX},
     ]
 
 
 def test_step_budget_ends_the_episode():
     config = {**POOL, "max_steps": 3}
-    result = run("inspect_logs(web_server)", "inspect_metrics(database)", FIX, RESOLVE,
-                 config=config)
+    result = run(
+        "inspect_logs(web_server)", "inspect_metrics(database)", FIX, RESOLVE, config=config
+    )
     assert result.success is False
     assert result.srezero.terminal_reason == "step_budget_exhausted"
     assert result.srezero.actions_after_done == 1
@@ -297,10 +309,14 @@ def test_escalate_ends_the_episode():
 
 def test_structured_actions_are_used_and_values_coerced():
     result = run(
-        Action(tool="update_config",
-               args={"service": "database", "key": "DB_POOL_SIZE", "value": "120"}),
-        Action(tool="resolve_incident",
-               args={"root_cause": "database pool exhaustion", "fix": "bigger database pool"}),
+        Action(
+            tool="update_config",
+            args={"service": "database", "key": "DB_POOL_SIZE", "value": "120"},
+        ),
+        Action(
+            tool="resolve_incident",
+            args={"root_cause": "database pool exhaustion", "fix": "bigger database pool"},
+        ),
     )
     assert result.success is True
     assert result.srezero.remediations[0].value == 120
@@ -319,8 +335,9 @@ def test_recorded_metrics_are_compared():
     spec = config_to_spec(task(POOL), POOL, None)
     recorded = {"success": True, "total_steps": 1, "brand_new_metric": 3}
     trajectory = Trajectory(actions=[Action(raw="inspect_logs(web_server)")], metrics=recorded)
-    result = check_resolution(spec, Submission(incident_id="toy_pool", diagnosis="",
-                                               trajectory=trajectory))
+    result = check_resolution(
+        spec, Submission(incident_id="toy_pool", diagnosis="", trajectory=trajectory)
+    )
     assert [(d.what, d.ours, d.recorded) for d in result.discrepancies] == [
         ("success", False, True)
     ]
@@ -328,8 +345,13 @@ def test_recorded_metrics_are_compared():
 
 
 def test_episode_marks():
-    result = run("inspect_logs(web_server)", "inspect_metrics(database)",
-                 "inspect_config(database, DB_POOL_SIZE)", FIX, RESOLVE)
+    result = run(
+        "inspect_logs(web_server)",
+        "inspect_metrics(database)",
+        "inspect_config(database, DB_POOL_SIZE)",
+        FIX,
+        RESOLVE,
+    )
     reward = 0.2 + 0.25 + 0.25 + 0.2 + 0.1 * 3 / 8
     expected = 40 + 25 * reward + 20 + 10 * (1 - 4 / 7) + 5
     assert value(result, "marks") == pytest.approx(expected, abs=1e-3)
