@@ -227,13 +227,14 @@ NOT_RUN = "not run"
 
 
 def lookup(numbers: dict[str, Any], path: tuple[str, ...]) -> Any:
-    """The value at `path` in the scripts' numbers, or None where any step is missing."""
+    """The number (or yes/no) at `path` in the scripts' numbers; None where any step is missing
+    or the value is something else, which a goal can never be met by."""
     value: Any = numbers
     for key in path:
         if not isinstance(value, dict) or key not in value:
             return None
         value = value[key]
-    return value
+    return value if isinstance(value, int | float) else None
 
 
 def shown(check: Check, value: Any) -> str:
@@ -285,8 +286,8 @@ def measured_text(row: Row, numbers: dict[str, Any]) -> str:
 
 
 def met_text(row: Row, numbers: dict[str, Any]) -> str:
-    """ "yes" only when every goal's value is there and meets it; a missing value is "not run",
-    a row without goals "-"; "no" names the checks that missed."""
+    """Yes only when every goal's value is there and meets it; a missing value is "not run", a
+    row without goals "-"; "no" names the checks that missed."""
     values = [lookup(numbers, c.path) for c in row.checks]
     missed = [
         c for c, v in zip(row.checks, values, strict=True)

@@ -40,6 +40,8 @@ def test_a_missing_measurement_is_not_run_never_met() -> None:
     assert cells({}, RATIO)["met"] == NOT_RUN
     assert cells({}, RATIO)["measured"] == NOT_RUN
     assert cells({"throughput": {"other": 1.0}}, RATIO)["met"] == NOT_RUN
+    assert cells({"throughput": {"ratio": "1.0"}}, RATIO)["met"] == NOT_RUN
+    assert cells({"throughput": {"ratio": {"x": 1.0}}}, RATIO)["met"] == NOT_RUN
 
 
 def test_a_row_partly_measured_is_not_run_unless_a_measured_part_missed() -> None:
