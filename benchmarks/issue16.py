@@ -11,7 +11,8 @@ versions, date, commit). "met?" is computed from `ROWS` (each goal a value and a
 never typed: a measurement that did not run is shown as "not run", never as met.
 `real_model.py` needs a real model and is not run here; its row says so.
 
-Default sizes (the whole run takes about 35 min on the 2-core development machine, idle):
+Default sizes (the whole run should take about 35 min on the 2-core development machine when
+it is otherwise idle: the sum of each script's earlier run times at these sizes):
 - granularity 200 submissions: requests and tokens per submission are counts, the same for
   every run; 200 cycles the 32 example submissions six times.
 - throughput: 30 rounds of calls at 5, 20 and 50 in flight (L = 1 s; 30 s each after a
@@ -31,7 +32,7 @@ Default sizes (the whole run takes about 35 min on the 2-core development machin
 - startup 15 runs of each command (medians), 3 of the first-request run.
 - memory 1,000 and 10,000 submissions: the issue's goal is stated at 10,000 (most of the run:
   the llm mode at 10,000 is 30,000 calls).
-`--quick` (about 10 min) cuts every size to a quarter or less and skips memory at 10,000: it
+`--quick` (about 10 min when idle) cuts every size to a third or less and skips memory at 10,000: it
 shows the driver works; start-up and ramp-up then weigh more, so its ratios are worse.
 """
 
