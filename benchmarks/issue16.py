@@ -409,12 +409,11 @@ def report(run: dict[str, Any]) -> str:
         "",
         markdown(run["table"]),
     ]
+    skipped = "not selected or interrupted" if run["interrupted"] else "not selected"
     for name in NAMES:
         record = run["measurements"].get(name)
         if record is None:
-            lines.append(
-                f"- `{name}.py`: not run (not selected{' or interrupted' if run['interrupted'] else ''})"
-            )
+            lines.append(f"- `{name}.py`: not run ({skipped})")
         elif record["error"]:
             lines.append(f"- `{name}.py`: not run ({record['error']})")
     return "\n".join(lines).rstrip() + "\n"
@@ -430,9 +429,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     names = [n.strip() for n in (args.only or ",".join(NAMES)).split(",") if n.strip()]
     unknown = [n for n in names if n not in NAMES]
     if unknown or not names:
-        parser.error(
-            f"--only: unknown {', '.join(unknown) or 'empty list'}; expected some of {','.join(NAMES)}"
-        )
+        wrong = ", ".join(unknown) or "an empty list"
+        parser.error(f"--only: unknown {wrong}; expected some of {','.join(NAMES)}")
     args.names = names
     for option, path in (("--out", args.out), ("--json", args.json)):
         if path is not None and not path.parent.is_dir():
