@@ -282,7 +282,7 @@ def measured_text(row: Row, numbers: dict[str, Any]) -> str:
     for check in row.checks:
         value = lookup(numbers, check.path)
         text = NOT_RUN if value is None else shown(check, value)
-        parts.append(f"{check.label} {text}".strip())
+        parts.append(f"{check.label}: {text}" if check.label else text)
     return "; ".join(parts)
 
 
@@ -401,7 +401,7 @@ def report(run: dict[str, Any]) -> str:
     facts = run["machine"]
     lines = [
         f"Measured in one run of `benchmarks/issue16.py{' --quick' if run['quick'] else ''}`, "
-        f"{run['started']} to {run['ended']} UTC, commit {(facts['commit'] or '?')[:10]}"
+        f"{run['started']} to {run['ended']}, commit {(facts['commit'] or '?')[:10]}"
         f"{' (with uncommitted changes)' if facts['uncommitted_changes'] else ''}: "
         f"{facts['cpus']} CPUs, load average {run['load_average_start'][0]:.1f} at the start "
         f"and {run['load_average_end'][0]:.1f} at the end; Python {facts['python']}, "

@@ -32,7 +32,7 @@ def test_a_missed_goal_is_no_and_names_the_check() -> None:
         ),
     )
     shown = cells({"memory": {"rules": 169.4, "llm": 361.0}}, row)
-    assert shown["measured"] == "rules 169 MB; llm 361 MB"
+    assert shown["measured"] == "rules: 169 MB; llm: 361 MB"
     assert shown["met"] == "no: llm"
 
 
@@ -53,7 +53,7 @@ def test_a_row_partly_measured_is_not_run_unless_a_measured_part_missed() -> Non
         ),
     )
     assert cells({"rerun": {"wall": 0.6}}, row)["met"] == NOT_RUN
-    assert cells({"rerun": {"wall": 0.6}}, row)["measured"] == "wall 0.60x; peak not run"
+    assert cells({"rerun": {"wall": 0.6}}, row)["measured"] == "wall: 0.60x; peak: not run"
     assert cells({"rerun": {"wall": 2.0}}, row)["met"] == "no: wall"
 
 
@@ -72,7 +72,7 @@ def test_booleans_are_matched_exactly_and_shown_as_yes_no() -> None:
     assert cells({"r": {"imported": False}}, row) | {"measure": ""} == {
         "measure": "",
         "goal": "litellm imported: no",
-        "measured": "litellm imported no",
+        "measured": "litellm imported: no",
         "met": "yes",
     }
     assert cells({"r": {"imported": True}}, row)["met"] == "no: litellm imported"
@@ -85,7 +85,7 @@ def test_rows_without_goals_show_dash_or_not_run() -> None:
     assert cells({"batch": {"per_submission": 0.011}}, info) == {
         "measure": "batch",
         "goal": "-",
-        "measured": "batch 0.011",
+        "measured": "batch: 0.011",
         "met": "-",
     }
     assert cells({}, info)["met"] == NOT_RUN
