@@ -1,7 +1,7 @@
 """Batch mode against live calls: provider requests per submission, and the batch's wall time
 against the fake provider's stated processing time.
 
-    python benchmarks/batch.py [--submissions 200] [--batch-delay 20] [--batch-poll 1]
+    python benchmarks/batch.py [--submissions 200] [--batch-delay 20] [--batch-poll 1] [--json PATH]
 
 The fake provider runs in this process (its batch work is a few ms per line, done when a
 status check finds the batch over); `judge eval` runs as a command, once live
@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--batch-delay", type=float, default=20.0)
     parser.add_argument("--batch-poll", type=float, default=1.0)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     n = args.submissions
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,6 +95,24 @@ def main() -> None:
         f"that saw the batch end; wait without it against the delay: {polling:.2f}"
     )
     print(f"every call answered in both runs: {same}")
+    if args.json:
+        numbers = {
+            "submissions": n,
+            "calls": 3 * n,
+            "batch_delay": args.batch_delay,
+            "live": {"http_requests_per_submission": live_requests / n, "wall": live_wall},
+            "batch": {
+                "http_requests_per_submission": http / n,
+                "http_requests_by_kind": ops,
+                "chat_completion_lines": lines,
+                "wall": batch_wall,
+                "phase_seconds": parts,
+                "phase_vs_delay": batch["wall_seconds"] / args.batch_delay,
+                "wait_less_answering_vs_delay": polling,
+            },
+            "every_call_answered": same,
+        }
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n")
 
 
 if __name__ == "__main__":

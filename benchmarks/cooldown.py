@@ -1,6 +1,7 @@
 """Throughput under faults: 50% 429s with `Retry-After: 1`, 30% 500s, against no fault.
 
     python benchmarks/cooldown.py [--submissions 50] [--latency 0.5] [--concurrency 8]
+                                  [--json PATH]
 
 The fake provider runs in its own process; N submissions x 3 dimensions go through the llm
 judge with the CLI's defaults (`--max-retries 5`, `--cooldown-after 3`, `--cooldown 60`) at the
@@ -14,6 +15,7 @@ can reach here.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -68,6 +70,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     import judge.judges.llm as llm
 
@@ -77,14 +80,26 @@ def main() -> None:
     print(f"{'faults':24} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "
           f"{'failed':>6} {'wall/limit':>10} {'CPU s':>6}")  # fmt: skip
     base = None
+    measured = {}
     for name, faults in SCENARIOS:
         r = run(args, faults)
         base = base or r["per_min"]
+        measured[name] = {
+            **r,
+            "vs_no_fault": r["per_min"] / base,
+            "wall_vs_limit": r["wall"] / r["limit"],
+        }
         print(
             f"{name:24} {r['wall']:7.1f} {r['per_min']:9.0f} {r['per_min'] / base:7.2f} "
             f"{r['requests']:8d} {r['failed']:6d} {r['wall'] / r['limit']:10.2f} {r['cpu']:6.1f}",
             flush=True,
         )
+    if args.json:
+        numbers = {
+            "calls": 3 * args.submissions, "latency": args.latency,
+            "concurrency": args.concurrency, "scenarios": measured,
+        }  # fmt: skip
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n")
 
 
 if __name__ == "__main__":

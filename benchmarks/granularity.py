@@ -1,6 +1,6 @@
 """Requests, prompt tokens and cached tokens per submission at each `--granularity`.
 
-    python benchmarks/granularity.py [--submissions 200] [--concurrency 5]
+    python benchmarks/granularity.py [--submissions 200] [--concurrency 5] [--json PATH]
 
 N synthetic submissions (`synth.py`) through the `llm` judge against the fake provider, once
 per granularity, each against a fresh provider (an empty prompt cache). The fake provider
@@ -18,6 +18,7 @@ call `--granularity submission` makes (its full prompt tokens, uncached).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -59,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     from ground_truth import load_specs, load_submissions
 
@@ -90,6 +92,19 @@ def main() -> None:
         f"\nrequests: {dimension['requests'] / rows['submission']['requests']:.2f}x; "
         f"prompt tokens uncached: {dimension['prompt'] / single:.2f}x the single call"
     )
+    if args.json:
+        args.json.write_text(json.dumps(as_json(rows, args), indent=2) + "\n")
+
+
+def as_json(rows: dict[str, dict[str, float]], args: argparse.Namespace) -> dict:
+    """Per granularity its per-submission numbers; billed prompt tokens against the single call."""
+    single = rows["submission"]["prompt"]
+    return {
+        "submissions": args.submissions,
+        "concurrency": args.concurrency,
+        "per_submission": rows,
+        "billed_vs_single_call": {name: rows["dimension"][name] / single for name in DISCOUNTS},
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Peak memory (and time) of `judge eval` and `judge report` on N synthetic submissions.
 
-    python benchmarks/memory.py [--modes rules,llm,report] [N ...]    # default N: 1000 10000
+    python benchmarks/memory.py [--modes rules,llm,report] [--json PATH] [N ...]
+                                                                # default N: 1000 10000
 
 Modes, each a fresh process whose peak resident set size comes from getrusage in a wrapper
 process that runs nothing else:
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import subprocess
 import sys
 import tempfile
@@ -93,19 +95,25 @@ def main() -> None:
     parser.add_argument(
         "--modes", default=",".join(MODES), help="comma-separated " + ", ".join(MODES)
     )
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     print(f"{'mode':>6} {'submissions':>11} {'peak RSS MB':>11} {'size MB':>8} "
           f"{'wall s':>7} {'CPU ms/subm':>11}")  # fmt: skip
     provider = provider_process() if "llm" in modes else contextlib.nullcontext((None, None))
+    measured: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, provider as (url, _):
         for n in args.sizes:
             for mode, m in measure_size(n, modes, Path(tmp), url).items():
+                row = {k: m[k] for k in ("rss_mb", "wall", "cpu")}
+                measured.setdefault(str(n), {})[mode] = {**row, "size_mb": size_mb(m["files"])}
                 print(
                     f"{mode:>6} {n:11d} {m['rss_mb']:11.0f} {size_mb(m['files']):8.1f} "
                     f"{m['wall']:7.1f} {1000 * m['cpu'] / n:11.2f}",
                     flush=True,
                 )
+    if args.json:
+        args.json.write_text(json.dumps({"by_submissions": measured}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A rerun answered entirely from the store against a rules run of the same size (issue 16).
 
-    python benchmarks/rerun.py [--submissions 1000] [--code DIR]
+    python benchmarks/rerun.py [--submissions 1000] [--code DIR] [--json PATH]
 
 Three whole `judge eval` commands on N synthetic submissions, each in a fresh interpreter:
 1. the rules judge (no store);
@@ -61,6 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose code runs")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, log):
         tmp = Path(tmp_dir)
@@ -82,6 +83,23 @@ def main() -> None:
             f"{r.get('requests', 0):8d} {'yes' if r['litellm'] else 'no':>7} "
             f"{r['wall'] / rules['wall']:10.2f} {r['rss_mb'] / rules['rss_mb']:10.2f}"
         )
+    if args.json:
+        args.json.write_text(json.dumps(as_json(runs, args.submissions), indent=2) + "\n")
+
+
+def as_json(runs: dict[str, dict], submissions: int) -> dict:
+    """Each run's numbers, and the rerun's wall and peak memory against the rules run's."""
+    rules, rerun = runs["rules judge"], runs["llm rerun from the store"]
+    return {
+        "submissions": submissions,
+        "runs": runs,
+        "rerun_vs_rules": {
+            "wall": rerun["wall"] / rules["wall"],
+            "peak_rss": rerun["rss_mb"] / rules["rss_mb"],
+        },
+        "rerun_imported_litellm": rerun["litellm"],
+        "rerun_requests": rerun["requests"],
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Several `judge eval` processes on one store: provider requests, duplicates, wall time.
 
     python benchmarks/shared_store.py [--submissions 160] [--latency 0.5] [--concurrency 5]
+                                      [--json PATH]
 
 The fake provider runs in its own process and logs every request. One process judges N
 submissions x 3 dimensions alone; then 2 and 4 processes run the same command at once on one
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=160)
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     calls = 3 * args.submissions
     print(f"{calls} calls, latency {args.latency} s, --max-concurrent {args.concurrency} each")
@@ -95,6 +97,7 @@ def main() -> None:
         outputs = write_submissions(args.submissions, folder)
         seen, base = 0, None
         limit = calls * args.latency / args.concurrency
+        measured = {}
         for processes in (1, 2, 4):
             cpu = children_cpu()
             wall, results = run(processes, folder, outputs, url, args)
@@ -104,11 +107,21 @@ def main() -> None:
             duplicates = sum(n - 1 for n in Counter(asked).values())
             ok = all(r["complete"] and r["judgments"] == results[0]["judgments"] for r in results)
             base = base or wall
+            measured[str(processes)] = {
+                "requests": len(asked), "duplicates": duplicates, "answers_ok": ok,
+                "wall": wall, "vs_one": wall / base, "limit": limit / processes, "cpu": cpu,
+            }  # fmt: skip
             print(
                 f"{processes:9d} {len(asked):8d} {duplicates:10d} {ok!s:>10} "
                 f"{wall:7.1f} {wall / base:6.2f} {limit / processes:7.1f} {cpu:6.1f}",
                 flush=True,
             )
+    if args.json:
+        numbers = {
+            "calls": calls, "latency": args.latency, "concurrency": args.concurrency,
+            "by_processes": measured,
+        }  # fmt: skip
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`judge --help` start-up time as a ratio to `python -c pass` (goal <= 5x), and how soon
 `judge eval` with an LLM judge sends its first request (goal <= 1 s).
 
-    python benchmarks/startup.py [RUNS]
+    python benchmarks/startup.py [RUNS] [--json PATH]
 
 Each command runs RUNS times (default 15) in a fresh interpreter; the medians are compared.
 Also shows `judge eval --help` and `import litellm`, which `judge --help` must never pay.
@@ -12,6 +12,8 @@ receiving the first request, and to the command's end (median of 3).
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,9 +38,14 @@ def median_seconds(command: list[str], runs: int) -> float:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=15)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
+    options = parser.parse_args()
+    runs = options.runs
     base = median_seconds([sys.executable, "-c", "pass"], runs)
     print(f"python -c pass          {1000 * base:7.1f} ms   1.00x")
+    ratios = {}
     for label, args in [
         ("judge --help", ["-m", "judge", "--help"]),
         ("judge eval --help", ["-m", "judge", "eval", "--help"]),
@@ -46,11 +53,21 @@ def main() -> None:
     ]:
         seconds = median_seconds([sys.executable, *args], 3 if "litellm" in label else runs)
         print(f"{label:22} {1000 * seconds:7.1f} ms {seconds / base:6.2f}x")
+        ratios[label] = seconds / base
     first, whole = zip(*(first_request() for _ in range(3)), strict=True)
     print(
         f"judge eval, llm judge: first request {statistics.median(first):.2f} s after launch, "
         f"whole command {statistics.median(whole):.2f} s (96 calls, no latency)"
     )
+    if options.json:
+        numbers = {
+            "runs": runs,
+            "python_pass_seconds": base,
+            "vs_python_pass": ratios,
+            "first_request_seconds": statistics.median(first),
+            "whole_command_seconds": statistics.median(whole),
+        }
+        options.json.write_text(json.dumps(numbers, indent=2) + "\n")
 
 
 def first_request() -> tuple[float, float]:

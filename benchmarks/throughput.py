@@ -1,6 +1,6 @@
 """Throughput against the physical limit, and CPU time per judgment.
 
-    python benchmarks/throughput.py [--quick] [--only TEXT]
+    python benchmarks/throughput.py [--quick] [--only TEXT] [--json PATH]
 
 For each scenario the fake provider runs in its own process with latency L and its own rate
 limit R (requests per second; beyond it it answers 429). N submissions x 3 dimensions go
@@ -19,11 +19,12 @@ measured by startup.py). The store is on (a fresh file), as in `judge eval`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,6 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fifth of the submissions")
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     import judge.judges.llm as llm
 
@@ -128,18 +130,22 @@ def main() -> None:
         f"{'scenario':36} {'calls':>5} {'wall s':>7} {'limit s':>7} {'ratio':>6} "
         f"{'CPU ms/call':>11} {'CPU/wall':>8}"
     )
+    measured = {}
     for s in SCENARIOS:
         if args.only and args.only not in s.name:
             continue
         if args.quick:
             s.submissions //= 5
         r = run(s)
+        measured[s.name] = {**asdict(s), "calls": s.calls, **r}
         print(
             f"{s.name:36} {s.calls:5d} {r['wall']:7.2f} {r['limit']:7.2f} {r['ratio']:6.3f} "
             f"{r['cpu_ms_per_call']:11.1f} {r['cpu_share']:8.2f}   (requests {r['requests']}, "
             f"prompt tokens/submission {r['prompt_tokens_per_submission']:.0f})",
             flush=True,
         )
+    if args.json:
+        args.json.write_text(json.dumps({"scenarios": measured}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
