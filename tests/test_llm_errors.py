@@ -66,6 +66,44 @@ def test_a_socket_closed_without_reply_is_a_connection_error() -> None:
     assert verdict.error is None and verdict.attempt_errors == {"connection": 1}
 
 
+# ------------------------------------------------------------------ retry budgets
+
+
+def test_429s_do_not_use_up_the_fault_retries() -> None:
+    """Eight 429s in a row, then an answer: a provider saying "later" is ridden out (at 50%
+    429s five shared retries lost one call in 64); its own budget still ends a call."""
+    config = FakeProviderConfig(fault_schedule=["429"] * 8, retry_after=0.01)
+    with FakeProvider(config) as provider:
+        judge = LLMJudge("openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01)
+        verdict = asyncio.run(judge.judge(task()))
+    assert verdict.error is None and verdict.attempt_errors == {"rate_limit": 8}
+    assert verdict.requests == 9
+    config = FakeProviderConfig(fault_schedule=["429"] * 4, retry_after=0.01)
+    with FakeProvider(config) as provider:
+        judge = LLMJudge(
+            "openai/fake-judge",
+            api_base=provider.url,
+            timeout=5,
+            retry_wait=0.01,
+            max_rate_limit_retries=3,
+        )
+        verdict = asyncio.run(judge.judge(task()))
+    assert verdict.error_kind == "rate_limit" and verdict.requests == 4
+    assert LLMJudge("openai/x", max_retries=0).max_rate_limit_retries == 0  # "never retry"
+    assert LLMJudge("openai/x").max_rate_limit_retries == 30
+
+
+def test_server_errors_still_end_a_call_after_max_retries_whatever_429s_came_before() -> None:
+    config = FakeProviderConfig(fault_schedule=["429", "429", "500", "500", "500"])
+    with FakeProvider(config) as provider:
+        judge = LLMJudge(
+            "openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01, max_retries=2
+        )
+        verdict = asyncio.run(judge.judge(task()))
+    assert verdict.error_kind == "server"
+    assert verdict.attempt_errors == {"rate_limit": 2, "server": 3} and verdict.requests == 5
+
+
 # ------------------------------------------------------------------ the key, masked
 
 

@@ -33,7 +33,6 @@ from pydantic import BaseModel
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
-    stop_after_attempt,
     wait_random_exponential,
 )
 
@@ -260,6 +259,7 @@ class LLMJudge:
         timeout: float = 120.0,
         max_reasks: int = 2,
         max_retries: int = 5,
+        max_rate_limit_retries: int | None = None,
         retry_wait: float = 1.0,
         extra_params: dict[str, Any] | None = None,
         name: str | None = None,
@@ -274,6 +274,10 @@ class LLMJudge:
         self.timeout = timeout
         self.max_reasks = max_reasks
         self.max_retries = max_retries
+        self.max_rate_limit_retries = (
+            6 * max_retries if max_rate_limit_retries is None else max_rate_limit_retries
+        )
+        """429s a call rides out (default six times `max_retries`: 30); see `_RetryBudget`."""
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
         self.name = name or f"llm:{model}"
@@ -307,6 +311,7 @@ class LLMJudge:
             "timeout": self.timeout,
             "max_reasks": self.max_reasks,
             "max_retries": self.max_retries,
+            "max_rate_limit_retries": self.max_rate_limit_retries,
             **self.extra_params,
         }
         return {
@@ -496,7 +501,7 @@ class LLMJudge:
                     error_kind(e) in TRANSIENT and not (mode != "prompt" and is_format_refusal(e))
                 )
             ),
-            stop=stop_after_attempt(self.max_retries + 1),
+            stop=_RetryBudget(self.max_retries, self.max_rate_limit_retries),
             wait=_RetryAfterOrBackoff(self.retry_wait),
             sleep=self.gate.sleep,
             before_sleep=lambda _state: self.gate.retrying(),
@@ -538,6 +543,22 @@ class _Tally:
 
 
 _TALLY: ContextVar[_Tally] = ContextVar("judge_llm_tally")
+
+
+class _RetryBudget:
+    """When a call gives up: after `faults` retried server errors, timeouts and lost
+    connections, or after `rate_limited` retried 429s. A 429 is the provider saying "later",
+    not a fault of the call, so it does not use up the fault budget: at 50% 429s five retries
+    lost one call in 64 (measured: 1 of 150 calls failed), thirty lose one in 2^31."""
+
+    def __init__(self, faults: int, rate_limited: int):
+        self.left = {"fault": faults, "rate_limit": rate_limited}
+
+    def __call__(self, state: Any) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        budget = "rate_limit" if exc is not None and error_kind(exc) == "rate_limit" else "fault"
+        self.left[budget] -= 1
+        return self.left[budget] < 0
 
 
 class _RetryAfterOrBackoff:
