@@ -18,6 +18,11 @@ run's workers start:
    would have retried (429, 5xx, timeout), are reported (how many, and why) and asked again in
    a new batch, at most `rounds` times; so are unusable replies, with the live call's re-ask
    chat (`reask_messages`, at most `max_reasks` times). A line's other errors (400) are errors.
+6. reply format: lines ask in the judge's negotiated mode (the one the store remembers for the
+   endpoint, else `json_schema`). A line the server refused for its format (the live call's
+   detector, `is_format_refusal`) steps the negotiation down, and exactly those calls are asked
+   again in the weaker mode, in a new batch (at most one per mode); a line answered in the
+   current mode confirms it, so it is remembered and named in the result as a live run's is.
 
 Then the run's workers serve every unit from what the phase found (`BatchServed`): answers from
 this run's batches count as calls made (the result's calls and usage say which batch), others
@@ -43,6 +48,7 @@ from .control import Gate
 from .judges.base import JudgeTask
 from .judges.mask import mask_secret
 from .judges.repair import UnparseableReply, parse_reply
+from .judges.structured import MODES, FormatRefused, Mode, is_format_refusal
 from .judgment import DimensionVerdict, Usage, unscored
 from .progress import RunStats
 from .store import CaseRef, KeyParts, Store, StoredBatch
@@ -117,6 +123,8 @@ class _Call:
     messages: list[dict[str, str]] | None = None
     attempt: int = 1
     """2 and more: asked again after an unusable reply (`messages` then holds that chat)."""
+    mode: Mode | None = None
+    """The reply format its batch line asked for (set when the line is built)."""
 
     def record(self) -> dict[str, Any]:
         return {
@@ -124,12 +132,15 @@ class _Call:
             "case": [self.case.incident_id, self.case.trial, self.case.dimension_id],
             "question_ids": self.question_ids,
             "attempt": self.attempt,
+            "mode": self.mode,
         }
 
     @classmethod
     def from_record(cls, key: str, data: dict[str, Any]) -> _Call:
         parts, case = KeyParts(**data["parts"]), CaseRef(*data["case"])
-        return cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
+        call = cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
+        call.mode = next((m for m in MODES if m == data.get("mode")), None)
+        return call
 
 
 _PARTS = ("judge", "model", "params", "prompt", "schema", "rubric")
@@ -146,6 +157,8 @@ class BatchReport:
     lines: int = 0
     answered: int = 0
     errors: int = 0
+    refused: int = 0
+    """Lines the server refused for their reply format (asked again in a weaker one)."""
     lost: Counter[str] = field(default_factory=Counter)
     http_requests: int = 0
     wall_seconds: float = 0.0
@@ -163,6 +176,7 @@ class BatchReport:
             "lines": self.lines,
             "answered": self.answered,
             "errors": self.errors,
+            "format_refused": self.refused,
             "lost": dict(self.lost),
             "http_requests": self.http_requests,
             "wall_seconds": round(self.wall_seconds, 3),
@@ -219,15 +233,22 @@ class BatchPhase:
         self.results: dict[str, DimensionVerdict] = {}
         self.calls: dict[str, _Call] = {}
         self.reasks: dict[str, _Call] = {}
+        self.refused: dict[str, _Call] = {}
+        """Calls whose line the server refused for its reply format: asked again in the
+        weaker mode the negotiation stepped down to."""
 
     # ------------------------------------------------------------------ the phase
 
     async def run(self, calls: dict[str, _Call]) -> None:
+        """Submit, follow, and ask again: lost calls and unusable replies in at most `rounds`
+        new batches, calls refused for their reply format in at most one new batch per weaker
+        mode (so at most as many batches as there are modes)."""
         started = time.monotonic()
         self.calls = calls
         todo = dict(calls)
         following = await self._resume(todo)
-        for round_ in range(self.options.rounds + 1):
+        rounds, steps = self.options.rounds, len(MODES) - 1
+        while True:
             if todo and self.gate.stopped is None:
                 try:
                     following.append(await self._submit(list(todo.values())))
@@ -236,14 +257,23 @@ class BatchPhase:
             if not following:
                 break
             lost = await self._follow_all(following)
-            following = []
-            todo = {key: calls[key] for key in lost if key in calls}
-            again = [f"the {len(todo)} lost calls"] if todo else []
-            if self.reasks:
-                again.append(f"{len(self.reasks)} calls whose reply was unusable")
-                todo.update(self.reasks)
-                self.reasks = {}
-            if todo and round_ < self.options.rounds:
+            following, todo, again = [], {}, []
+            if rounds > 0 and (lost or self.reasks):
+                rounds -= 1
+                todo = {key: calls[key] for key in lost if key in calls}
+                again = [f"the {len(todo)} lost calls"] if todo else []
+                if self.reasks:
+                    again.append(f"{len(self.reasks)} calls whose reply was unusable")
+                    todo.update(self.reasks)
+            if steps > 0 and self.refused:
+                steps -= 1
+                again.append(
+                    f"{len(self.refused)} calls refused for their reply format "
+                    f"(now {self.judge.negotiation.mode!r})"
+                )
+                todo.update(self.refused)
+            self.reasks, self.refused = {}, {}
+            if todo:
                 self._event(f"asking {' and '.join(again)} again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
 
@@ -362,7 +392,8 @@ class BatchPhase:
 
     def _line(self, call: _Call) -> dict[str, Any]:
         assert call.messages is not None
-        body = self.judge.request(call.messages, self.judge.negotiation.mode, call.question_ids)
+        call.mode = self.judge.negotiation.mode
+        body = self.judge.request(call.messages, call.mode, call.question_ids)
         body["model"] = self.model_name
         return {"custom_id": call.key, "method": "POST", "url": ENDPOINT, "body": body}
 
@@ -473,6 +504,8 @@ class BatchPhase:
         """Store one output or error line; its error kind, None for an answer."""
         response = line.get("response") or {}
         status = response.get("status_code")
+        if status != 200 and self._format_refused(batch_id, call, response):
+            return "format_refused"
         if line.get("error") or status != 200:
             kind, reason = _line_error(line, batch_id)
             reason = mask_secret(reason, self.judge.endpoint().get("api_key"))
@@ -482,6 +515,8 @@ class BatchPhase:
             self._put(batch_id, call, "lost" if kind in LOST_KINDS else "error", verdict)
             return kind
         body = response.get("body") or {}
+        if call.mode == self.judge.negotiation.mode:  # the server took the format: keep it
+            self.judge.negotiation.confirmed = True
         verdict = self._verdict(batch_id, call, body)
         if verdict.error_kind != "unparseable":
             self._put(batch_id, call, "error" if verdict.error else "answered", verdict)
@@ -492,6 +527,36 @@ class BatchPhase:
             self.judge.replies["unscored"] += 1
             self._put(batch_id, call, "error", verdict)
         return verdict.error_kind
+
+    def _format_refused(self, batch_id: str, call: _Call, response: dict[str, Any]) -> bool:
+        """Whether the line is the server refusing its reply format (the live call's detector,
+        `is_format_refusal`): the negotiation steps down as for a live call, and the call is
+        asked again in the weaker mode. A mode the user forced is an error, as live."""
+        mode = call.mode or self.judge.negotiation.mode
+        failure = _LineFailure(response)
+        if mode == "prompt" or not is_format_refusal(failure):
+            return False
+        before = self.judge.negotiation.mode
+        weaker = self.judge.negotiation.step_down(mode)
+        if weaker is None:
+            reason = self.judge._refused_reason(FormatRefused(mode, failure))
+            verdict = unscored(call.question_ids, f"{reason} (batch {batch_id})", "bad_request")
+            update = {"batch_id": batch_id, "requests": 1, "attempt_errors": {"format_refused": 1}}
+            self._put(batch_id, call, "error", verdict.model_copy(update=update))
+            return True
+        if weaker != before:
+            where = self.judge.api_base or "its default endpoint"
+            self._event(
+                f"{self.judge.model} at {where} refused response_format {mode!r} in batch "
+                f"{batch_id}; asking with {weaker!r} from now on"
+            )
+        self.store.mark_batch_call(batch_id, call.key, "refused")
+        self.report.refused += 1
+        original = self.calls.get(call.key)
+        if original is not None and original.messages is not None:
+            messages = call.messages or original.messages
+            self.refused[call.key] = replace(original, messages=messages, attempt=call.attempt)
+        return True
 
     def _reask(self, call: _Call, body: dict[str, Any], verdict: DimensionVerdict) -> bool:
         """Ask again after an unusable reply, like a live call does (at most `max_reasks`
@@ -573,6 +638,19 @@ class BatchPhase:
 def _content(body: dict[str, Any]) -> Any:
     """The reply's text (KeyError, IndexError or TypeError when the body has none)."""
     return body["choices"][0]["message"]["content"]
+
+
+class _LineFailure(Exception):
+    """A failed batch line as the live call's exception would look: its HTTP status and its
+    body, for `is_format_refusal`."""
+
+    def __init__(self, response: dict[str, Any]):
+        body = response.get("body")
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        self.status_code = response.get("status_code")
+        self.body = json.dumps(body) if body is not None else ""
+        super().__init__(str(message or self.body))
 
 
 class BatchRequestFailed(Exception):

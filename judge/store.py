@@ -862,6 +862,17 @@ class Store:
             )
 
     @_guarded
+    def mark_batch_call(self, batch_id: str, key: str, state: str) -> None:
+        """A batch call's new state when nothing is stored for it (e.g. `refused`: the server
+        refused its reply format, and it is asked again in another batch)."""
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "UPDATE batch_calls SET state = ? WHERE batch_id = ? AND key = ?",
+                (state, batch_id, key),
+            )
+
+    @_guarded
     def absorb(self, source: Path, outcome: StoreMerge) -> None:
         """Copy `source`'s rows in one transaction (see `merge_stores`)."""
         self._check_file()
