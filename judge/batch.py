@@ -39,10 +39,11 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .batch_budget import BatchBudget, completion_cap
 from .cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
 from .control import Gate
 from .judges.base import JudgeTask
@@ -236,6 +237,9 @@ class BatchPhase:
         self.refused: dict[str, _Call] = {}
         """Calls whose line the server refused for its reply format: asked again in the
         weaker mode the negotiation stepped down to."""
+        self.budget = self._budget(gate.max_cost)
+        self.left_out: set[str] = set()
+        """Calls not submitted because their batch's worst case would pass `--max-cost`."""
 
     # ------------------------------------------------------------------ the phase
 
@@ -249,11 +253,12 @@ class BatchPhase:
         following = await self._resume(todo)
         rounds, steps = self.options.rounds, len(MODES) - 1
         while True:
-            if todo and self.gate.stopped is None:
+            submitting = self._affordable(list(todo.values())) if todo else []
+            if submitting and self.gate.stopped is None:
                 try:
-                    following.append(await self._submit(list(todo.values())))
+                    following.append(await self._submit(submitting))
                 except BatchRequestFailed as failed:
-                    self._not_submitted(list(todo.values()), failed)
+                    self._not_submitted(submitting, failed)
             if not following:
                 break
             lost = await self._follow_all(following)
@@ -277,6 +282,39 @@ class BatchPhase:
                 self._event(f"asking {' and '.join(again)} again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
 
+    def _budget(self, limit: float | None) -> BatchBudget | None:
+        if limit is None:
+            return None
+        model, provider = self.judge.model, self.provider
+        return BatchBudget(
+            limit,
+            price=lambda prompt, completion: batch_cost(model, provider, prompt, completion),
+            cap=completion_cap(self.judge.extra_params, _model_info(model)),
+        )
+
+    def budget_stop(self) -> str:
+        """Why the run stops after its batches: the calls `--max-cost` left out."""
+        reason = self.budget.exhausted if self.budget is not None else None
+        return (
+            f"{len(self.left_out)} of {len(self.calls)} calls were left out of the batch, "
+            f"not asked: {reason}"
+        )
+
+    def _affordable(self, calls: list[_Call]) -> list[_Call]:
+        """The calls, in order, whose batch's worst case fits in what is left of `--max-cost`;
+        the others are left out (not asked) and no later batch is submitted."""
+        if self.budget is None:
+            return calls
+        fit = self.budget.fit([(call.key, call.messages or []) for call in calls])
+        if fit.count < len(calls):
+            self.left_out.update(call.key for call in calls[fit.count :])
+            self._event(
+                f"--max-cost: submitting {fit.count} of {len(calls)} calls (worst case "
+                f"${fit.worst:.4f}); {len(calls) - fit.count} calls left out, not asked: "
+                f"{fit.reason}"
+            )
+        return calls[: fit.count]
+
     async def _resume(self, todo: dict[str, _Call]) -> list[StoredBatch]:
         """The open batches in the store that hold any of `todo` (a run killed while it
         polled, or while it created the batch): their calls leave `todo`; they are polled."""
@@ -285,6 +323,8 @@ class BatchPhase:
             held = [key for key, _, state in self.store.batch_calls(batch.id) if state == "pending"]
             for key in held:
                 todo.pop(key, None)
+                if self.budget is not None and key in self.calls:
+                    self.budget.hold(key, self.calls[key].messages or [])
             try:
                 named = await self._adopt(batch) if batch.id.startswith(UNNAMED) else batch
             except BatchRequestFailed as failed:
@@ -488,6 +528,8 @@ class BatchPhase:
             kinds["batch_failed"] += 1
             lost.add(call.key)
         self._close(batch, current, kinds, lost)
+        if self.budget is not None:
+            self.budget.settled([key for key, _, _ in self.store.batch_calls(batch.id)])
         return lost
 
     async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
@@ -603,6 +645,8 @@ class BatchPhase:
         prompt = usage.get("prompt_tokens")
         completion = usage.get("completion_tokens")
         cost = batch_cost(self.judge.model, self.provider, prompt or 0, completion or 0)
+        if self.budget is not None:
+            self.budget.spend(cost)
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     def _put(self, batch_id: str, call: _Call, state: str, verdict: DimensionVerdict) -> None:
@@ -753,7 +797,11 @@ def batch_discount(model: str, provider: str) -> float | None:
 class BatchServed:
     """The run's judge once the batch phase is over: every unit's verdict comes from this
     run's batches (a call made), else from the store (a hit), else it was not judged (the run
-    stopped with its batch still open)."""
+    stopped with its batch still open, or `--max-cost` left the call out).
+
+    Calls left out by `--max-cost` stop the run (`max_cost`, as a live run past its budget)
+    once the last of the `asked` units is served: the run's workers start no unit after a
+    stop, and the units the batches answered must still be served first."""
 
     def __init__(
         self,
@@ -761,6 +809,7 @@ class BatchServed:
         keys: KeyMaker,
         sink: Callable[[LeafCall], None],
         stats: RunStats,
+        asked: int = 0,
     ):
         self.phase = phase
         self.inner = phase.judge
@@ -769,11 +818,20 @@ class BatchServed:
         self.sink = sink
         self.stats = stats
         self._served: set[str] = set()
+        self._unserved = asked
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        try:
+            return self._serve(task)
+        finally:
+            self._unserved -= 1
+            if self._unserved <= 0 and self.phase.left_out:
+                self.phase.gate.stop("max_cost", self.phase.budget_stop())
+
+    def _serve(self, task: JudgeTask) -> DimensionVerdict:
         parts = self.keys.parts(task)
         verdict = self.phase.results.get(parts.key)
         if verdict is not None:
@@ -784,6 +842,8 @@ class BatchServed:
             self.sink(LeafCall(task, self.name, hit, cached=True))
             return hit
         reason = self.phase.gate.stopped.message if self.phase.gate.stopped else "no answer"
+        if parts.key in self.phase.left_out:
+            reason = self.phase.budget_stop()
         verdict = unscored(task.question_ids, f"not judged: {reason}", NOT_JUDGED, attempts=0)
         self.sink(LeafCall(task, self.name, verdict, judged=False))
         return verdict
@@ -840,5 +900,13 @@ async def batch_phase(
     phase = BatchPhase(judge, store, options, gate, note)
     keys = KeyMaker(judge)
     store.remember_params(keys.params_hash, keys.params)
-    await phase.run(pending_calls(tasks, keys, store, refresh))
-    return BatchServed(phase, keys, sink, gate.stats), phase.report
+    asked = 0
+
+    def counted() -> Iterator[JudgeTask]:  # the tasks' prompts are not all held at once
+        nonlocal asked
+        for task in tasks:
+            asked += 1
+            yield task
+
+    await phase.run(pending_calls(counted(), keys, store, refresh))
+    return BatchServed(phase, keys, sink, gate.stats, asked), phase.report
