@@ -253,8 +253,7 @@ class BatchPhase:
         following = await self._resume(todo)
         rounds, steps = self.options.rounds, len(MODES) - 1
         while True:
-            submitting = self._affordable(list(todo.values())) if todo else []
-            if submitting and self.gate.stopped is None:
+            if todo and self.gate.stopped is None and (submitting := self._affordable(todo)):
                 try:
                     following.append(await self._submit(submitting))
                 except BatchRequestFailed as failed:
@@ -300,9 +299,10 @@ class BatchPhase:
             f"not asked: {reason}"
         )
 
-    def _affordable(self, calls: list[_Call]) -> list[_Call]:
+    def _affordable(self, todo: dict[str, _Call]) -> list[_Call]:
         """The calls, in order, whose batch's worst case fits in what is left of `--max-cost`;
         the others are left out (not asked) and no later batch is submitted."""
+        calls = list(todo.values())
         if self.budget is None:
             return calls
         fit = self.budget.fit([(call.key, call.messages or []) for call in calls])
@@ -511,6 +511,7 @@ class BatchPhase:
             for key, data, state in self.store.batch_calls(batch.id)
             if state == "pending"
         }
+        keys = list(pending)
         lines = await self._lines(current.output_file_id) + await self._lines(current.error_file_id)
         kinds: Counter[str] = Counter()
         lost: set[str] = set()
@@ -529,7 +530,7 @@ class BatchPhase:
             lost.add(call.key)
         self._close(batch, current, kinds, lost)
         if self.budget is not None:
-            self.budget.settled([key for key, _, _ in self.store.batch_calls(batch.id)])
+            self.budget.settled(keys)
         return lost
 
     async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
