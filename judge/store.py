@@ -336,22 +336,26 @@ class Store:
 
     def _create_or_migrate(self) -> None:
         """Create a new store's tables, or migrate an older store in place: its rows are kept
-        and the tables it lacks are added. A newer store is refused before anything is written."""
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
-        )
-        found = self._version()
+        and the tables it lacks are added. One transaction (a tiny disk has room for it, and two
+        processes opening a new store at once wait for each other). A newer store is refused
+        before anything is written."""
+        has_meta = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        found = self._version() if has_meta else None
         if found is not None and found not in READABLE_VERSIONS:
-            return  # `_check_version` says why
-        self._db.executescript(_SCHEMA + _BATCH_SCHEMA)
-        with self._db:
-            self._db.execute(
+            return  # `_check_version` says why not
+        if found == STORE_VERSION:  # writes nothing, but a store that cannot be written fails
+            self._db.execute(  # here, at open, not at its first answer
                 "INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,)
             )
-            self._db.execute(
-                "UPDATE meta SET value = ? WHERE name = 'store_version' AND value != ?",
-                (STORE_VERSION, STORE_VERSION),
-            )
+            return
+        self._db.executescript(
+            f"BEGIN IMMEDIATE;{_SCHEMA}{_BATCH_SCHEMA}"
+            f"INSERT OR IGNORE INTO meta VALUES ('store_version', '{STORE_VERSION}');"
+            f"UPDATE meta SET value = '{STORE_VERSION}' WHERE name = 'store_version';"
+            "COMMIT;"
+        )
 
     def _check_version(self, accepted: tuple[str, ...]) -> None:
         found = self._version()
