@@ -12,6 +12,12 @@ wall time is the batch phase (first upload to last answer stored, from the resul
 `usage.batch.wall_seconds`) against `--batch-delay`, the time the provider takes, and its parts:
 submit (build the file, upload, create), wait (created until a status check sees it end:
 `--batch-delay` plus the polling's lateness), collect (read, parse and store every line).
+
+With `--refuse-json-schema` the provider is a llama-cpp-python server (it refuses the
+`json_schema` reply format with its HTTP 500): the first batch's lines are refused, and their
+calls go out again in `json_object+schema` in a second batch; a rerun on the same store
+(`--refresh`) starts from the remembered mode and needs one batch. Printed: the batches and
+wall time of both runs.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.synth import GROUND_TRUTH, write_submissions  # noqa: E402
 from judge.testing import FakeProvider, FakeProviderConfig  # noqa: E402
+from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS  # noqa: E402
 
 
 def judge_eval(outputs: Path, result: Path, url: str, *extra: str) -> float:
@@ -51,7 +58,15 @@ def main() -> None:
     parser.add_argument("--batch-delay", type=float, default=20.0)
     parser.add_argument("--batch-poll", type=float, default=1.0)
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
+    parser.add_argument(
+        "--refuse-json-schema",
+        action="store_true",
+        help="a llama-cpp-python server: measure the batch rounds reply-format negotiation costs",
+    )
     args = parser.parse_args()
+    if args.refuse_json_schema:
+        negotiation(args)
+        return
     n = args.submissions
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -113,6 +128,40 @@ def main() -> None:
             "every_call_answered": same,
         }
         args.json.write_text(json.dumps(numbers, indent=2) + "\n")
+
+
+def negotiation(args: argparse.Namespace) -> None:
+    """A server that refuses `json_schema`: batches and wall time of a first batch run and of
+    a rerun on the same store, which starts from the mode the first one found."""
+    n = args.submissions
+    config = FakeProviderConfig(
+        batch_delay=args.batch_delay,
+        response_formats=LLAMA_CPP_PYTHON_FORMATS,
+        format_refusal="llama-cpp-python",
+    )
+    poll = ("--batch", "--batch-poll", str(args.batch_poll))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, FakeProvider(config) as server:
+        outputs = write_submissions(n, Path(tmp) / "subs.jsonl")
+        result = Path(tmp) / "batch.json"
+        for name, extra in (("first run", poll), ("rerun, same store", (*poll, "--refresh"))):
+            before = dict(server.batches.ops)
+            wall = judge_eval(outputs, result, server.url, *extra)
+            ops = {k: v - before.get(k, 0) for k, v in server.batches.ops.items()}
+            data = json.loads(result.read_text())
+            batch = data["usage"]["batch"]
+            mode = data["config"]["judge"]["structured_output"]
+            rows.append((name, ops.get("batch_create", 0), batch, mode, wall, data))
+    print(f"{n} submissions, {3 * n} calls; llama-cpp-python refusals; batch delay "
+          f"{args.batch_delay:g} s, first poll {args.batch_poll:g} s")  # fmt: skip
+    print("| run | batches | lines refused | mode | batch phase | vs delay | command wall "
+          "| all answered |")  # fmt: skip
+    print("|---|---:|---:|---|---:|---:|---:|---|")
+    for name, created, batch, mode, wall, data in rows:
+        phase = batch["wall_seconds"]
+        answered = data["usage"]["calls_made"] == 3 * n and data["complete"]
+        print(f"| {name} | {created} | {batch['format_refused']} | {mode} | {phase:.1f} s | "
+              f"{phase / args.batch_delay:.2f} | {wall:.1f} s | {answered} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@ run's workers start:
    would have retried (429, 5xx, timeout), are reported (how many, and why) and asked again in
    a new batch, at most `rounds` times; so are unusable replies, with the live call's re-ask
    chat (`reask_messages`, at most `max_reasks` times). A line's other errors (400) are errors.
+6. reply format: lines ask in the judge's negotiated mode (the one the store remembers for the
+   endpoint, else `json_schema`). A line the server refused for its format (the live call's
+   detector, `is_format_refusal`) steps the negotiation down, and exactly those calls are asked
+   again in the weaker mode, in a new batch (at most one per mode); a line answered in the
+   current mode confirms it, so it is remembered and named in the result as a live run's is.
 
 Then the run's workers serve every unit from what the phase found (`BatchServed`): answers from
 this run's batches count as calls made (the result's calls and usage say which batch), others
@@ -34,15 +39,17 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .batch_budget import BatchBudget, completion_cap
 from .cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
 from .control import Gate
 from .judges.base import JudgeTask
 from .judges.mask import mask_secret
 from .judges.repair import UnparseableReply, parse_reply
+from .judges.structured import MODES, FormatRefused, Mode, is_format_refusal
 from .judgment import DimensionVerdict, Usage, unscored
 from .progress import RunStats
 from .store import CaseRef, KeyParts, Store, StoredBatch
@@ -117,6 +124,8 @@ class _Call:
     messages: list[dict[str, str]] | None = None
     attempt: int = 1
     """2 and more: asked again after an unusable reply (`messages` then holds that chat)."""
+    mode: Mode | None = None
+    """The reply format its batch line asked for (set when the line is built)."""
 
     def record(self) -> dict[str, Any]:
         return {
@@ -124,12 +133,15 @@ class _Call:
             "case": [self.case.incident_id, self.case.trial, self.case.dimension_id],
             "question_ids": self.question_ids,
             "attempt": self.attempt,
+            "mode": self.mode,
         }
 
     @classmethod
     def from_record(cls, key: str, data: dict[str, Any]) -> _Call:
         parts, case = KeyParts(**data["parts"]), CaseRef(*data["case"])
-        return cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
+        call = cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
+        call.mode = next((m for m in MODES if m == data.get("mode")), None)
+        return call
 
 
 _PARTS = ("judge", "model", "params", "prompt", "schema", "rubric")
@@ -146,6 +158,8 @@ class BatchReport:
     lines: int = 0
     answered: int = 0
     errors: int = 0
+    refused: int = 0
+    """Lines the server refused for their reply format (asked again in a weaker one)."""
     lost: Counter[str] = field(default_factory=Counter)
     http_requests: int = 0
     wall_seconds: float = 0.0
@@ -163,6 +177,7 @@ class BatchReport:
             "lines": self.lines,
             "answered": self.answered,
             "errors": self.errors,
+            "format_refused": self.refused,
             "lost": dict(self.lost),
             "http_requests": self.http_requests,
             "wall_seconds": round(self.wall_seconds, 3),
@@ -219,33 +234,86 @@ class BatchPhase:
         self.results: dict[str, DimensionVerdict] = {}
         self.calls: dict[str, _Call] = {}
         self.reasks: dict[str, _Call] = {}
+        self.refused: dict[str, _Call] = {}
+        """Calls whose line the server refused for its reply format: asked again in the
+        weaker mode the negotiation stepped down to."""
+        self.budget = self._budget(gate.max_cost)
+        self.left_out: set[str] = set()
+        """Calls not submitted because their batch's worst case would pass `--max-cost`."""
 
     # ------------------------------------------------------------------ the phase
 
     async def run(self, calls: dict[str, _Call]) -> None:
+        """Submit, follow, and ask again: lost calls and unusable replies in at most `rounds`
+        new batches, calls refused for their reply format in at most one new batch per weaker
+        mode (so at most as many batches as there are modes)."""
         started = time.monotonic()
         self.calls = calls
         todo = dict(calls)
         following = await self._resume(todo)
-        for round_ in range(self.options.rounds + 1):
-            if todo and self.gate.stopped is None:
+        rounds, steps = self.options.rounds, len(MODES) - 1
+        while True:
+            if todo and self.gate.stopped is None and (submitting := self._affordable(todo)):
                 try:
-                    following.append(await self._submit(list(todo.values())))
+                    following.append(await self._submit(submitting))
                 except BatchRequestFailed as failed:
-                    self._not_submitted(list(todo.values()), failed)
+                    self._not_submitted(submitting, failed)
             if not following:
                 break
             lost = await self._follow_all(following)
-            following = []
-            todo = {key: calls[key] for key in lost if key in calls}
-            again = [f"the {len(todo)} lost calls"] if todo else []
-            if self.reasks:
-                again.append(f"{len(self.reasks)} calls whose reply was unusable")
-                todo.update(self.reasks)
-                self.reasks = {}
-            if todo and round_ < self.options.rounds:
+            following, todo, again = [], {}, []
+            if rounds > 0 and (lost or self.reasks):
+                rounds -= 1
+                todo = {key: calls[key] for key in lost if key in calls}
+                again = [f"the {len(todo)} lost calls"] if todo else []
+                if self.reasks:
+                    again.append(f"{len(self.reasks)} calls whose reply was unusable")
+                    todo.update(self.reasks)
+            if steps > 0 and self.refused:
+                steps -= 1
+                again.append(
+                    f"{len(self.refused)} calls refused for their reply format "
+                    f"(now {self.judge.negotiation.mode!r})"
+                )
+                todo.update(self.refused)
+            self.reasks, self.refused = {}, {}
+            if todo:
                 self._event(f"asking {' and '.join(again)} again in a new batch")
         self.report.wall_seconds = time.monotonic() - started
+
+    def _budget(self, limit: float | None) -> BatchBudget | None:
+        if limit is None:
+            return None
+        model, provider = self.judge.model, self.provider
+        return BatchBudget(
+            limit,
+            price=lambda prompt, completion: batch_cost(model, provider, prompt, completion),
+            cap=completion_cap(self.judge.extra_params, _model_info(model)),
+        )
+
+    def budget_stop(self) -> str:
+        """Why the run stops after its batches: the calls `--max-cost` left out."""
+        reason = self.budget.exhausted if self.budget is not None else None
+        return (
+            f"{len(self.left_out)} of {len(self.calls)} calls were left out of the batch, "
+            f"not asked: {reason}"
+        )
+
+    def _affordable(self, todo: dict[str, _Call]) -> list[_Call]:
+        """The calls, in order, whose batch's worst case fits in what is left of `--max-cost`;
+        the others are left out (not asked) and no later batch is submitted."""
+        calls = list(todo.values())
+        if self.budget is None:
+            return calls
+        fit = self.budget.fit([(call.key, call.messages or []) for call in calls])
+        if fit.count < len(calls):
+            self.left_out.update(call.key for call in calls[fit.count :])
+            self._event(
+                f"--max-cost: submitting {fit.count} of {len(calls)} calls (worst case "
+                f"${fit.worst:.4f}); {len(calls) - fit.count} calls left out, not asked: "
+                f"{fit.reason}"
+            )
+        return calls[: fit.count]
 
     async def _resume(self, todo: dict[str, _Call]) -> list[StoredBatch]:
         """The open batches in the store that hold any of `todo` (a run killed while it
@@ -255,6 +323,8 @@ class BatchPhase:
             held = [key for key, _, state in self.store.batch_calls(batch.id) if state == "pending"]
             for key in held:
                 todo.pop(key, None)
+                if self.budget is not None and key in self.calls:
+                    self.budget.hold(key, self.calls[key].messages or [])
             try:
                 named = await self._adopt(batch) if batch.id.startswith(UNNAMED) else batch
             except BatchRequestFailed as failed:
@@ -362,7 +432,8 @@ class BatchPhase:
 
     def _line(self, call: _Call) -> dict[str, Any]:
         assert call.messages is not None
-        body = self.judge.request(call.messages, self.judge.negotiation.mode, call.question_ids)
+        call.mode = self.judge.negotiation.mode
+        body = self.judge.request(call.messages, call.mode, call.question_ids)
         body["model"] = self.model_name
         return {"custom_id": call.key, "method": "POST", "url": ENDPOINT, "body": body}
 
@@ -440,6 +511,7 @@ class BatchPhase:
             for key, data, state in self.store.batch_calls(batch.id)
             if state == "pending"
         }
+        keys = list(pending)
         lines = await self._lines(current.output_file_id) + await self._lines(current.error_file_id)
         kinds: Counter[str] = Counter()
         lost: set[str] = set()
@@ -457,6 +529,8 @@ class BatchPhase:
             kinds["batch_failed"] += 1
             lost.add(call.key)
         self._close(batch, current, kinds, lost)
+        if self.budget is not None:
+            self.budget.settled(keys)
         return lost
 
     async def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
@@ -473,6 +547,8 @@ class BatchPhase:
         """Store one output or error line; its error kind, None for an answer."""
         response = line.get("response") or {}
         status = response.get("status_code")
+        if status != 200 and self._format_refused(batch_id, call, response):
+            return "format_refused"
         if line.get("error") or status != 200:
             kind, reason = _line_error(line, batch_id)
             reason = mask_secret(reason, self.judge.endpoint().get("api_key"))
@@ -482,6 +558,8 @@ class BatchPhase:
             self._put(batch_id, call, "lost" if kind in LOST_KINDS else "error", verdict)
             return kind
         body = response.get("body") or {}
+        if call.mode == self.judge.negotiation.mode:  # the server took the format: keep it
+            self.judge.negotiation.confirmed = True
         verdict = self._verdict(batch_id, call, body)
         if verdict.error_kind != "unparseable":
             self._put(batch_id, call, "error" if verdict.error else "answered", verdict)
@@ -492,6 +570,36 @@ class BatchPhase:
             self.judge.replies["unscored"] += 1
             self._put(batch_id, call, "error", verdict)
         return verdict.error_kind
+
+    def _format_refused(self, batch_id: str, call: _Call, response: dict[str, Any]) -> bool:
+        """Whether the line is the server refusing its reply format (the live call's detector,
+        `is_format_refusal`): the negotiation steps down as for a live call, and the call is
+        asked again in the weaker mode. A mode the user forced is an error, as live."""
+        mode = call.mode or self.judge.negotiation.mode
+        failure = _LineFailure(response)
+        if mode == "prompt" or not is_format_refusal(failure):
+            return False
+        before = self.judge.negotiation.mode
+        weaker = self.judge.negotiation.step_down(mode)
+        if weaker is None:
+            reason = self.judge._refused_reason(FormatRefused(mode, failure))
+            verdict = unscored(call.question_ids, f"{reason} (batch {batch_id})", "bad_request")
+            update = {"batch_id": batch_id, "requests": 1, "attempt_errors": {"format_refused": 1}}
+            self._put(batch_id, call, "error", verdict.model_copy(update=update))
+            return True
+        if weaker != before:
+            where = self.judge.api_base or "its default endpoint"
+            self._event(
+                f"{self.judge.model} at {where} refused response_format {mode!r} in batch "
+                f"{batch_id}; asking with {weaker!r} from now on"
+            )
+        self.store.mark_batch_call(batch_id, call.key, "refused")
+        self.report.refused += 1
+        original = self.calls.get(call.key)
+        if original is not None and original.messages is not None:
+            messages = call.messages or original.messages
+            self.refused[call.key] = replace(original, messages=messages, attempt=call.attempt)
+        return True
 
     def _reask(self, call: _Call, body: dict[str, Any], verdict: DimensionVerdict) -> bool:
         """Ask again after an unusable reply, like a live call does (at most `max_reasks`
@@ -538,6 +646,8 @@ class BatchPhase:
         prompt = usage.get("prompt_tokens")
         completion = usage.get("completion_tokens")
         cost = batch_cost(self.judge.model, self.provider, prompt or 0, completion or 0)
+        if self.budget is not None:
+            self.budget.spend(cost)
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     def _put(self, batch_id: str, call: _Call, state: str, verdict: DimensionVerdict) -> None:
@@ -573,6 +683,19 @@ class BatchPhase:
 def _content(body: dict[str, Any]) -> Any:
     """The reply's text (KeyError, IndexError or TypeError when the body has none)."""
     return body["choices"][0]["message"]["content"]
+
+
+class _LineFailure(Exception):
+    """A failed batch line as the live call's exception would look: its HTTP status and its
+    body, for `is_format_refusal`."""
+
+    def __init__(self, response: dict[str, Any]):
+        body = response.get("body")
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        self.status_code = response.get("status_code")
+        self.body = json.dumps(body) if body is not None else ""
+        super().__init__(str(message or self.body))
 
 
 class BatchRequestFailed(Exception):
@@ -675,7 +798,11 @@ def batch_discount(model: str, provider: str) -> float | None:
 class BatchServed:
     """The run's judge once the batch phase is over: every unit's verdict comes from this
     run's batches (a call made), else from the store (a hit), else it was not judged (the run
-    stopped with its batch still open)."""
+    stopped with its batch still open, or `--max-cost` left the call out).
+
+    Calls left out by `--max-cost` stop the run (`max_cost`, as a live run past its budget)
+    once the last of the `asked` units is served: the run's workers start no unit after a
+    stop, and the units the batches answered must still be served first."""
 
     def __init__(
         self,
@@ -683,6 +810,7 @@ class BatchServed:
         keys: KeyMaker,
         sink: Callable[[LeafCall], None],
         stats: RunStats,
+        asked: int = 0,
     ):
         self.phase = phase
         self.inner = phase.judge
@@ -691,11 +819,20 @@ class BatchServed:
         self.sink = sink
         self.stats = stats
         self._served: set[str] = set()
+        self._unserved = asked
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        try:
+            return self._serve(task)
+        finally:
+            self._unserved -= 1
+            if self._unserved <= 0 and self.phase.left_out:
+                self.phase.gate.stop("max_cost", self.phase.budget_stop())
+
+    def _serve(self, task: JudgeTask) -> DimensionVerdict:
         parts = self.keys.parts(task)
         verdict = self.phase.results.get(parts.key)
         if verdict is not None:
@@ -706,6 +843,8 @@ class BatchServed:
             self.sink(LeafCall(task, self.name, hit, cached=True))
             return hit
         reason = self.phase.gate.stopped.message if self.phase.gate.stopped else "no answer"
+        if parts.key in self.phase.left_out:
+            reason = self.phase.budget_stop()
         verdict = unscored(task.question_ids, f"not judged: {reason}", NOT_JUDGED, attempts=0)
         self.sink(LeafCall(task, self.name, verdict, judged=False))
         return verdict
@@ -762,5 +901,13 @@ async def batch_phase(
     phase = BatchPhase(judge, store, options, gate, note)
     keys = KeyMaker(judge)
     store.remember_params(keys.params_hash, keys.params)
-    await phase.run(pending_calls(tasks, keys, store, refresh))
-    return BatchServed(phase, keys, sink, gate.stats), phase.report
+    asked = 0
+
+    def counted() -> Iterator[JudgeTask]:  # the tasks' prompts are not all held at once
+        nonlocal asked
+        for task in tasks:
+            asked += 1
+            yield task
+
+    await phase.run(pending_calls(counted(), keys, store, refresh))
+    return BatchServed(phase, keys, sink, gate.stats, asked), phase.report

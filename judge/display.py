@@ -126,10 +126,42 @@ def summary_table(result: EvalResult) -> Table:
         table.add_row(
             "provider errors", ", ".join(f"{k}: {v}" for k, v in sorted(result.errors.items()))
         )
+    batch = _batch_row(result)
+    if batch is not None:
+        table.add_row("batch", batch)
     table.add_row("missing incidents", _listing(result.missing))
     orphans = [f"{o.incident_id} (trial {o.trial})" for o in result.orphans]
     table.add_row("orphan submissions", _listing(orphans))
     return table
+
+
+def _batch_row(result: EvalResult) -> Text | None:
+    """Batch mode (`--batch`): the answers its batches gave, their ids, and the discount in
+    the cost; None for a run that batched nothing."""
+    from .progress import cost_text
+
+    usage = result.usage
+    if usage is None or usage.batch is None:
+        return None
+    answered = [c for c in result.calls if c.batch_id and c.error is None]
+    ids = [c.batch_id for c in result.calls if c.batch_id]
+    ids += [*usage.batch.get("batches", []), *usage.batch.get("resumed", [])]
+    if not ids:
+        return None
+    shown = ", ".join(visible(str(i)) for i in dict.fromkeys(ids))
+    cost = cost_text(usage.cost_usd, usage.cost_unknown_requests)
+    return Text(
+        f"{len(answered)} answers from batch {shown}; cost {cost} at the batch price "
+        f"({_discount_words(usage.batch.get('discount'))})"
+    )
+
+
+def _discount_words(discount: float | None) -> str:
+    if discount is None:
+        return "batch discount unknown"
+    if not discount:
+        return "no batch discount from this provider"
+    return f"{discount:.0%} batch discount"
 
 
 def _listing(items: list[str], most: int = 5) -> Text:

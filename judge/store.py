@@ -37,7 +37,15 @@ from ground_truth.errors import InputError
 from .errors import StorageError, os_reason
 from .judgment import DimensionVerdict, QuestionAnswer, Usage
 
-STORE_VERSION = "1"
+STORE_VERSION = "2"
+"""The store's schema. 1: answers, failed calls, params, leases, meta (batch tables were added
+to it later, with a store's first batch); 2: the provider batch tables belong to the schema.
+A store of an older version is migrated in place when it is opened for writing (its rows are
+kept); one of a newer version is refused (exit 2) rather than written in a shape this version
+does not know."""
+READABLE_VERSIONS = ("1", STORE_VERSION)
+"""Versions a read-only open accepts: a version 1 store reads the same (it may lack batch
+tables, which reading allows for)."""
 COMPONENTS = ("judge", "model", "params", "prompt", "schema", "rubric")
 _SECRET = re.compile(r"key|token|secret|password|authorization|credential", re.I)
 
@@ -116,7 +124,7 @@ CREATE TABLE IF NOT EXISTS batch_calls (
 );
 CREATE INDEX IF NOT EXISTS batch_calls_key ON batch_calls (key);
 """
-"""Created with the first batch a store records, so stores that never batch stay as small."""
+"""Part of schema version 2 (`STORE_VERSION`): creating it is what migrates a version 1 store."""
 
 
 def short_hash(data: Any) -> str:
@@ -311,11 +319,8 @@ class Store:
             if not readonly:
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,)
-                )
-            self._check_version()
+                self._create_or_migrate()
+            self._check_version(READABLE_VERSIONS if readonly else (STORE_VERSION,))
             self._check_pages()
         except sqlite3.DatabaseError as exc:
             db.close()
@@ -325,13 +330,50 @@ class Store:
             raise
         return db
 
-    def _check_version(self) -> None:
+    def _version(self) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE name = 'store_version'").fetchone()
-        if row is None or row[0] != STORE_VERSION:
-            found = row[0] if row else None
-            raise InputError(
-                self.path, f"store version {found!r}, expected {STORE_VERSION!r}", field="meta"
+        return None if row is None else str(row[0])
+
+    def _create_or_migrate(self) -> None:
+        """Create a new store's tables, or migrate an older store in place: its rows are kept
+        and the tables it lacks are added. One transaction (a tiny disk has room for it, and two
+        processes opening a new store at once wait for each other). A newer store is refused
+        before anything is written."""
+        has_meta = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        found = self._version() if has_meta else None
+        if found is not None and found not in READABLE_VERSIONS:
+            return  # `_check_version` says why not
+        if found == STORE_VERSION:  # writes nothing, but a store that cannot be written fails
+            self._db.execute(  # here, at open, not at its first answer
+                "INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,)
             )
+            return
+        self._db.executescript(
+            f"BEGIN IMMEDIATE;{_SCHEMA}{_BATCH_SCHEMA}"
+            f"INSERT OR IGNORE INTO meta VALUES ('store_version', '{STORE_VERSION}');"
+            f"UPDATE meta SET value = '{STORE_VERSION}' WHERE name = 'store_version';"
+            "COMMIT;"
+        )
+
+    def _check_version(self, accepted: tuple[str, ...]) -> None:
+        found = self._version()
+        if found in accepted:
+            return
+        if found is not None and found.isdigit() and int(found) > int(STORE_VERSION):
+            raise InputError(
+                self.path,
+                f"store version {found} was written by a newer diagnosis-judge (this one "
+                f"reads versions {', '.join(READABLE_VERSIONS)} and writes {STORE_VERSION}); "
+                "upgrade diagnosis-judge, or give another --store",
+                field="meta.store_version",
+            )
+        raise InputError(
+            self.path,
+            f"store version {found!r}, expected one of {', '.join(map(repr, accepted))}",
+            field="meta.store_version",
+        )
 
     def _check_pages(self) -> None:
         (found,) = self._db.execute("PRAGMA quick_check(1)").fetchone()
@@ -701,7 +743,6 @@ class Store:
         answer under), in one transaction: from here a killed run resumes it by id."""
         self._check_file()
         now = _now()
-        self._db.executescript(_BATCH_SCHEMA)
         with self._db:
             self._db.execute(
                 "INSERT INTO batches (id, provider, model, api_base, input_file_id, status,"
@@ -825,6 +866,17 @@ class Store:
             )
 
     @_guarded
+    def mark_batch_call(self, batch_id: str, key: str, state: str) -> None:
+        """A batch call's new state when nothing is stored for it (e.g. `refused`: the server
+        refused its reply format, and it is asked again in another batch)."""
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "UPDATE batch_calls SET state = ? WHERE batch_id = ? AND key = ?",
+                (state, batch_id, key),
+            )
+
+    @_guarded
     def absorb(self, source: Path, outcome: StoreMerge) -> None:
         """Copy `source`'s rows in one transaction (see `merge_stores`)."""
         self._check_file()
@@ -847,10 +899,39 @@ class Store:
                 cursor = one(f"INSERT INTO errors ({columns}) SELECT {columns} FROM src.errors")
                 outcome.errors += cursor.rowcount
                 one("INSERT OR IGNORE INTO params SELECT * FROM src.params")
+                if one(_SOURCE_HAS_BATCHES).fetchone():
+                    outcome.batches += self._absorb_batches()
         finally:
             self._db.execute("DETACH DATABASE src")
 
+    def _absorb_batches(self) -> int:
+        """Copy the attached source's batches and their calls; the number of new batches. A
+        batch both stores hold is kept once, in its later state: closed beats open, and an
+        answered call beats a pending one (so no merged store polls a finished batch again)."""
+        one = self._db.execute
+        (before,) = one("SELECT count(*) FROM batches").fetchone()
+        columns = ", ".join(_BATCH_COLUMNS)
+        progress = ", ".join(f"{c} = excluded.{c}" for c in _BATCH_PROGRESS)
+        one(
+            f"INSERT INTO batches ({columns}) SELECT {columns} FROM src.batches WHERE true"
+            f" ON CONFLICT (id) DO UPDATE SET {progress} WHERE excluded.closed > batches.closed"
+        )
+        one(
+            "INSERT INTO batch_calls (batch_id, key, call, state)"
+            " SELECT batch_id, key, call, state FROM src.batch_calls WHERE true"
+            " ON CONFLICT (batch_id, key) DO UPDATE SET state = excluded.state"
+            " WHERE batch_calls.state = 'pending'"
+        )
+        (after,) = one("SELECT count(*) FROM batches").fetchone()
+        return int(after - before)
 
+
+_SOURCE_HAS_BATCHES = "SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = 'batches'"
+_BATCH_COLUMNS = (
+    "id", "provider", "model", "api_base", "input_file_id", "status", "closed", "calls",
+    "completed", "failed", "lost", "note", "created_at", "updated_at",
+)  # fmt: skip
+_BATCH_PROGRESS = ("status", "closed", "completed", "failed", "lost", "note", "updated_at")
 _ERROR_COLUMNS = (
     "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
     "error_kind", "error", "attempts", "requests", "attempt_errors", "usage", "created_at",
@@ -890,11 +971,14 @@ class StoreMerge:
     duplicates: int = 0
     conflicts: int = 0
     errors: int = 0
+    batches: int = 0
+    """Provider batches copied (with their calls), each batch once."""
 
 
 def merge_stores(target: str | Path, sources: Sequence[str | Path]) -> StoreMerge:
-    """Copy every answer, failed call and params row of `sources` into `target` (created if
-    new). Leases are not copied: they belong to the processes that wrote the sources."""
+    """Copy every answer, failed call, params row and provider batch of `sources` into
+    `target` (created if new). Leases are not copied: they belong to the processes that wrote
+    the sources."""
     target = Path(target)
     for source in sources:
         if Path(source).resolve() == target.resolve():

@@ -144,7 +144,13 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
         help="exit 3 when more than this share of the questions is unscored because calls "
         "failed (provider errors, unusable replies, judge errors); default 0.5",
     )
-    g.add_argument("--max-cost", type=float, metavar="USD", help="stop once this much is spent")
+    g.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop once this much is spent; exit 3 (with --batch: submit only the calls whose "
+        "worst-case cost fits, the rest not asked)",
+    )
     g.add_argument(
         "--store",
         type=Path,

@@ -70,5 +70,6 @@ def _merge_stores(paths: list[Path], target: Path, out) -> None:
     out.print(
         f"Wrote {target}: {done.added} answers added from {len(paths)} stores, "
         f"{done.duplicates} already there ({done.conflicts} with different answers: the first "
-        f"store's kept), {done.errors} failed calls kept for the record"
+        f"store's kept), {done.errors} failed calls kept for the record, {done.batches} "
+        "provider batches"
     )

@@ -14,8 +14,9 @@ the first batch created): `ok` (every line answered), `partial` (a seeded `batch
 share of the lines fails with a 500 line in the error file), `expire` (status `expired`: the
 first `batch_expire_done` share of the lines is answered, the rest are `batch_expired` error
 lines) or `fail` (status `failed`, no output at all). Each line is answered by the provider's
-own chat-completion logic, so its answers, faults and call log are those of a live call; a line's
-call-log `path` is `batch <batch id> <url>`.
+own chat-completion logic, so its answers, faults, reply-format refusals (`response_formats`,
+in the `format_refusal` shape: a refused line carries the live endpoint's status and body) and
+call log are those of a live call; a line's call-log `path` is `batch <batch id> <url>`.
 
 `ops` counts every Files/Batches request by operation (`file_create`, `batch_create`, ...),
 which is how a test sees that a batch was created once.
