@@ -123,8 +123,8 @@ def import_litellm() -> Any:
 
     No other setting lowers litellm's CPU per call (`benchmarks/README.md`, "CPU time per
     judgment"): `turn_off_message_logging` adds a deep copy of each reply, the httpx transport
-    and a shared `aclient_session` do more work than the default aiohttp one (and a session
-    outlives the loop of one run), and the cost and logging work has no switch.
+    and a shared `aclient_session` do more work than the default aiohttp one, and the cost and
+    logging work has no switch.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
