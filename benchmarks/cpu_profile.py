@@ -1,6 +1,6 @@
 """Where the CPU time of a judgment goes (provider wait excluded).
 
-    python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--json PATH]
+    python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--model MODEL] [--json PATH]
 
 1. A real run through litellm to the fake provider (its own process, no latency). Its CPU is
    split into the event loop's thread and the worker threads: `litellm.acompletion` runs the
@@ -169,6 +169,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("submissions", nargs="?", type=int, default=100)
+    parser.add_argument(
+        "--model",
+        default="openai/fake-judge",
+        help="the model string sent (default: one litellm has no price for, as a self-hosted "
+        "model; openai/gpt-4o-mini takes litellm's priced path, same fake provider)",
+    )
     parser.add_argument("--json", type=Path, help="write the headline numbers to this file")
     args = parser.parse_args()
     n, calls = args.submissions, 3 * args.submissions
@@ -176,7 +182,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, _log):
         tmp = Path(tmp_dir)
         specs, subs = setup(n, tmp)
-        judge = LLMJudge("openai/fake-judge", api_base=url, api_key="sk-bench")
+        judge = LLMJudge(args.model, api_base=url, api_key="sk-bench")
         run(judge, specs, subs[:2], tmp / "warm.sqlite")
         plain = least(judge, specs, subs, tmp / "plain")
         print(f"real run, no profiler: {1000 * plain.process / calls:.2f} ms CPU per judgment")
