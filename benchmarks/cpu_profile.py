@@ -1,18 +1,26 @@
 """Where the CPU time of a judgment goes (provider wait excluded).
 
-    python benchmarks/cpu_profile.py [N_SUBMISSIONS]
+    python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--model MODEL] [--json PATH]
 
-1. A real run through litellm to the fake provider (its own process, no latency) under
-   cProfile; own time is summed by package: litellm, openai/httpx (the HTTP client), pydantic,
-   this project (judge, ground_truth), sqlite3, jinja2, asyncio and the rest.
+1. A real run through litellm to the fake provider (its own process, no latency). Its CPU is
+   split into the event loop's thread and the worker threads: `litellm.acompletion` runs the
+   synchronous `litellm.completion` (request building) in the loop's default thread pool on
+   every call. The loop's thread is then profiled (cProfile on a thread-CPU clock, so time the
+   worker threads burn while the loop waits for the interpreter lock is not charged to
+   whatever the loop was calling) and its own time summed by package; the cumulative time of
+   litellm's phases on the loop is listed too.
 2. The same run with `litellm.acompletion` replaced by a stub returning a recorded response:
    the CPU this project adds per judgment (engine, prompt, gate, store, parsing).
 Unprofiled figures are the least of 3 runs (the machine's other load only adds to them).
+`--json PATH` writes {"cpu_ms_per_call", "own_ms_per_call", "calls",
+"worker_threads_ms_per_call"} there.
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
+import json
 import os
 import pstats
 import sys
@@ -20,6 +28,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -29,9 +38,10 @@ from benchmarks.provider import provider_process  # noqa: E402
 
 GROUPS = [
     ("litellm", "/litellm/"),
-    ("openai+httpx", "/openai/"),
-    ("openai+httpx", "/httpx/"),
-    ("openai+httpx", "/httpcore/"),
+    ("openai+httpx+aiohttp", "/openai/"),
+    ("openai+httpx+aiohttp", "/httpx"),
+    ("openai+httpx+aiohttp", "/httpcore"),
+    ("openai+httpx+aiohttp", "/aiohttp/"),
     ("pydantic", "/pydantic"),
     ("this project", "/judge/"),
     ("this project", "/ground_truth/"),
@@ -39,6 +49,33 @@ GROUPS = [
     ("asyncio", "/asyncio/"),
     ("tenacity", "/tenacity/"),
 ]
+
+PHASES = [
+    ("all of litellm.acompletion on the loop", "/chat_completions/dispatch.py", "acompletion"),
+    ("  call setup, Logging object (function_setup)", "/litellm/utils.py", "function_setup"),
+    ("  HTTP via the openai SDK: build, send, parse", "/openai/openai.py",
+     "make_openai_chat_completion_request"),
+    ("  reply to ModelResponse", "/convert_dict_to_response.py",
+     "convert_to_model_response_object"),
+    ("  cost + hidden params (update_response_metadata)", "/response_metadata.py",
+     "update_response_metadata"),
+    ("    of which the cost (response_cost_calculator)", "/litellm/cost_calculator.py",
+     "response_cost_calculator"),
+    ("success logging (logging-worker task on our loop)", "/litellm_logging.py",
+     "async_success_handler"),
+]  # fmt: skip
+"""litellm's phases as (label, file suffix, function): their cumulative time on the loop."""
+
+
+class Cpu(NamedTuple):
+    process: float
+    loop_thread: float
+
+    @property
+    def workers(self) -> float:
+        """CPU of the process's other threads (litellm's request building, in the loop's
+        default thread pool)."""
+        return max(0.0, self.process - self.loop_thread)
 
 
 def group_of(filename: str, function: str) -> str:
@@ -57,6 +94,17 @@ def by_group(profile: cProfile.Profile) -> dict[str, float]:
     return dict(totals)
 
 
+def phase_times(profile: cProfile.Profile) -> list[tuple[str, float]]:
+    stats = pstats.Stats(profile).stats
+    return [
+        (
+            label,
+            sum(row[3] for (f, _l, fn), row in stats.items() if fn == name and f.endswith(tail)),
+        )
+        for label, tail, name in PHASES
+    ]
+
+
 def setup(n: int, tmp: Path):
     from benchmarks.synth import EXAMPLE, write_submissions
     from ground_truth import load_specs, load_submissions
@@ -65,65 +113,80 @@ def setup(n: int, tmp: Path):
     return specs, load_submissions(write_submissions(n, tmp))
 
 
-def profiled_run(judge, specs, subs, store: Path) -> tuple[float, cProfile.Profile]:
+def run(judge, specs, subs, store: Path, profile: cProfile.Profile | None = None) -> Cpu:
     from judge import EvalOptions, evaluate_async, load_rubric
     from judge.engine import run_sync
 
     options = EvalOptions(max_concurrent=8, store=store)
-    profile = cProfile.Profile(time.process_time)
-    cpu = time.process_time()
-    profile.enable()
+    cpu, loop_thread = time.process_time(), time.thread_time()
+    if profile is not None:
+        profile.enable()
     run_sync(evaluate_async(specs, subs, load_rubric(), judge, options=options))
-    profile.disable()
-    return time.process_time() - cpu, profile
+    if profile is not None:
+        profile.disable()
+    return Cpu(time.process_time() - cpu, time.thread_time() - loop_thread)
 
 
-def report(title: str, cpu: float, calls: int, profile: cProfile.Profile) -> None:
+def least(judge, specs, subs, stem: Path, runs: int = 3) -> Cpu:
+    """The run of least CPU time of `runs` runs, each with a fresh store: other processes on a
+    busy machine only ever add to a run's CPU time (cache misses, frequency), never take from
+    it."""
+    return min(run(judge, specs, subs, stem.with_suffix(f".{i}.sqlite")) for i in range(runs))
+
+
+def report(title: str, calls: int, plain: Cpu, profile: cProfile.Profile) -> None:
+    """Shares of the profiled loop thread, as ms per judgment of the unprofiled run's loop
+    thread (cProfile slows Python code ~5x, so its own ms are not comparable)."""
     groups = by_group(profile)
     total = sum(groups.values())
-    top = sorted(pstats.Stats(profile).stats.items(), key=lambda kv: -kv[1][2])[:8]
-    print(f"\n{title}: {1000 * cpu / calls:.2f} ms CPU per judgment ({calls} judgments, "
-          "with cProfile's own overhead)")  # fmt: skip
+    scale = 1000 * plain.loop_thread / calls / total
+    print(f"\n{title}: {1000 * plain.process / calls:.2f} ms CPU per judgment, of which "
+          f"{1000 * plain.workers / calls:.2f} ms in worker threads "
+          f"and {1000 * plain.loop_thread / calls:.2f} ms on the event loop's thread "
+          f"({calls} judgments). The loop's thread by package (own time):")  # fmt: skip
     for name, seconds in sorted(groups.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:28} {100 * seconds / total:5.1f}%  {1000 * seconds / calls:6.2f} ms")
+        print(f"  {name:28} {100 * seconds / total:5.1f}%  {seconds * scale:6.2f} ms")
+    phases = [(label, t) for label, t in phase_times(profile) if t > 0]
+    if phases:
+        print("  litellm's phases on the loop's thread (cumulative):")
+        for label, seconds in phases:
+            print(f"    {label:52} {100 * seconds / total:5.1f}%  {seconds * scale:6.2f} ms")
+    top = sorted(pstats.Stats(profile).stats.items(), key=lambda kv: -kv[1][2])[:8]
     print("  top functions by own time:")
     for (filename, line, function), row in top:
         where = f"{Path(filename).parent.name}/{Path(filename).name}:{line}" if line else ""
-        print(f"    {1000 * row[2] / calls:6.3f} ms  {function} {where}")
+        print(f"    {row[2] * scale:6.3f} ms  {function} {where}")
 
 
-def unprofiled(judge, specs, subs, store: Path) -> float:
-    from judge import EvalOptions, evaluate_async, load_rubric
-    from judge.engine import run_sync
-
-    options = EvalOptions(max_concurrent=8, store=store)
-    cpu = time.process_time()
-    run_sync(evaluate_async(specs, subs, load_rubric(), judge, options=options))
-    return time.process_time() - cpu
-
-
-def least(judge, specs, subs, stem: Path, runs: int = 3) -> float:
-    """The least CPU time of `runs` runs, each with a fresh store: other processes on a busy
-    machine only ever add to a run's CPU time (cache misses, frequency), never take from it."""
-    return min(
-        unprofiled(judge, specs, subs, stem.with_suffix(f".{i}.sqlite")) for i in range(runs)
-    )
+def profiled(judge, specs, subs, store: Path) -> cProfile.Profile:
+    profile = cProfile.Profile(time.thread_time)
+    run(judge, specs, subs, store, profile)
+    return profile
 
 
 def main() -> None:
     from judge.judges.llm import LLMJudge, import_litellm
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("submissions", nargs="?", type=int, default=100)
+    parser.add_argument(
+        "--model",
+        default="openai/fake-judge",
+        help="the model string sent (default: one litellm has no price for, as a self-hosted "
+        "model; openai/gpt-4o-mini takes litellm's priced path, same fake provider)",
+    )
+    parser.add_argument("--json", type=Path, help="write the headline numbers to this file")
+    args = parser.parse_args()
+    n, calls = args.submissions, 3 * args.submissions
     litellm = import_litellm()
     with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, _log):
         tmp = Path(tmp_dir)
         specs, subs = setup(n, tmp)
-        judge = LLMJudge("openai/fake-judge", api_base=url, api_key="sk-bench")
-        unprofiled(judge, specs, subs[:2], tmp / "warm.sqlite")
-        cpu_plain = least(judge, specs, subs, tmp / "plain")
-        print(f"real run, no profiler: {1000 * cpu_plain / (3 * n):.2f} ms CPU per judgment")
-        cpu, profile = profiled_run(judge, specs, subs, tmp / "real.sqlite")
-        report("real run through litellm", cpu, 3 * n, profile)
+        judge = LLMJudge(args.model, api_base=url, api_key="sk-bench")
+        run(judge, specs, subs[:2], tmp / "warm.sqlite")
+        plain = least(judge, specs, subs, tmp / "plain")
+        print(f"real run, no profiler: {1000 * plain.process / calls:.2f} ms CPU per judgment")
+        report("real run through litellm", calls, plain, profiled(judge, specs, subs, tmp / "p"))
 
         recorded = {}
 
@@ -134,18 +197,28 @@ def main() -> None:
             return recorded[key]
 
         original = litellm.acompletion
-        unprofiled(judge, specs, subs, tmp / "record.sqlite")  # nothing recorded yet: fill it
+        run(judge, specs, subs, tmp / "record.sqlite")  # nothing recorded yet: fill it
         litellm.acompletion = stub
         try:
-            unprofiled(judge, specs, subs, tmp / "fill.sqlite")
-            cpu_ours = least(judge, specs, subs, tmp / "ours")
-            print(f"\nstubbed provider call, no profiler: {1000 * cpu_ours / (3 * n):.2f} ms "
+            run(judge, specs, subs, tmp / "fill.sqlite")
+            ours = least(judge, specs, subs, tmp / "ours")
+            print(f"\nstubbed provider call, no profiler: {1000 * ours.process / calls:.2f} ms "
                   "CPU per judgment")  # fmt: skip
-            print(f"litellm's share of a real call: {100 * (1 - cpu_ours / cpu_plain):.0f}%")
-            cpu, profile = profiled_run(judge, specs, subs, tmp / "ours-prof.sqlite")
-            report("stubbed provider call (this project's own share)", cpu, 3 * n, profile)
+            print(
+                f"litellm's share of a real call: {100 * (1 - ours.process / plain.process):.0f}%"
+            )
+            own_profile = profiled(judge, specs, subs, tmp / "ours-prof")
+            report("stubbed provider call (this project's own share)", calls, ours, own_profile)
         finally:
             litellm.acompletion = original
+    if args.json:
+        numbers = {
+            "cpu_ms_per_call": round(1000 * plain.process / calls, 3),
+            "own_ms_per_call": round(1000 * ours.process / calls, 3),
+            "calls": calls,
+            "worker_threads_ms_per_call": round(1000 * plain.workers / calls, 3),
+        }
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -150,6 +150,11 @@ def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -
 def import_litellm() -> Any:
     """litellm, imported on first use with its debug banner off and its bundled price map (no
     network fetch) unless LITELLM_LOCAL_MODEL_COST_MAP says otherwise.
+
+    No other setting lowers litellm's CPU per call (`benchmarks/README.md`, "CPU time per
+    judgment"): `turn_off_message_logging` adds a deep copy of each reply, the httpx transport
+    and a shared `aclient_session` do more work than the default aiohttp one, and the cost and
+    logging work has no switch.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
