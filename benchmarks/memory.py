@@ -1,7 +1,7 @@
 """Peak memory (and time) of `judge eval` and `judge report` on N synthetic submissions.
 
     python benchmarks/memory.py [--modes rules,llm,report] [--json PATH] [N ...]
-                                                                # default N: 1000 10000
+    # default N: 1000 10000
 
 Modes, each a fresh process whose peak resident set size comes from getrusage in a wrapper
 process that runs nothing else:
@@ -12,6 +12,8 @@ process that runs nothing else:
   `--outputs`), writing the HTML report and the CSV, JSONL and JUnit exports.
 
 `size MB` is the result file for eval and everything `judge report` wrote for report.
+`--json PATH` also writes the table as `{"rows": [{"mode", "submissions", "peak_rss_mb",
+"size_mb", "wall_s", "cpu_ms_per_submission"}, ...], "load_average": {"start", "end"}}`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -89,6 +92,18 @@ def size_mb(paths: list[Path]) -> float:
     return sum(f.stat().st_size for f in files) / 2**20
 
 
+def row_of(mode: str, n: int, measured: dict) -> dict[str, str | int | float]:
+    """One line of the table, as `--json` writes it."""
+    return {
+        "mode": mode,
+        "submissions": n,
+        "peak_rss_mb": round(measured["rss_mb"], 1),
+        "size_mb": round(size_mb(measured["files"]), 1),
+        "wall_s": round(measured["wall"], 1),
+        "cpu_ms_per_submission": round(1000 * measured["cpu"] / n, 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10_000])
@@ -98,22 +113,34 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m]
+    load_start = os.getloadavg()[0]
     print(f"{'mode':>6} {'submissions':>11} {'peak RSS MB':>11} {'size MB':>8} "
           f"{'wall s':>7} {'CPU ms/subm':>11}")  # fmt: skip
+    rows = []
     provider = provider_process() if "llm" in modes else contextlib.nullcontext((None, None))
     measured: dict[str, dict[str, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, provider as (url, _):
         for n in args.sizes:
             for mode, m in measure_size(n, modes, Path(tmp), url).items():
-                row = {k: m[k] for k in ("rss_mb", "wall", "cpu")}
-                measured.setdefault(str(n), {})[mode] = {**row, "size_mb": size_mb(m["files"])}
+                rows.append(row := row_of(mode, n, m))
+                measured.setdefault(str(n), {})[mode] = {
+                    "rss_mb": m["rss_mb"],
+                    "wall": m["wall"],
+                    "cpu": m["cpu"],
+                    "size_mb": row["size_mb"],
+                }
                 print(
-                    f"{mode:>6} {n:11d} {m['rss_mb']:11.0f} {size_mb(m['files']):8.1f} "
-                    f"{m['wall']:7.1f} {1000 * m['cpu'] / n:11.2f}",
+                    f"{mode:>6} {n:11d} {row['peak_rss_mb']:11.0f} {row['size_mb']:8.1f} "
+                    f"{row['wall_s']:7.1f} {row['cpu_ms_per_submission']:11.2f}",
                     flush=True,
                 )
+    load = {"start": load_start, "end": os.getloadavg()[0]}
+    print(f"load average (1 min): {load['start']:.1f} at start, {load['end']:.1f} at end")
     if args.json:
-        args.json.write_text(json.dumps({"by_submissions": measured}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps({"by_submissions": measured, "rows": rows, "load_average": load}, indent=2)
+            + "\n"
+        )
 
 
 if __name__ == "__main__":
