@@ -9,10 +9,18 @@ start of a prompt it has seen before, in 16-token blocks from 128 tokens on
 (`judge.testing.prefix_cache`), as a provider with automatic prefix caching does.
 
 Billing rule for "billed prompt tokens": uncached prompt tokens at the full price plus cached
-ones at the provider's discount: x0.5 (OpenAI's cached input) and x0.1 (Anthropic's cache
-reads). Anthropic's surcharge for writing the cache (x1.25 on the marked start, once per
+ones at the provider's discount (litellm's price map: x0.5 for gpt-4o's cached input, x0.25 for
+gpt-4.1's, x0.1 for gpt-5's and for Anthropic's cache reads), and only where the call's cached start reaches the provider's minimum: OpenAI caches
+from 1,024 prompt tokens, Anthropic a marked block of at least 1,024 tokens (Sonnet 4.x; 2,048
+or 4,096 for Haiku and some Opus models). Below it nothing is cached and every call pays in
+full. Anthropic's surcharge for writing the cache (x1.25 on the marked start, once per
 submission and 5 minutes) is not included. Each is reported against the prompt of the single
 call `--granularity submission` makes (its full prompt tokens, uncached).
+
+Two sets of submissions: the example's own diagnoses (a few hundred characters: the shared
+start of a submission's prompts is ~600 tokens, under both minimums) and the same diagnoses
+padded to `--long-chars` with their own text repeated (an agent that writes several paragraphs
+of evidence, ITBench-style), where the shared start passes 1,024 tokens.
 """
 
 from __future__ import annotations
@@ -28,7 +36,13 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.synth import GROUND_TRUTH, write_submissions  # noqa: E402
 
-DISCOUNTS = {"OpenAI x0.5": 0.5, "Anthropic x0.1": 0.1}
+DISCOUNTS = {
+    "x0.5 (gpt-4o)": (0.5, 1024),
+    "x0.25 (gpt-4.1)": (0.25, 1024),
+    "x0.1 (gpt-5, Claude)": (0.1, 1024),
+}
+"""Per provider: the price of a cached prompt token against an uncached one, and the fewest
+cached tokens the provider caches at all (its documented minimum prompt / block length)."""
 
 
 def measure(granularity: str, specs, submissions, concurrency: int) -> dict[str, float]:
@@ -51,28 +65,64 @@ def measure(granularity: str, specs, submissions, concurrency: int) -> dict[str,
         "cached": cached,
         "completion": usage.completion_tokens / n,
     }
-    for name, rate in DISCOUNTS.items():
-        row[name] = prompt - cached + cached * rate
+    calls = [
+        (c.usage.prompt_tokens or 0, c.usage.cached_tokens or 0) for c in result.calls if c.usage
+    ]
+    for name, (rate, minimum) in DISCOUNTS.items():
+        billed = sum(p - c + c * rate if c >= minimum else p for p, c in calls)
+        row[name] = billed / n
     return row
+
+
+def padded(path: Path, chars: int) -> Path:
+    """The submissions at `path` with each diagnosis its own text repeated to `chars`."""
+    target = path.with_name(f"long-{path.name}")
+    with path.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        for line in source:
+            row = json.loads(line)
+            text = row["diagnosis"]
+            row["diagnosis"] = (text + " ") * (chars // (len(text) + 1) + 1)
+            out.write(json.dumps(row) + "\n")
+    return target
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=5)
+    parser.add_argument(
+        "--long-chars", type=int, default=4000, help="length of a padded diagnosis (default 4000)"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     from ground_truth import load_specs, load_submissions
 
     with tempfile.TemporaryDirectory() as tmp:
         path = write_submissions(args.submissions, Path(tmp))
-        specs, submissions = load_specs(GROUND_TRUTH), load_submissions(path)
-        rows = {
-            g: measure(g, specs, submissions, args.concurrency) for g in ("dimension", "submission")
+        specs = load_specs(GROUND_TRUTH)
+        sets = {"example": path, "long": padded(path, args.long_chars)}
+        measured = {
+            name: {
+                g: measure(g, specs, load_submissions(source), args.concurrency)
+                for g in ("dimension", "submission")
+            }
+            for name, source in sets.items()
         }
+    for name, rows in measured.items():
+        print_table(name, rows, args)
+    if args.json:
+        args.json.write_text(json.dumps(as_json(measured, args), indent=2) + "\n")
+
+
+def print_table(name: str, rows: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
     single = rows["submission"]["prompt"]
+    what = (
+        "the example's diagnoses"
+        if name == "example"
+        else f"diagnoses of {args.long_chars:,} chars"
+    )
     print(
-        f"{args.submissions} submissions x 3 dimensions, fake provider, "
+        f"\n{args.submissions} submissions x 3 dimensions, {what}, fake provider, "
         f"{args.concurrency} in flight; per submission:\n"
     )
     print(
@@ -87,23 +137,26 @@ def main() -> None:
             f"| {granularity} | {row['requests']:.2f} | {row['prompt']:,.0f} "
             f"| {row['cached']:,.0f} | {row['completion']:,.0f} | {billed} |"
         )
-    dimension = rows["dimension"]
-    print(
-        f"\nrequests: {dimension['requests'] / rows['submission']['requests']:.2f}x; "
-        f"prompt tokens uncached: {dimension['prompt'] / single:.2f}x the single call"
-    )
-    if args.json:
-        args.json.write_text(json.dumps(as_json(rows, args), indent=2) + "\n")
 
 
-def as_json(rows: dict[str, dict[str, float]], args: argparse.Namespace) -> dict:
-    """Per granularity its per-submission numbers; billed prompt tokens against the single call."""
-    single = rows["submission"]["prompt"]
+def as_json(measured: dict[str, dict[str, dict[str, float]]], args: argparse.Namespace) -> dict:
+    """Per set and granularity its per-submission numbers; billed prompt tokens against the
+    single call (the example set's at the top level, as the benchmark driver reads them)."""
+
+    def billed(rows: dict[str, dict[str, float]]) -> dict[str, float]:
+        single = rows["submission"]["prompt"]
+        return {name: rows["dimension"][name] / single for name in DISCOUNTS}
+
     return {
         "submissions": args.submissions,
         "concurrency": args.concurrency,
-        "per_submission": rows,
-        "billed_vs_single_call": {name: rows["dimension"][name] / single for name in DISCOUNTS},
+        "long_chars": args.long_chars,
+        "per_submission": measured["example"],
+        "billed_vs_single_call": billed(measured["example"]),
+        "long": {
+            "per_submission": measured["long"],
+            "billed_vs_single_call": billed(measured["long"]),
+        },
     }
 
 

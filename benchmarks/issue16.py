@@ -127,14 +127,25 @@ ROWS = (
     ),
     Row(
         "prompt tokens billed per submission, per-dimension calls with prefix caching vs the "
-        "single call's prompt, at Anthropic's cache-read price x0.1 (`granularity.py`)",
-        (Check("", ("granularity", "billed_vs_single_call", "Anthropic x0.1"), "x",
-               op="<=", target=1.2),),
+        "single call's prompt, the example's diagnoses (a shared start under the providers' "
+        "1,024-token minimum: nothing cached), cached price x0.1 / x0.5 (`granularity.py`)",
+        (
+            Check("x0.1", ("granularity", "billed_vs_single_call", "x0.1 (gpt-5, Claude)"), "x",
+                  op="<=", target=1.2),
+            Check("x0.5", ("granularity", "billed_vs_single_call", "x0.5 (gpt-4o)"), "x",
+                  op="<=", target=1.2),
+        ),
     ),
     Row(
-        "same, at OpenAI's cached-input price x0.5 (`granularity.py`)",
-        (Check("", ("granularity", "billed_vs_single_call", "OpenAI x0.5"), "x",
-               op="<=", target=1.2),),
+        "same, diagnoses of 4,000 characters (the shared start passes 1,024 tokens)",
+        (
+            Check("x0.1", ("granularity", "long", "billed_vs_single_call",
+                           "x0.1 (gpt-5, Claude)"), "x", op="<=", target=1.2),
+            Check("x0.25", ("granularity", "long", "billed_vs_single_call",
+                            "x0.25 (gpt-4.1)"), "x", op="<=", target=1.2),
+            Check("x0.5", ("granularity", "long", "billed_vs_single_call", "x0.5 (gpt-4o)"),
+                  "x", op="<=", target=1.2),
+        ),
     ),
     Row(
         "both granularities with the real local model: kappa, calls and tokens (`real_model.py`)",
