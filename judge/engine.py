@@ -31,7 +31,7 @@ from ground_truth.models import IncidentSpec, Submission
 
 from .batch import BatchOptions, BatchReport, batch_phase
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
-from .control import Gate, NullGate, PauseFile, SignalLatch, SignalStop
+from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .deferred import DeferredTask
 from .errors import StorageError
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
@@ -338,6 +338,9 @@ class _Run:
         self.wrapped = self._wrap(judge)
         self.verdicts: list[_Answered | None] = [None] * len(units)
         self.finished_requests = 0
+        self.finished_failures: Counter[str] = Counter()
+        """Failed requests by kind inside the calls that finished; the rest of the gate's
+        count (`stats.failed_requests`) happened inside calls a stop cut off."""
         self.batch: BatchReport | None = None
 
     def _note(self, message: str) -> None:
@@ -359,6 +362,7 @@ class _Run:
                 unit, call.verdict, call.judge, call.miss_reason
             )
             self.finished_requests += call.verdict.requests
+            self.finished_failures.update(call.verdict.attempt_errors)
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
@@ -517,9 +521,13 @@ class _Run:
 
     def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
         """Failed requests and unusable replies by kind, and as `cut_off` the requests sent
-        by calls a stop ended before they could finish (their reply was never counted)."""
+        by calls a stop ended before they could finish (their reply was never counted); the
+        failures those calls met before the stop are counted under their own kinds."""
         counts = sum((Counter(c.attempt_errors) for c in calls), Counter())
-        cut_off = self.stats.requests - self.finished_requests
+        lost = self.stats.failed_requests - self.finished_failures
+        failed_before = {kind: n for kind, n in lost.items() if kind not in FATAL_KINDS}
+        counts.update(failed_before)
+        cut_off = self.stats.requests - self.finished_requests - sum(failed_before.values())
         if cut_off > 0:
             counts[CUT_OFF] += cut_off
         return dict(counts)

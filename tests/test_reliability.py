@@ -506,6 +506,32 @@ def test_calls_still_in_flight_after_the_grace_period_are_cut_off(tmp_path: Path
     assert all(j["unscored_reason"].startswith("not judged") for j in result["judgments"])
 
 
+def test_a_cut_off_call_keeps_the_failures_it_met_before_the_stop(tmp_path: Path) -> None:
+    """Two 500s, retried, then a request that never answers and is cut off: the result says
+    server 2 and cut_off 1, not only cut_off 3."""
+    log = tmp_path / "calls.jsonl"
+
+    def operator() -> None:
+        while not log.exists() or len(read_call_log(log)) < 3:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    config = FakeProviderConfig(
+        fault_schedule=["500", "500", "hang"], hang_seconds=30, log_path=log
+    )
+    with FakeProvider(config) as provider:
+        thread = threading.Thread(target=operator)
+        thread.start()
+        code = cli(
+            tmp_path, provider, 1, "--judge-model", "openai/fake-judge", "--max-concurrent",
+            "1", "--grace", "0.1",
+        )  # fmt: skip
+        thread.join()
+    result = load(tmp_path)
+    assert code == 130 and result["calls"] == []
+    assert result["attempt_errors"] == {"server": 2, "cut_off": 1}
+
+
 def test_identical_prompts_in_one_run_are_asked_once(tmp_path: Path) -> None:
     """Two trials with the same diagnosis render the same prompts: one request each."""
     first = EXAMPLES[0]
