@@ -323,3 +323,34 @@ def test_only_the_json_object_schema_mode_pins_the_ids() -> None:
     strict = judge.request([], "json_schema", ids)["response_format"]
     assert "prefixItems" not in json.dumps(strict)
     assert "response_format" not in judge.request([], "prompt", ids)
+
+
+def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a_slot() -> None:
+    """On a loaded machine the probe's request waited longer than the window before it went
+    out, and every call in flight then sent the refused format too (4 refusals, real server)."""
+    from contextlib import asynccontextmanager
+
+    from judge.control import NullGate
+
+    class SlowFirstSlot(NullGate):
+        def __init__(self) -> None:
+            super().__init__()
+            self.first = True
+
+        @asynccontextmanager
+        async def slot(self, tokens: int = 0):
+            if self.first:
+                self.first = False
+                await asyncio.sleep(4)  # twice the window: without arming at the slot it runs out
+            yield
+
+    async def four_at_once(judge: LLMJudge) -> None:
+        await asyncio.gather(*(judge.judge(task()) for _ in range(4)))
+
+    with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
+        judge = judge_for(provider)
+        judge.negotiation = Negotiation("auto", probe_window=2)
+        judge.gate = SlowFirstSlot()
+        asyncio.run(four_at_once(judge))
+        outcomes = [c.outcome for c in provider.calls]
+    assert outcomes.count("format_refused") == 1 and outcomes.count("ok") == 4

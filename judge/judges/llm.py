@@ -514,6 +514,7 @@ class LLMJudge:
         ):
             with attempt:
                 async with self.gate.slot(estimated):
+                    self.negotiation.arm_probe()
                     tally.requests += 1
                     try:
                         response = await litellm.acompletion(**kwargs)

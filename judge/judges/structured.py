@@ -72,11 +72,13 @@ class FormatRefused(Exception):
         self.cause = cause
 
 
-PROBE_WINDOW = 5.0
-"""Seconds the other calls wait for the first request in an unconfirmed mode. Servers refuse a
-format while validating the request, in milliseconds; a request still running after this has
-been accepted, and holding every other call back until its reply would cost a whole call's
-latency at the start of each run."""
+PROBE_WINDOW = 15.0
+"""Seconds the other calls wait for the first request in an unconfirmed mode, from when it gets
+its request slot. Servers refuse a format while validating the request, in milliseconds, but
+the client's own first call (litellm's set-up inside `acompletion`) took seconds on a loaded
+machine: with 5 s the window ran out before the refusal came back and every call in flight sent
+the refused format too. A request still running after this has been accepted, and holding every
+other call back until its reply would cost a whole call's latency at the start of each run."""
 
 
 class Negotiation:
@@ -96,6 +98,7 @@ class Negotiation:
         self.probe_window = probe_window
         self._probe: asyncio.Event | None = None
         self._probing = False
+        self._armed = False
 
     @property
     def probing(self) -> bool:
@@ -104,7 +107,16 @@ class Negotiation:
     def start_probe(self) -> None:
         self._probing = True
         self._probe = asyncio.Event()
-        asyncio.get_running_loop().call_later(self.probe_window, self._probe.set)
+        self._armed = False
+
+    def arm_probe(self) -> None:
+        """The probe's request has its slot and goes out now: the window starts here, not when
+        the probe began, since waiting for a slot (or litellm's import) is not the server's
+        answer; on a loaded machine a window started earlier ran out first and every waiting
+        call sent the refused format too (four refusals instead of one, with a real server)."""
+        if self._probing and self._probe is not None and not self._armed:
+            self._armed = True
+            asyncio.get_running_loop().call_later(self.probe_window, self._probe.set)
 
     def end_probe(self) -> None:
         self._probing = False
