@@ -7,6 +7,7 @@ No test asserts a time; latencies are small and only order events.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -452,23 +454,33 @@ def test_resume_needs_an_existing_store(tmp_path: Path, capsys) -> None:
 # ------------------------------------------------------------------ SIGINT / SIGTERM
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -> None:
-    log = tmp_path / "calls.jsonl"
+@contextlib.contextmanager
+def signal_after(log: Path, requests: int, sig: int = signal.SIGINT) -> Iterator[None]:
+    """Send `sig` to this process once the fake provider has logged `requests` requests."""
 
     def operator() -> None:
-        while not log.exists() or len(read_call_log(log)) < 6:
+        while not log.exists() or len(read_call_log(log)) < requests:
             time.sleep(0.01)
         os.kill(os.getpid(), sig)
 
+    thread = threading.Thread(target=operator)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -> None:
+    log = tmp_path / "calls.jsonl"
     config = FakeProviderConfig(seed=8, latency=0.05, log_path=log)
     with FakeProvider(config) as provider:
-        thread = threading.Thread(target=operator)
-        thread.start()
-        code = cli(
-            tmp_path, provider, 40, "--judge-model", "openai/fake-judge", "--max-concurrent", "2"
-        )
-        thread.join()
+        with signal_after(log, 6, sig):
+            code = cli(
+                tmp_path, provider, 40, "--judge-model", "openai/fake-judge",
+                "--max-concurrent", "2",
+            )  # fmt: skip
         n_calls = len(provider.calls)
     result = load(tmp_path)
     assert code == 130
@@ -483,21 +495,13 @@ def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -
 
 def test_calls_still_in_flight_after_the_grace_period_are_cut_off(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
-
-    def operator() -> None:
-        while not log.exists() or len(read_call_log(log)) < 2:
-            time.sleep(0.01)
-        os.kill(os.getpid(), signal.SIGINT)
-
     config = FakeProviderConfig(seed=8, latency=30, log_path=log)  # replies never come in time
     with FakeProvider(config) as provider:
-        thread = threading.Thread(target=operator)
-        thread.start()
-        code = cli(
-            tmp_path, provider, 5, "--judge-model", "openai/fake-judge", "--max-concurrent",
-            "2", "--grace", "0.1",
-        )  # fmt: skip
-        thread.join()
+        with signal_after(log, 2):
+            code = cli(
+                tmp_path, provider, 5, "--judge-model", "openai/fake-judge", "--max-concurrent",
+                "2", "--grace", "0.1",
+            )  # fmt: skip
         n_calls = len(provider.calls)
     result = load(tmp_path)
     assert code == 130 and n_calls == 2
@@ -510,23 +514,14 @@ def test_a_cut_off_call_keeps_the_failures_it_met_before_the_stop(tmp_path: Path
     """Two 500s, retried, then a request that never answers and is cut off: the result says
     server 2 and cut_off 1, not only cut_off 3."""
     log = tmp_path / "calls.jsonl"
-
-    def operator() -> None:
-        while not log.exists() or len(read_call_log(log)) < 3:
-            time.sleep(0.01)
-        os.kill(os.getpid(), signal.SIGINT)
-
     config = FakeProviderConfig(
         fault_schedule=["500", "500", "hang"], hang_seconds=30, log_path=log
     )
-    with FakeProvider(config) as provider:
-        thread = threading.Thread(target=operator)
-        thread.start()
+    with FakeProvider(config) as provider, signal_after(log, 3):
         code = cli(
             tmp_path, provider, 1, "--judge-model", "openai/fake-judge", "--max-concurrent",
             "1", "--grace", "0.1",
         )  # fmt: skip
-        thread.join()
     result = load(tmp_path)
     assert code == 130 and result["calls"] == []
     assert result["attempt_errors"] == {"server": 2, "cut_off": 1}
