@@ -221,7 +221,7 @@ ROWS = (
     Row(
         "peak memory at 10,000 submissions, eval rules / eval llm / report (`memory.py`)",
         tuple(
-            Check(mode, ("memory", "by_submissions", "10000", mode, "rss_mb"), " MB", 0,
+            Check(mode, ("memory", "by_submissions", "10000", mode, "peak_rss_mb"), " MB", 0,
                   op="<=", target=300)
             for mode in ("rules", "llm", "report")
         ),
@@ -229,7 +229,7 @@ ROWS = (
     Row(
         "peak memory at 1,000 submissions, same three (`memory.py`)",
         tuple(
-            Check(mode, ("memory", "by_submissions", "1000", mode, "rss_mb"), " MB", 0)
+            Check(mode, ("memory", "by_submissions", "1000", mode, "peak_rss_mb"), " MB", 0)
             for mode in ("rules", "llm", "report")
         ),
     ),

@@ -12,8 +12,9 @@ process that runs nothing else:
   `--outputs`), writing the HTML report and the CSV, JSONL and JUnit exports.
 
 `size MB` is the result file for eval and everything `judge report` wrote for report.
-`--json PATH` also writes the table as `{"rows": [{"mode", "submissions", "peak_rss_mb",
-"size_mb", "wall_s", "cpu_ms_per_submission"}, ...], "load_average": {"start", "end"}}`.
+`--json PATH` also writes the table as `{"by_submissions": {"N": {"MODE": {"mode",
+"submissions", "peak_rss_mb", "size_mb", "wall_s", "cpu_ms_per_submission"}}}, "load_average":
+{"start", "end"}}` (`issue16.py` reads it).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def size_mb(paths: list[Path]) -> float:
 
 
 def row_of(mode: str, n: int, measured: dict) -> dict[str, str | int | float]:
-    """One line of the table, as `--json` writes it."""
+    """One line of the table, as `--json` writes it under `by_submissions[N][mode]`."""
     return {
         "mode": mode,
         "submissions": n,
@@ -116,19 +117,12 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     print(f"{'mode':>6} {'submissions':>11} {'peak RSS MB':>11} {'size MB':>8} "
           f"{'wall s':>7} {'CPU ms/subm':>11}")  # fmt: skip
-    rows = []
     provider = provider_process() if "llm" in modes else contextlib.nullcontext((None, None))
-    measured: dict[str, dict[str, dict[str, float]]] = {}
+    by_submissions: dict[str, dict[str, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp, provider as (url, _):
         for n in args.sizes:
             for mode, m in measure_size(n, modes, Path(tmp), url).items():
-                rows.append(row := row_of(mode, n, m))
-                measured.setdefault(str(n), {})[mode] = {
-                    "rss_mb": m["rss_mb"],
-                    "wall": m["wall"],
-                    "cpu": m["cpu"],
-                    "size_mb": row["size_mb"],
-                }
+                row = by_submissions.setdefault(str(n), {})[mode] = row_of(mode, n, m)
                 print(
                     f"{mode:>6} {n:11d} {row['peak_rss_mb']:11.0f} {row['size_mb']:8.1f} "
                     f"{row['wall_s']:7.1f} {row['cpu_ms_per_submission']:11.2f}",
@@ -138,8 +132,7 @@ def main() -> None:
     print(f"load average (1 min): {load['start']:.1f} at start, {load['end']:.1f} at end")
     if args.json:
         args.json.write_text(
-            json.dumps({"by_submissions": measured, "rows": rows, "load_average": load}, indent=2)
-            + "\n"
+            json.dumps({"by_submissions": by_submissions, "load_average": load}, indent=2) + "\n"
         )
 
 
