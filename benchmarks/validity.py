@@ -1,7 +1,9 @@
 """How far a judge agrees with careful human labels on the validity set (`benchmarks/validity/`).
 
     python benchmarks/validity.py [--half tune|test|all] [--judge-model MODEL ...]
-                                  [--api-base URL] [--labels-glob GLOB ...] [--structured]
+                                  [--api-base URL] [--granularity dimension|submission]
+                                  [--store S.sqlite] [--result-file R.json]
+                                  [--labels-glob GLOB ...] [--structured]
                                   [--json PATH] [--sregym-bench]
 
 Loads `cases/<half>.yaml` (one hand-written diagnosis per case), builds one `IncidentSpec` per
@@ -212,13 +214,19 @@ def make_judge(models: list[str] | None, api_base: str | None, timeout: float) -
 
 
 def run_judge(
-    specs: list[IncidentSpec], submissions: list[Submission], judge: Any, concurrency: int
+    specs: list[IncidentSpec],
+    submissions: list[Submission],
+    judge: Any,
+    concurrency: int,
+    granularity: str = "dimension",
+    store: Path | None = None,
 ) -> Any:
+    """The judge's run over the cases; with `store`, answers already there are not asked again
+    (a real model's run of an hour or more can be stopped and resumed)."""
     from judge import EvalOptions, evaluate
 
-    return evaluate(
-        specs, submissions, "sregym-v3", judge, options=EvalOptions(max_concurrent=concurrency)
-    )
+    options = EvalOptions(max_concurrent=concurrency, granularity=granularity, store=store)
+    return evaluate(specs, submissions, "sregym-v3", judge, options=options)
 
 
 # --- labels ----------------------------------------------------------------------------------
@@ -674,6 +682,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
     p.add_argument("--max-concurrent", type=int, default=5, help="judge calls in flight")
     p.add_argument(
+        "--granularity",
+        choices=["dimension", "submission"],
+        default="dimension",
+        help="one call per dimension (default) or per submission, as `judge eval`",
+    )
+    p.add_argument("--store", type=Path, help="SQLite store: a stopped run resumes from it")
+    p.add_argument(
+        "--result-file", type=Path, help="also write the judge's result file (for real_model.py)"
+    )
+    p.add_argument(
         "--labels-glob",
         action="append",
         help="label sheets (default: labels/<half>.*.csv under --root)",
@@ -710,7 +728,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     judge = make_judge(args.judge_model, args.api_base, args.timeout)
-    result = run_judge(specs, build_submissions(cases), judge, args.max_concurrent)
+    result = run_judge(
+        specs, build_submissions(cases), judge, args.max_concurrent, args.granularity, args.store
+    )
+    if args.result_file:
+        from judge.results import write_result
+
+        write_result(result, args.result_file)
     report = measure(result, cases, people, rubric, list(loaded), args.bootstrap, args.seed)
     if args.sregym_bench:
         report.sregym_bench = sregym_bench(judge, args.max_concurrent, args.bootstrap, args.seed)
