@@ -1,4 +1,5 @@
-"""Throughput under faults: 50% 429s with `Retry-After: 1`, 30% 500s, against no fault.
+"""Throughput under faults: 50% 429s with `Retry-After: 1`, 30% 500s, a provider's own quota,
+against no fault.
 
     python benchmarks/cooldown.py [--submissions 50] [--latency 0.5] [--concurrency 8]
                                   [--json PATH]
@@ -6,10 +7,14 @@
 The fake provider runs in its own process; N submissions x 3 dimensions go through the llm
 judge with the CLI's defaults (`--max-retries 5`, `--cooldown-after 3`, `--cooldown 60`) at the
 same `--max-concurrent`. We report judgments per minute and their ratio to the fault-free run
-(goal at 50% 429s: >= 0.5), and the run's wall time against its physical limit, the provider
-requests it made x latency / concurrency: the fake answers a 429 after the same latency as an
+(goal at 50% 429s: >= 0.5), and the run's wall time against its physical limit: the provider
+requests it made x latency / concurrency, or under the quota the calls / the quota's rate,
+whichever is longer. The fake answers an injected 429 or 500 after the same latency as an
 answer, so at 50% 429s a call costs two requests on average and 0.5 is also the most any client
-can reach here.
+can reach here. The quota scenario (the fake's own limiter: QUOTA requests in any WINDOW
+seconds, a quarter of what 8 in flight would send, 429 at once with the wait until a request is allowed
+as Retry-After) shows what a real rate limit costs: 429s per call, and whether the run keeps
+to the quota's pace.
 """
 
 from __future__ import annotations
@@ -28,10 +33,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from benchmarks.provider import provider_process  # noqa: E402
 
+QUOTA, WINDOW = 20, 5.0
+QUOTA_SCENARIO = f"quota {QUOTA} per {WINDOW:g} s"
 SCENARIOS = [
     ("no fault", []),
     ("50% 429, Retry-After 1", ["--fault-rate", "429=0.5", "--retry-after", "1"]),
     ("30% 500", ["--fault-rate", "500=0.3"]),
+    (QUOTA_SCENARIO, ["--rpm", str(QUOTA), "--rate-window", str(WINDOW)]),
 ]
 
 
@@ -55,13 +63,15 @@ def run(args: argparse.Namespace, faults: list[str]) -> dict[str, float]:
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             requests = len(read_call_log(log))
     calls = len(result.calls)
+    quota_limit = calls / (QUOTA / WINDOW) if "--rpm" in faults else 0.0
     return {
         "wall": wall,
         "cpu": cpu,
         "per_min": 60 * calls / wall,
         "requests": requests,
+        "rate_limited_per_call": result.attempt_errors.get("rate_limit", 0) / calls,
         "failed": sum(1 for c in result.calls if c.error_kind),
-        "limit": requests * args.latency / args.concurrency,
+        "limit": max(requests * args.latency / args.concurrency, quota_limit),
     }
 
 
@@ -78,7 +88,7 @@ def main() -> None:
     print(f"{args.submissions * 3} calls, latency {args.latency} s, --max-concurrent "
           f"{args.concurrency}")  # fmt: skip
     print(f"{'faults':24} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "
-          f"{'failed':>6} {'wall/limit':>10} {'CPU s':>6}")  # fmt: skip
+          f"{'429/call':>8} {'failed':>6} {'wall/limit':>10} {'CPU s':>6}")  # fmt: skip
     base = None
     measured = {}
     for name, faults in SCENARIOS:
@@ -91,7 +101,8 @@ def main() -> None:
         }
         print(
             f"{name:24} {r['wall']:7.1f} {r['per_min']:9.0f} {r['per_min'] / base:7.2f} "
-            f"{r['requests']:8d} {r['failed']:6d} {r['wall'] / r['limit']:10.2f} {r['cpu']:6.1f}",
+            f"{r['requests']:8d} {r['rate_limited_per_call']:8.2f} {r['failed']:6d} "
+            f"{r['wall'] / r['limit']:10.2f} {r['cpu']:6.1f}",
             flush=True,
         )
     if args.json:

@@ -1,5 +1,6 @@
 """Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown that grows over
-consecutive provider failures, concurrency that backs off on 429s, the provider's Retry-After,
+consecutive provider failures, concurrency that backs off on 429s that give no Retry-After, the
+provider's Retry-After,
 and the run's error and cost budgets.
 
 Everything here is plain arithmetic over an injectable clock, so it is tested without sleeping.
@@ -87,8 +88,8 @@ class Cooldown:
     a while is waited out (7.5 + 15 + 30 s before the fourth round of retries, with the default
     60), and one that fails now and then costs seconds, not minutes.
 
-    Rate limits (429) are not counted: `AdaptiveSlots` and the provider's Retry-After deal with
-    them. `hold(s)` keeps every request back for `s` seconds (a Retry-After on a 503)."""
+    Rate limits (429) are not counted: the provider's Retry-After (or `AdaptiveSlots`, when a
+    429 gives none) deals with them. `hold(s)` keeps every request back for `s` seconds (a Retry-After on a 503)."""
 
     FIRST_SHARE = 1 / 8
 
@@ -139,9 +140,9 @@ keep them busy; 4x does down to about 0.2 s latency."""
 class AdaptiveSlots:
     """At most `limit` requests in flight, `limit` between 1 and `maximum` (`--max-concurrent`).
 
-    A 429 halves the limit, at most once per the provider's Retry-After (one burst of 429s is one
-    signal, not many); each success raises it by one, back up to `maximum`. The request that got
-    the 429 waits its Retry-After before it is retried (see `judges.llm`); the others go on."""
+    `rate_limited()` halves the limit, at most once a second (one burst of 429s is one signal,
+    not many); each success raises it by one, back up to `maximum`. The gate calls it only for
+    a 429 that does not say when to come back (see `Gate.failed`)."""
 
     def __init__(self, maximum: int, clock: Clock = time.monotonic):
         self.maximum = max(1, maximum)
@@ -182,13 +183,16 @@ class AdaptiveSlots:
                 self.in_use += 1
                 granted.set_result(None)
 
-    def rate_limited(self, retry_after: float | None) -> bool:
+    CALM = 1.0
+    """Seconds after a halving in which further 429s count as the same burst."""
+
+    def rate_limited(self) -> bool:
         """A 429; True when it lowered the limit."""
         now = self._clock()
         if now < self._calm_until:
             return False
         self.limit = max(1.0, self.limit / 2)
-        self._calm_until = now + min(retry_after or 1.0, MAX_RETRY_AFTER)
+        self._calm_until = now + self.CALM
         self.backoffs += 1
         return True
 

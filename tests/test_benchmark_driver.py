@@ -112,7 +112,9 @@ def test_scenario_names_in_paths_exist_in_the_scripts() -> None:
     names = {s.name for s in throughput.SCENARIOS if issue16.IN_FLIGHT in s.name}
     paths = {c.path[2] for r in issue16.ROWS for c in r.checks if c.path[0] == "throughput"}
     assert paths == names
-    assert issue16.QUOTA_429 in {name for name, _faults in cooldown.SCENARIOS}
+    cooldowns = {c.path[2] for r in issue16.ROWS for c in r.checks if c.path[0] == "cooldown"}
+    assert cooldowns == {issue16.RANDOM_429, issue16.PROVIDER_QUOTA}
+    assert cooldowns <= {name for name, _faults in cooldown.SCENARIOS}
 
 
 def test_only_rejects_an_unknown_measurement(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,5 @@
-"""A cooldown that fits the fault: 429s lower the concurrency and are retried after their
-Retry-After, never cooled down for; server and connection failures start a cooldown that grows
+"""A cooldown that fits the fault: 429s are retried after their Retry-After (those that give
+none lower the concurrency), never cooled down for; server and connection failures start a cooldown that grows
 while they go on and starts over after a success, and a 30 s outage is still ridden out."""
 
 from __future__ import annotations
@@ -72,13 +72,13 @@ def test_a_30_s_outage_is_ridden_out_within_the_retries() -> None:
     assert max(_attempts_through_outage(4.0)) > 6  # a short cooldown cannot ride it out
 
 
-def test_429s_lower_the_concurrency_once_per_retry_after_and_successes_restore_it() -> None:
+def test_429s_lower_the_concurrency_once_per_burst_and_successes_restore_it() -> None:
     clock = Clock()
     slots = AdaptiveSlots(8, clock=clock)
-    assert slots.rate_limited(1.0) and slots.limit == 4
-    assert not slots.rate_limited(1.0)  # the same burst
-    clock.now += 1.0
-    assert slots.rate_limited(1.0) and slots.limit == 2
+    assert slots.rate_limited() and slots.limit == 4
+    assert not slots.rate_limited()  # the same burst
+    clock.now += AdaptiveSlots.CALM
+    assert slots.rate_limited() and slots.limit == 2
     for _ in range(10):
         slots.succeeded()
     assert slots.limit == 8 and slots.backoffs == 2
@@ -88,7 +88,7 @@ def test_429s_never_start_a_cooldown_but_server_errors_do() -> None:
     async def scenario() -> Gate:
         gate = Gate(max_concurrent=4, cooldown=Cooldown(after=3, seconds=60))
         for _ in range(10):
-            gate.failed("rate_limit", "rate_limit from m: slow down", 1.0)
+            gate.failed("rate_limit", "rate_limit from m: slow down", None)
         assert gate.cooldown.remaining() == 0 and gate._slots.limit == 2
         for _ in range(3):
             gate.failed("server", "server from m: 500", None)
@@ -98,10 +98,20 @@ def test_429s_never_start_a_cooldown_but_server_errors_do() -> None:
     asyncio.run(scenario())
 
 
+def test_a_429_with_a_retry_after_leaves_the_concurrency_alone() -> None:
+    async def scenario() -> tuple[float, int]:
+        gate = Gate(max_concurrent=8, cooldown=Cooldown(after=3, seconds=60))
+        for _ in range(10):
+            gate.failed("rate_limit", "rate_limit from m: try again in 1s", 1.0)
+        return gate._slots.limit, gate.stats.failed_requests["rate_limit"]
+
+    assert asyncio.run(scenario()) == (8, 10)
+
+
 def test_requests_in_flight_follow_the_limit_and_a_cancelled_waiter_leaks_no_slot() -> None:
     async def scenario() -> tuple[int, int]:
         slots = AdaptiveSlots(4)
-        slots.rate_limited(1.0)  # limit 2
+        slots.rate_limited()  # limit 2
         peak = 0
 
         async def request() -> None:
