@@ -11,7 +11,9 @@ same `--max-concurrent`. We report judgments per minute and their ratio to the f
 requests it made x latency / concurrency, or under the quota the calls / the quota's rate,
 whichever is longer. The fake answers an injected 429 or 500 after the same latency as an
 answer, so at 50% 429s a call costs two requests on average and 0.5 is also the most any client
-can reach here. The quota scenario (the fake's own limiter: QUOTA requests in any WINDOW
+can reach there; providers decide a 429 before doing any work and answer it at once, which the
+`--fast-429` scenario does (its limit counts only the requests that were answered: a client
+that keeps its slots busy while calls wait out their Retry-After reaches 1.0 there). The quota scenario (the fake's own limiter: QUOTA requests in any WINDOW
 seconds, a quarter of what 8 in flight would send, 429 at once with the wait until a request is allowed
 as Retry-After) shows what a real rate limit costs: 429s per call, and whether the run keeps
 to the quota's pace.
@@ -33,11 +35,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from benchmarks.provider import provider_process  # noqa: E402
 
+FAST_429 = "50% 429 at once, Retry-After 1"
 QUOTA, WINDOW = 20, 5.0
 QUOTA_SCENARIO = f"quota {QUOTA} per {WINDOW:g} s"
 SCENARIOS = [
     ("no fault", []),
     ("50% 429, Retry-After 1", ["--fault-rate", "429=0.5", "--retry-after", "1"]),
+    (FAST_429, ["--fault-rate", "429=0.5", "--retry-after", "1", "--fast-429"]),
     ("30% 500", ["--fault-rate", "500=0.3"]),
     (QUOTA_SCENARIO, ["--rpm", str(QUOTA), "--rate-window", str(WINDOW)]),
 ]
@@ -63,15 +67,17 @@ def run(args: argparse.Namespace, faults: list[str]) -> dict[str, float]:
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             requests = len(read_call_log(log))
     calls = len(result.calls)
+    rate_limited = result.attempt_errors.get("rate_limit", 0)
+    in_slot = requests - rate_limited if "--fast-429" in faults else requests
     quota_limit = calls / (QUOTA / WINDOW) if "--rpm" in faults else 0.0
     return {
         "wall": wall,
         "cpu": cpu,
         "per_min": 60 * calls / wall,
         "requests": requests,
-        "rate_limited_per_call": result.attempt_errors.get("rate_limit", 0) / calls,
+        "rate_limited_per_call": rate_limited / calls,
         "failed": sum(1 for c in result.calls if c.error_kind),
-        "limit": max(requests * args.latency / args.concurrency, quota_limit),
+        "limit": max(in_slot * args.latency / args.concurrency, quota_limit),
     }
 
 
@@ -87,7 +93,7 @@ def main() -> None:
     llm.import_litellm()
     print(f"{args.submissions * 3} calls, latency {args.latency} s, --max-concurrent "
           f"{args.concurrency}")  # fmt: skip
-    print(f"{'faults':24} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "
+    print(f"{'faults':31} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "
           f"{'429/call':>8} {'failed':>6} {'wall/limit':>10} {'CPU s':>6}")  # fmt: skip
     base = None
     measured = {}
@@ -100,7 +106,7 @@ def main() -> None:
             "wall_vs_limit": r["wall"] / r["limit"],
         }
         print(
-            f"{name:24} {r['wall']:7.1f} {r['per_min']:9.0f} {r['per_min'] / base:7.2f} "
+            f"{name:31} {r['wall']:7.1f} {r['per_min']:9.0f} {r['per_min'] / base:7.2f} "
             f"{r['requests']:8d} {r['rate_limited_per_call']:8.2f} {r['failed']:6d} "
             f"{r['wall'] / r['limit']:10.2f} {r['cpu']:6.1f}",
             flush=True,

@@ -113,7 +113,7 @@ def test_scenario_names_in_paths_exist_in_the_scripts() -> None:
     paths = {c.path[2] for r in issue16.ROWS for c in r.checks if c.path[0] == "throughput"}
     assert paths == names
     cooldowns = {c.path[2] for r in issue16.ROWS for c in r.checks if c.path[0] == "cooldown"}
-    assert cooldowns == {issue16.RANDOM_429, issue16.PROVIDER_QUOTA}
+    assert cooldowns == {issue16.RANDOM_429, issue16.FAST_429, issue16.PROVIDER_QUOTA}
     assert cooldowns <= {name for name, _faults in cooldown.SCENARIOS}
 
 

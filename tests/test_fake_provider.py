@@ -270,6 +270,14 @@ def test_hang_outlives_client_timeout_and_stop_releases_it():
 # --- rate limit, auth, bad requests ---------------------------------------------------------
 
 
+@pytest.mark.parametrize(("fast", "latencies"), [(False, [0.05, 0.05]), (True, [0.0, 0.05])])
+def test_an_injected_429_takes_an_answers_latency_unless_fast(fast, latencies):
+    with serve(fault_schedule=["429"], latency=0.05, fast_429=fast) as server:
+        assert chat(server.url)[0] == 429 and chat(server.url)[0] == 200
+        records = server.calls
+    assert [r.latency for r in records] == latencies
+
+
 def test_own_rate_limit_answers_429_with_retry_after_and_is_not_an_injected_fault():
     with serve(rpm=2) as server:
         statuses = [chat(server.url)[0] for _ in range(2)]

@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--retry-after", type=float, default=1.0, help="seconds an injected 429 announces"
     )
     parser.add_argument(
+        "--fast-429",
+        action="store_true",
+        help="answer an injected 429 at once, not after --latency",
+    )
+    parser.add_argument(
         "--api-key-env",
         metavar="VAR",
         help="require the key held in env VAR (never on the command line)",
@@ -154,6 +159,7 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         fault_schedule=args.fault_schedule or [],
         hang_seconds=args.hang_seconds,
         retry_after=args.retry_after,
+        fast_429=args.fast_429,
         api_key=SecretStr(api_key) if api_key else None,
         answer_policy=policy,
         log_path=args.log,

@@ -25,6 +25,8 @@ class FakeProviderConfig(BaseModel):
       `fault_rates` for the indices it covers.
     - `hang_seconds`: how long a `hang` fault holds the connection before closing it unanswered.
     - `retry_after`: the delay an injected 429 announces.
+    - `fast_429`: an injected 429 comes back at once, as a provider's rate limit is decided
+      before any work; by default it takes the same latency as an answer.
     - `api_key`: when set, requests must carry `Authorization: Bearer <api_key>` or get 401.
     - `answer_policy`: `(question_id, messages) -> "Yes" | "No"`; default a stable hash.
     - `log_path`: a JSONL file each call record is appended to.
@@ -58,6 +60,7 @@ class FakeProviderConfig(BaseModel):
     fault_schedule: list[FaultKind | None] = Field(default_factory=list)
     hang_seconds: float = Field(5.0, ge=0)
     retry_after: float = Field(1.0, ge=0)
+    fast_429: bool = False
     api_key: SecretStr | None = None
     answer_policy: AnswerPolicy | None = Field(None, exclude=True)
     log_path: Path | None = None

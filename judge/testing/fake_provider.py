@@ -259,6 +259,8 @@ class FakeProvider:
                 return replies.rate_limited(request.model, wait, self.config.rpm), RATE_LIMITED, {}
         fault = self._plan.fault_for(index)
         delay = self._plan.latency_for(index)
+        if fault is FaultKind.RATE_LIMIT and self.config.fast_429:
+            delay = 0.0
         if fault is FaultKind.HANG:
             return Reply(200, None, delay=self.config.hang_seconds), fault.value, {}
         if fault in _HTTP_FAULTS:
