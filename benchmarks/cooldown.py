@@ -5,8 +5,8 @@ against no fault.
                                   [--json PATH]
 
 The fake provider runs in its own process; N submissions x 3 dimensions go through the llm
-judge with the CLI's defaults (`--max-retries 5`, `--cooldown-after 3`, `--cooldown 60`) at the
-same `--max-concurrent`. We report judgments per minute and their ratio to the fault-free run
+judge with the CLI's defaults (`--max-retries 5`, `--cooldown 60`, `--cooldown-after` as many as
+`--max-concurrent`) at the same `--max-concurrent`. We report judgments per minute and their ratio to the fault-free run
 (goal at 50% 429s: >= 0.5), and the run's wall time against its physical limit: the provider
 requests it made x latency / concurrency, or under the quota the calls / the quota's rate,
 whichever is longer. The fake answers an injected 429 or 500 after the same latency as an

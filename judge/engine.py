@@ -42,7 +42,13 @@ from .judges.base import ask
 from .judges.panel import PANEL_TIE
 from .judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
 from .leases import Deferred, UnitQueue, lease_book
-from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter
+from .limits import (
+    WORKERS_PER_SLOT,
+    Cooldown,
+    ErrorBudget,
+    RateLimiter,
+    default_cooldown_after,
+)
 from .progress import Reporter, RunStats
 from .prompts import Prompt, PromptRenderer
 from .remembered_formats import adopt_remembered, remember
@@ -81,7 +87,8 @@ class EvalOptions:
       `refresh`), and every finished call is written to it at once.
     - `rpm` / `tpm`: client-side request and token rates; requests wait for them.
     - `cooldown_after` / `cooldown`: after that many consecutive provider failures no request
-      starts for that many seconds (0 turns it off).
+      starts for that many seconds (0 turns it off; None: as many failures as `max_concurrent`,
+      at least 3, see `limits.default_cooldown_after`).
     - `max_errors` (an `ErrorBudget`, or text like "10" or "0.2") / `max_cost` (USD): past
       them no call starts and the result is marked incomplete.
     - `pause_file`: while it exists no request starts.
@@ -103,7 +110,7 @@ class EvalOptions:
     refresh: bool = False
     rpm: float | None = None
     tpm: float | None = None
-    cooldown_after: int = 3
+    cooldown_after: int | None = None
     cooldown: float = 60.0
     max_errors: ErrorBudget | str | None = None
     max_cost: float | None = None
@@ -324,7 +331,12 @@ class _Run:
         self.gate = Gate(
             max_concurrent=options.max_concurrent,
             limiter=RateLimiter(options.rpm, options.tpm) if options.rpm or options.tpm else None,
-            cooldown=Cooldown(options.cooldown_after, options.cooldown),
+            cooldown=Cooldown(
+                default_cooldown_after(options.max_concurrent)
+                if options.cooldown_after is None
+                else options.cooldown_after,
+                options.cooldown,
+            ),
             pause=PauseFile(options.pause_file, options.pause_poll) if options.pause_file else None,
             stats=self.stats,
             error_budget=_error_budget(options.max_errors),

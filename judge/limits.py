@@ -81,6 +81,17 @@ class RateLimiter:
             self.tokens.adjust(estimated - actual)
 
 
+def default_cooldown_after(max_concurrent: int) -> int:
+    """Consecutive failures that start a cooldown when the user named none: as many as requests
+    may be in flight, at least 3.
+
+    An outage fails every request in flight at once, so this many in a row is seen within one
+    round of requests; 3 in a row at 8 in flight also happen by chance when a provider fails
+    30% of requests (about 4 times in 200 requests), and each cost a 7.5 s cooldown: half the
+    run's wall time in `benchmarks/cooldown.py`."""
+    return max(3, max_concurrent)
+
+
 class Cooldown:
     """After `after` consecutive server, timeout or connection failures, no request starts for
     a while: `seconds / 8` the first time, twice as long at each further cooldown without a

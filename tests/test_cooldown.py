@@ -13,7 +13,7 @@ from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
 from judge.control import Gate
 from judge.judges.llm import LLMJudge
-from judge.limits import AdaptiveSlots, Cooldown
+from judge.limits import AdaptiveSlots, Cooldown, default_cooldown_after
 from judge.testing import FakeProvider, FakeProviderConfig
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
@@ -41,13 +41,15 @@ def test_cooldowns_grow_while_failures_go_on_and_start_over_after_a_success() ->
     assert cooldown.remaining() == pytest.approx(7.5)
 
 
-def _attempts_through_outage(cooldown_seconds: float, outage: float = 30.0) -> list[int]:
+def _attempts_through_outage(
+    cooldown_seconds: float, outage: float = 30.0, after: int = 3
+) -> list[int]:
     """Five calls in flight when the provider goes down for `outage` seconds, each retried at
     once (the backoff's jitter can be 0) but every request waiting out the gate's cooldown:
     how many attempts each call needs. Event by event, on a fake clock."""
     clock = Clock()
     start = clock.now
-    cooldown = Cooldown(after=3, seconds=cooldown_seconds, clock=clock)
+    cooldown = Cooldown(after=after, seconds=cooldown_seconds, clock=clock)
     latency = 0.5
     ready = [start] * 5
     attempts = [0] * 5
@@ -66,10 +68,26 @@ def _attempts_through_outage(cooldown_seconds: float, outage: float = 30.0) -> l
     return attempts
 
 
-def test_a_30_s_outage_is_ridden_out_within_the_retries() -> None:
-    attempts = _attempts_through_outage(60.0)
+@pytest.mark.parametrize("after", [3, default_cooldown_after(5)])
+def test_a_30_s_outage_is_ridden_out_within_the_retries(after: int) -> None:
+    attempts = _attempts_through_outage(60.0, after=after)
     assert max(attempts) <= 6  # --max-retries 5: no call fails
-    assert max(_attempts_through_outage(4.0)) > 6  # a short cooldown cannot ride it out
+    assert max(_attempts_through_outage(4.0, after=after)) > 6  # too short to ride it out
+
+
+def test_by_default_a_cooldown_waits_for_as_many_failures_as_requests_in_flight() -> None:
+    from judge.engine import _Run
+    from judge.judges.rules import RulesJudge
+
+    def after(options: EvalOptions) -> int:
+        cooldown = _Run(RulesJudge(), [], options).gate.cooldown
+        assert cooldown is not None
+        return cooldown.after
+
+    assert after(EvalOptions(max_concurrent=8)) == 8
+    assert after(EvalOptions(max_concurrent=2)) == 3
+    assert after(EvalOptions(max_concurrent=8, cooldown_after=3)) == 3
+    assert after(EvalOptions(max_concurrent=8, cooldown_after=0)) == 0
 
 
 def test_429s_lower_the_concurrency_once_per_burst_and_successes_restore_it() -> None:

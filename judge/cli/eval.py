@@ -121,9 +121,9 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--cooldown-after",
         type=int,
-        default=3,
         metavar="N",
-        help="consecutive provider failures that start a cooldown (default 3; 0: never)",
+        help="consecutive provider failures that start a cooldown (default: --max-concurrent, "
+        "at least 3; 0: never)",
     )
     g.add_argument(
         "--cooldown",
