@@ -28,6 +28,7 @@ from .errors import StorageError, os_reason
 from .json_stream import JSONStreamError, ObjectReader
 from .judgment import Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
+from .spill import Items, SpilledSeq, item_text
 
 SCHEMA_VERSION = "1"
 MAX_RESULT_MB = 1024
@@ -130,8 +131,8 @@ class EvalResult(BaseModel):
     overall: OverallSummary
     incidents: list[IncidentSummary]
     cases: list[CaseResult]
-    judgments: list[Judgment]
-    calls: list[CallRecord]
+    judgments: Items[Judgment]
+    calls: Items[CallRecord]
     errors: dict[str, int] = Field(default_factory=dict, description="Provider errors by kind.")
     attempt_errors: dict[str, int] = Field(
         default_factory=dict,
@@ -194,8 +195,8 @@ def result_json(result: EvalResult) -> Iterator[str]:
         yield f'{"," if n else ""}\n  "{name}": '
         items = getattr(result, name)
         if name in _STREAMED and items:
-            for i, item in enumerate(items):
-                text = item.model_dump_json(indent=2).replace("\n", "\n    ")
+            texts = items.texts() if isinstance(items, SpilledSeq) else map(item_text, items)
+            for i, text in enumerate(texts):
                 yield f"{',' if i else '['}\n    {text}"
             yield "\n  ]"
         else:
