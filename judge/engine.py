@@ -247,7 +247,7 @@ def _answered(
     scores = []
     for part, part_verdict in parts:
         judgments = _judgments(part, part_verdict, judge_name)
-        scores.append(dimension_score(part.dimension.id, judgments))
+        scores.append(compact(dimension_score(part.dimension.id, judgments)))
         _add(keep, judgments)
     judged = range(start, keep.count)
     members = _add(keep, [j for part, v in parts for j in _member_judgments(part, v)])
