@@ -25,6 +25,7 @@ from pydantic.functional_serializers import WrapSerializer
 from pydantic.functional_validators import WrapValidator
 
 from .errors import StorageError, os_reason
+from .judgment import compact
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -186,11 +187,15 @@ class SpilledSeq(Sequence[M], Generic[M]):
         if isinstance(index, slice):
             return SpilledSeq(self._file, self._model, self._items[index])
         item = self._items[index]  # IndexError as a list gives it
-        return self._model.model_validate_json(next(self._file.texts([item])))
+        return self._read(next(self._file.texts([item])))
 
     def __iter__(self) -> Iterator[M]:
-        validate = self._model.model_validate_json
-        return (validate(text) for text in self._file.texts(self._items))
+        return (self._read(text) for text in self._file.texts(self._items))
+
+    def _read(self, text: str) -> M:
+        """The item `text` holds, sharing its fields-set (`compact`): a list made of them is
+        as small as the one the run would have kept."""
+        return compact(self._model.model_validate_json(text))
 
     def texts(self) -> Iterator[str]:
         """Each item's text as the result file holds it (`item_text`), without parsing it."""
