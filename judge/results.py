@@ -3,7 +3,8 @@
 Written and read piece by piece: `write_result` streams the cases, judgments and calls one at
 a time into the same text `model_dump_json(indent=2)` would give, and `load_result` decodes
 and validates them one at a time (`json_stream`), so neither holds the whole file's text or
-its dicts. A 10,000-submission result is about 55 MB of JSON.
+its dicts. A 10,000-submission result is about 55 MB of JSON. Judgments and calls a run
+spilled (`judge.spill`) are copied from its temporary file as the text they already are.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from .judgment import compact
 M = TypeVar("M", bound=BaseModel)
 
 FLUSH_BYTES = 1 << 18
+"""Appended items are written once this many bytes wait (and before any read)."""
 READ_BYTES = 1 << 16
 """Neighbouring items are read back together, up to this many bytes a read."""
 
@@ -202,14 +203,14 @@ class SpilledSeq(Sequence[M], Generic[M]):
         return self._file.texts(self._items)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, SpilledSeq) and (other._file, other._items) == (
-            self._file,
-            self._items,
-        ):
+        if isinstance(other, SpilledSeq) and self._same_items(other):
             return True
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def _same_items(self, other: SpilledSeq[Any]) -> bool:
+        return other._file is self._file and other._items == self._items
 
     __hash__ = None  # type: ignore[assignment]
 
