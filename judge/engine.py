@@ -18,8 +18,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import sys
+from array import array
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -56,17 +57,24 @@ from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
 from .rubric import Dimension, Rubric, load_rubric
 from .scoring import (
     CaseResult,
-    score_case,
+    DimensionScore,
+    dimension_score,
+    scored_case,
     summarize_by_agent,
     summarize_incidents,
     summarize_overall,
 )
 from .shard import Shard
 from .shard import select as select_shard
+from .spill import Kept, SpillFile
 from .store import Store
 from .validation import checked_verdict, judge_error_verdict
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
+SPILL_FROM_UNITS = 1000
+"""Runs of this many units or more keep their judgments and call records in a temporary file
+(`judge.spill`), smaller ones in memory: there they take under 5 MB, and a harness that keeps
+many small results (one `evaluate_submission` per submission) would hold a file each."""
 CUT_OFF = "cut_off"
 T = TypeVar("T")
 
@@ -126,6 +134,9 @@ class EvalOptions:
     granularity: Granularity = DEFAULT_GRANULARITY
     batch: BatchOptions | None = None
     """Send the calls the store cannot answer as one provider batch job (`judge.batch`)."""
+    spill: bool | None = None
+    """Keep the result's judgments and call records in a temporary file and read them back
+    when used (`judge.spill`), or in memory; None: in a file from `SPILL_FROM_UNITS` units."""
 
 
 @runtime_checkable
@@ -222,25 +233,50 @@ def _empty_verdict(unit: _Unit) -> DimensionVerdict:
 
 @dataclass(slots=True)
 class _Answered:
-    """A unit's verdict in the form the result keeps, made as soon as the verdict is in: the
-    verdicts themselves (3-4 KB each with their answers) would otherwise all be held until
-    the run ends, 100 MB at 10,000 submissions."""
+    """What the result keeps of a unit's verdict, made as soon as the verdict is in: its
+    judgments go to the run's keeper (a spill file for a large run) and only their item
+    numbers and the dimensions' counts stay here; the verdicts themselves (3-4 KB each with
+    their answers) would otherwise all be held until the run ends."""
 
-    judgments: list[Judgment]
-    members: list[Judgment]
+    judgments: range
+    members: range
+    scores: list[DimensionScore]
     failed: int
-    empty: CallRecord | None
+    empty: int | None
     """The call record of an empty diagnosis, which no judge was asked."""
 
 
-def _answered(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> _Answered:
+def _answered(
+    unit: _Unit, verdict: DimensionVerdict, judge_name: str, keep: SpillFile | Kept
+) -> _Answered:
     parts = _per_dimension(unit, verdict, judge_name)
+    start = keep.count
+    scores = []
+    for part, part_verdict in parts:
+        judgments = _judgments(part, part_verdict, judge_name)
+        scores.append(compact(dimension_score(part.dimension.id, judgments)))
+        _add(keep, judgments)
+    judged = range(start, keep.count)
+    members = _add(keep, [j for part, v in parts for j in _member_judgments(part, v)])
+    empty = None
+    if verdict.error == EMPTY_DIAGNOSIS:
+        empty = keep.add(_call_record(unit, verdict, judge_name))
     return _Answered(
-        judgments=[j for part, v in parts for j in _judgments(part, v, judge_name)],
-        members=[j for part, v in parts for j in _member_judgments(part, v)],
+        judgments=judged,
+        members=members,
+        scores=scores,
         failed=sum(_failed_questions(v) for _, v in parts),
-        empty=_call_record(unit, verdict, judge_name) if verdict.error == EMPTY_DIAGNOSIS else None,
+        empty=empty,
     )
+
+
+def _add(keep: SpillFile | Kept, models: list[Judgment]) -> range:
+    """Keep `models`, one after another (nothing else is kept meanwhile: this runs on the
+    event loop without awaiting); their item numbers."""
+    start = keep.count
+    for model in models:
+        keep.add(model)
+    return range(start, keep.count)
 
 
 def _judgments(unit: _Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
@@ -345,7 +381,10 @@ class _Run:
         )
         self.leaves = leaves(judge)
         self.leases = lease_book(self.store, len(self.leaves))
-        self.calls: dict[tuple[int, str], CallRecord] = {}
+        spill = options.spill if options.spill is not None else len(units) >= SPILL_FROM_UNITS
+        self.keep: SpillFile | Kept = SpillFile() if spill else Kept()
+        self.calls: dict[str, array[int]] = {}
+        """Each leaf's call record per unit, as an item number in `keep` (-1: none)."""
         self._task_unit: dict[int, int] = {}
         self.wrapped = self._wrap(judge)
         self.verdicts: list[_Answered | None] = [None] * len(units)
@@ -370,9 +409,10 @@ class _Run:
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
         if call.judged:
             unit = self.units[index]
-            self.calls[(index, call.judge)] = _call_record(
-                unit, call.verdict, call.judge, call.miss_reason
-            )
+            record = _call_record(unit, call.verdict, call.judge, call.miss_reason)
+            if call.judge not in self.calls:
+                self.calls[call.judge] = array("q", [-1]) * len(self.units)
+            self.calls[call.judge][index] = self.keep.add(record)
             self.finished_requests += call.verdict.requests
             self.finished_failures.update(call.verdict.attempt_errors)
         if call.cached and not call.shared:
@@ -470,7 +510,7 @@ class _Run:
             if self.gate.stopped is not None:
                 continue
             if not unit.submission.diagnosis.strip():
-                self.verdicts[index] = _answered(unit, _empty_verdict(unit), self.judge.name)
+                self._keep(index, unit, _empty_verdict(unit))
                 continue
             task = unit.task()
             self._task_unit[id(task)] = index
@@ -491,8 +531,15 @@ class _Run:
             finally:
                 self._task_unit.pop(id(task), None)
             if _was_judged(verdict):
-                self.verdicts[index] = _answered(unit, verdict, self.judge.name)
+                self._keep(index, unit, verdict)
             await asyncio.sleep(0)
+
+    def _keep(self, index: int, unit: _Unit, verdict: DimensionVerdict) -> None:
+        try:
+            self.verdicts[index] = _answered(unit, verdict, self.judge.name, self.keep)
+        except StorageError as exc:  # the spill file failed: nothing more can be recorded
+            self.gate.stop("storage", str(exc))
+            raise
 
     async def _tick(self) -> None:
         while True:
@@ -508,7 +555,7 @@ class _Run:
         for index, unit in enumerate(self.units):
             answered, self.verdicts[index] = self.verdicts[index], None
             if answered is None:
-                answered = _answered(unit, _not_judged(unit, reason), self.judge.name)
+                answered = _answered(unit, _not_judged(unit, reason), self.judge.name, self.keep)
             yield unit, answered
 
     def incomplete(self) -> list[IncompleteCase]:
@@ -521,17 +568,19 @@ class _Run:
             IncompleteCase(incident_id=i, trial=t, dimensions=d) for (i, t), d in missing.items()
         ]
 
-    def call_records(self) -> list[CallRecord]:
-        records = []
+    def call_records(self) -> Sequence[CallRecord]:
+        items: list[int] = []
         names = [leaf.name for leaf in self.leaves]
         for index, answered in enumerate(self.verdicts):
             if answered is not None and answered.empty is not None:
-                records.append(answered.empty)
+                items.append(answered.empty)
                 continue
-            records += [r for name in names if (r := self.calls.get((index, name))) is not None]
-        return records
+            items += [
+                n for name in names if name in self.calls and (n := self.calls[name][index]) >= 0
+            ]
+        return self.keep.sequence(CallRecord, items)
 
-    def attempt_errors(self, calls: list[CallRecord]) -> dict[str, int]:
+    def attempt_errors(self, calls: Sequence[CallRecord]) -> dict[str, int]:
         """Failed requests and unusable replies by kind, and as `cut_off` the requests sent
         by calls a stop ended before they could finish (their reply was never counted); the
         failures those calls met before the stop are counted under their own kinds."""
@@ -549,6 +598,7 @@ class _Run:
         so without it they would live until the garbage collector finds the cycle, which
         for a large run means while the result file is being written."""
         self.calls.clear()
+        self.keep = Kept()  # the result's sequences hold a spill file as long as they need it
         self.verdicts = []
         self.units = []
         self.wrapped = self.judge
@@ -639,7 +689,9 @@ async def evaluate_async(
     - `config`: extra entries for the result's `config` block.
 
     Returns the whole `EvalResult` (cases, per-incident and overall scores, every judgment,
-    every call). Provider failures leave questions unscored, counted in the result, never No.
+    every call). From `SPILL_FROM_UNITS` (submission, dimension) units on (or as
+    `options.spill` says), the judgments and calls are read-only sequences over a temporary
+    file that lives as long as the result (`judge.spill.SpilledSeq`), not lists. Provider failures leave questions unscored, counted in the result, never No.
     Raises `TypeError` for a judge that is not a `Judge`, `InputError` for a rubric that
     cannot be loaded, `ValueError` for an unknown `options.granularity`.
     """
@@ -656,12 +708,13 @@ async def evaluate_async(
         config = {**(config or {}), "shard": {**shard, "k": options.k}}
     run = _Run(judge, units, options)
     await run.run()
+    run.keep.flush()  # a spill file that cannot be written fails the run here, not later
     calls = run.call_records()
     attempt_errors = run.attempt_errors(calls)
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
     usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
-    cases, member_judgments, failed = _assemble(run, rubric, judge.name)
+    cases, judgments, failed = _assemble(run, rubric)
     run.release()
     incidents, k = summarize_incidents(cases, rubric, options.k)
     overall = summarize_overall(
@@ -684,7 +737,7 @@ async def evaluate_async(
         overall=overall,
         incidents=incidents,
         cases=cases,
-        judgments=[j for c in cases for j in c.judgments] + member_judgments,
+        judgments=judgments,
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         attempt_errors=attempt_errors,
@@ -757,23 +810,43 @@ def _entities(pairs: list[tuple[IncidentSpec, Submission]]) -> dict[str, Any] | 
     return {"n": len(scores), "mean": means, "cases": cases}
 
 
-def _assemble(
-    run: _Run, rubric: Rubric, judge_name: str
-) -> tuple[list[CaseResult], list[Judgment], int]:
-    """The scored cases, the panel members' judgments and the failed questions' count, from
-    the run's answers, each let go of once its case holds it."""
-    grouped: dict[tuple[str, str], list[Judgment]] = {}
+def _assemble(run: _Run, rubric: Rubric) -> tuple[list[CaseResult], Sequence[Judgment], int]:
+    """The scored cases, every judgment (the cases' in their order, then the panel members')
+    and the failed questions' count, from the run's answers, each let go of once its case
+    holds it."""
+    items: dict[tuple[str, str], array[int]] = {}
+    scores: dict[tuple[str, str], dict[str, DimensionScore]] = {}
     agents: dict[tuple[str, str], str | None] = {}
-    members: list[Judgment] = []
+    members = array("q")
     failed = 0
     for unit, answered in run.take_answers():
         key = unit.submission.key
-        grouped.setdefault(key, []).extend(answered.judgments)
+        items.setdefault(key, array("q")).extend(answered.judgments)
+        scores.setdefault(key, {}).update((s.dimension_id, s) for s in answered.scores)
         agents[key] = unit.submission.agent
-        members += answered.members
+        members.extend(answered.members)
         failed += answered.failed
-    cases = [score_case(i, t, js, rubric, agents[(i, t)]) for (i, t), js in grouped.items()]
-    return cases, members, failed
+    cases = [
+        scored_case(
+            i,
+            t,
+            _case_scores(scores[(i, t)], rubric),
+            run.keep.sequence(Judgment, js),
+            rubric,
+            agents[(i, t)],
+        )
+        for (i, t), js in items.items()
+    ]
+    every = array("q")
+    for js in items.values():
+        every.extend(js)
+    every.extend(members)
+    return cases, run.keep.sequence(Judgment, every), failed
+
+
+def _case_scores(scores: dict[str, DimensionScore], rubric: Rubric) -> list[DimensionScore]:
+    """One score per rubric dimension, in its order; none for a dimension nobody answered."""
+    return [scores.get(d.id) or dimension_score(d.id, []) for d in rubric.dimensions]
 
 
 def _config(

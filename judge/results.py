@@ -3,7 +3,8 @@
 Written and read piece by piece: `write_result` streams the cases, judgments and calls one at
 a time into the same text `model_dump_json(indent=2)` would give, and `load_result` decodes
 and validates them one at a time (`json_stream`), so neither holds the whole file's text or
-its dicts. A 10,000-submission result is about 55 MB of JSON.
+its dicts. A 10,000-submission result is about 55 MB of JSON. Judgments and calls a run
+spilled (`judge.spill`) are copied from its temporary file as the text they already are.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .errors import StorageError, os_reason
 from .json_stream import JSONStreamError, ObjectReader
 from .judgment import Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
+from .spill import Items, SpilledSeq, item_text
 
 SCHEMA_VERSION = "1"
 MAX_RESULT_MB = 1024
@@ -130,8 +132,8 @@ class EvalResult(BaseModel):
     overall: OverallSummary
     incidents: list[IncidentSummary]
     cases: list[CaseResult]
-    judgments: list[Judgment]
-    calls: list[CallRecord]
+    judgments: Items[Judgment]
+    calls: Items[CallRecord]
     errors: dict[str, int] = Field(default_factory=dict, description="Provider errors by kind.")
     attempt_errors: dict[str, int] = Field(
         default_factory=dict,
@@ -194,8 +196,8 @@ def result_json(result: EvalResult) -> Iterator[str]:
         yield f'{"," if n else ""}\n  "{name}": '
         items = getattr(result, name)
         if name in _STREAMED and items:
-            for i, item in enumerate(items):
-                text = item.model_dump_json(indent=2).replace("\n", "\n    ")
+            texts = items.texts() if isinstance(items, SpilledSeq) else map(item_text, items)
+            for i, text in enumerate(texts):
                 yield f"{',' if i else '['}\n    {text}"
             yield "\n  ]"
         else:

@@ -15,6 +15,7 @@ case the composite leaves out. `n_complete` (per incident) and `Estimate.n` (inc
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from math import comb
 
 import numpy as np
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from .judgment import Judgment, compact
 from .rubric import Rubric
+from .spill import Items
 
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20261126
@@ -49,7 +51,7 @@ class CaseResult(BaseModel):
     passed: bool | None
     complete: bool
     dimensions: list[DimensionScore]
-    judgments: list[Judgment] = Field(default_factory=list, exclude=True)
+    judgments: Items[Judgment] = Field(default_factory=list, exclude=True)
 
     def answer(self, question_id: str) -> Judgment:
         return next(j for j in self.judgments if j.question_id == question_id)
@@ -116,7 +118,7 @@ class OverallSummary(BaseModel):
 def score_case(
     incident_id: str,
     trial: str,
-    judgments: list[Judgment],
+    judgments: Sequence[Judgment],
     rubric: Rubric,
     agent: str | None = None,
 ) -> CaseResult:
@@ -124,9 +126,23 @@ def score_case(
     dimension has a score (else None, and `passed` None); passed when composite >= threshold.
     """
     dims = [
-        _dimension_score(d.id, [j for j in judgments if j.dimension_id == d.id])
+        dimension_score(d.id, [j for j in judgments if j.dimension_id == d.id])
         for d in rubric.dimensions
     ]
+    return scored_case(incident_id, trial, dims, judgments, rubric, agent)
+
+
+def scored_case(
+    incident_id: str,
+    trial: str,
+    dims: list[DimensionScore],
+    judgments: Sequence[Judgment],
+    rubric: Rubric,
+    agent: str | None = None,
+) -> CaseResult:
+    """`score_case` from the dimensions' scores already counted (one per rubric dimension, in
+    its order): the engine counts them as each answer arrives, so that the judgments need
+    not be read back."""
     complete = all(d.score is not None for d in dims)
     composite = None
     if complete:
@@ -146,7 +162,8 @@ def score_case(
     )
 
 
-def _dimension_score(dimension_id: str, judgments: list[Judgment]) -> DimensionScore:
+def dimension_score(dimension_id: str, judgments: list[Judgment]) -> DimensionScore:
+    """One dimension's score from its judgments."""
     scored = [j for j in judgments if j.answer is not None]
     yes = sum(j.answer == "Yes" for j in scored)
     return DimensionScore(
@@ -252,15 +269,14 @@ def summarize_overall(
     def estimate(values: list[float | None]) -> Estimate:
         return bootstrap_mean([v for v in values if v is not None], seed=seed)
 
-    judgments = [j for c in cases for j in c.judgments]
-    n_scored = sum(j.answer is not None for j in judgments)
+    n_scored = sum(d.n_scored for c in cases for d in c.dimensions)
     return OverallSummary(
         n_incidents=len(incidents),
         n_incidents_scored=len(scored),
         n_cases=len(cases),
         n_incomplete_cases=sum(not c.complete for c in cases),
         n_scored_questions=n_scored,
-        n_unscored_questions=len(judgments) - n_scored,
+        n_unscored_questions=sum(d.n_unscored for c in cases for d in c.dimensions),
         k=k,
         mean_composite=estimate([i.mean_composite for i in scored]),
         pass_rate=estimate([i.pass_at_1 for i in scored]),

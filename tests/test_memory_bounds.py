@@ -1,10 +1,13 @@
-"""What a large LLM run keeps per call: prompts only while their call is in flight, and the
-result's records without a private copy of what every record shares."""
+"""What a large LLM run keeps per call: prompts only while their call is in flight, the
+result's records without a private copy of what every record shares, and, spilled, only
+the scores and item numbers of its judgments and calls."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import tracemalloc
 import weakref
 from typing import Any
 
@@ -95,3 +98,44 @@ def test_judgments_share_their_question_ids() -> None:
     result, _, _ = _run(20)
     ids = [j.question_id for j in result.judgments]
     assert len({id(q) for q in ids}) == len(set(ids)) < len(ids)
+
+
+SPILLED_BYTES_PER_UNIT = 1200
+"""What a result keeps per (submission, dimension) with its judgments and call records in the
+spill file: the case's scores and item numbers, about 600 bytes (2,600 in memory)."""
+
+
+def _retained(submissions: int, spill: bool) -> tuple[int, int]:
+    """Bytes allocated by a rules run of `submissions` and still held by its result, and the
+    run's units."""
+    specs = load_specs(EXAMPLE / "ground_truth")
+    examples = load_submissions(EXAMPLE / "outputs")
+    subs = [
+        examples[i % len(examples)].model_copy(update={"trial": f"s{i}"})
+        for i in range(submissions)
+    ]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = evaluate(specs, subs, options=EvalOptions(spill=spill))
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return held, len(result.calls)
+
+
+def _bytes_per_unit(spill: bool) -> float:
+    """Retained bytes per extra unit between a small and a larger run: the fixed costs (the
+    rubric, the judge, caches filled on first use) cancel out."""
+    small, small_units = _retained(100, spill)
+    large, large_units = _retained(400, spill)
+    return (large - small) / (large_units - small_units)
+
+
+def test_a_spilled_result_keeps_few_bytes_per_unit() -> None:
+    evaluate(load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs"))
+    spilled = _bytes_per_unit(spill=True)
+    kept = _bytes_per_unit(spill=False)
+    assert spilled < SPILLED_BYTES_PER_UNIT < kept, (spilled, kept)

@@ -26,7 +26,7 @@ def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> 
     kept: list[object] = []
 
     def watched(self):
-        kept.extend([*self.verdicts, *self.calls.values()])
+        kept.extend([*self.verdicts, *(n for numbers in self.calls.values() for n in numbers)])
         for unit, answered in take(self):
             held.append(sum(v is not None for v in self.verdicts))
             yield unit, answered

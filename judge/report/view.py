@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -318,7 +319,7 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def usage_totals(calls: list[CallRecord]) -> Usage:
+def usage_totals(calls: Sequence[CallRecord]) -> Usage:
     """What this run spent: calls answered from the store cost nothing now."""
     usage = Usage(n_calls=len(calls), attempts=sum(c.attempts for c in calls))
     for call in calls:
