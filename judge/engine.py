@@ -691,7 +691,8 @@ async def evaluate_async(
     Returns the whole `EvalResult` (cases, per-incident and overall scores, every judgment,
     every call). From `SPILL_FROM_UNITS` (submission, dimension) units on (or as
     `options.spill` says), the judgments and calls are read-only sequences over a temporary
-    file that lives as long as the result (`judge.spill.SpilledSeq`), not lists. Provider failures leave questions unscored, counted in the result, never No.
+    file that lives as long as the result (`judge.spill.SpilledSeq`), not lists. Provider
+    failures leave questions unscored, counted in the result, never No.
     Raises `TypeError` for a judge that is not a `Judge`, `InputError` for a rubric that
     cannot be loaded, `ValueError` for an unknown `options.granularity`.
     """
