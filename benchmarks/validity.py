@@ -204,11 +204,16 @@ def build_submissions(cases: Iterable[Case]) -> list[Submission]:
 
 
 def make_judge(models: list[str] | None, api_base: str | None, timeout: float) -> Any:
-    """The CLI's judge construction: rules by default, an `llm` judge or panel for models."""
+    """The CLI's judge construction: rules by default, an `llm` judge or panel for models,
+    `replay:STORE` for the answers a store holds (a real model's run, measured again offline)."""
     from judge.judges import build_judge
 
     if not models or all(m == "rules" for m in models):
         return build_judge(models)
+    if len(models) == 1 and models[0].startswith("replay:"):
+        from judge.judges.replay import ReplayJudge
+
+        return ReplayJudge(models[0].removeprefix("replay:"))
     key = os.environ.get("JUDGE_API_KEY")
     return build_judge(models, api_base=api_base, api_key=key, timeout=timeout)
 

@@ -318,3 +318,34 @@ def test_dev_half_may_share_root_causes_with_tune_but_not_test(tmp_path):
     assert "dev root cause incorrect_image is not in the 'tune' list" in "\n".join(
         validity.check_case_files(root)
     )
+
+
+@pytest.mark.parametrize("granularity", ["dimension", "submission"])
+def test_a_stored_real_model_run_is_measured_again_offline_by_replay(tmp_path, granularity):
+    """`--store` keeps a model's answers; `--judge-model replay:STORE` measures them again
+    with no provider, the same numbers (how a partial real-model run is compared)."""
+    from judge.testing import FakeProvider, FakeProviderConfig
+
+    root = _write_root(tmp_path / "v", TINY[:2])
+    labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:2] for q in QUESTIONS}
+    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    store = tmp_path / "s.sqlite"
+    common = ["--half", "tune", "--root", str(root), "--granularity", granularity]
+    with FakeProvider(FakeProviderConfig()) as server:
+        live = [*common, "--judge-model", "openai/fake-judge", "--api-base", server.url]
+        args = [*live, "--store", str(store), "--json", str(tmp_path / "live.json")]
+        assert validity.main(args, out=io.StringIO()) == 0
+        asked = len(server.calls)
+    replay = [*common, "--judge-model", f"replay:{store}", "--json", str(tmp_path / "r.json")]
+    assert validity.main(replay, out=io.StringIO()) == 0
+    assert asked == (2 if granularity == "submission" else 6)
+    live_report, replayed = (
+        json.loads((tmp_path / n).read_text()) for n in ("live.json", "r.json")
+    )
+    assert replayed["unscored"] == 0
+    (live_numbers,), (replayed_numbers,) = live_report["vs_labellers"], replayed["vs_labellers"]
+    assert (live_numbers.pop("rater"), replayed_numbers.pop("rater")) == (
+        "openai/fake-judge",
+        "replay",
+    )
+    assert replayed_numbers == live_numbers
