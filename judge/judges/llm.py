@@ -23,6 +23,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 import sys
 import threading
 from collections import Counter
@@ -568,8 +569,16 @@ class _RetryBudget:
 
 
 class _RetryAfterOrBackoff:
-    """The provider's Retry-After when it gives one (it knows when it takes requests again; a
-    longer wait only idles the call), else exponential backoff with jitter."""
+    """The provider's Retry-After when it gives one (it knows when it takes requests again),
+    and up to `RETRY_AFTER_JITTER` of it again at random; else exponential backoff with jitter.
+
+    Without the jitter the calls that met a provider's quota together come back together and
+    meet it again: against the fake's own quota (`benchmarks/cooldown.py`, 150 calls at 8 in
+    flight) 2.7 429s per call, 1.8 with up to half again, at the same wall time and the same
+    throughput under random 429s; up to as long again cut them to 1.6 but lost an eighth of
+    that throughput."""
+
+    RETRY_AFTER_JITTER = 0.5
 
     def __init__(self, multiplier: float):
         self.backoff = wait_random_exponential(multiplier=multiplier, max=60 * multiplier)
@@ -578,7 +587,9 @@ class _RetryAfterOrBackoff:
         wait = self.backoff(state)
         exc = state.outcome.exception() if state.outcome else None
         asked = retry_after_seconds(exc) if exc is not None else None
-        return min(asked, MAX_RETRY_AFTER) if asked else wait
+        if not asked:
+            return wait
+        return min(asked * random.uniform(1.0, 1.0 + self.RETRY_AFTER_JITTER), MAX_RETRY_AFTER)
 
 
 def reask_messages(
