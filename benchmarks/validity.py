@@ -210,10 +210,10 @@ def make_judge(models: list[str] | None, api_base: str | None, timeout: float) -
 
     if not models or all(m == "rules" for m in models):
         return build_judge(models)
-    if len(models) == 1 and models[0].startswith("replay:"):
-        from judge.judges.replay import ReplayJudge
+    if any(m == "replay" or m.startswith("replay:") for m in models):
+        from judge.judges.replay import replay_judge_from_args
 
-        return ReplayJudge(models[0].removeprefix("replay:"))
+        return replay_judge_from_args(models, None)
     key = os.environ.get("JUDGE_API_KEY")
     return build_judge(models, api_base=api_base, api_key=key, timeout=timeout)
 
@@ -729,10 +729,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return EXIT_INPUT
         specs = build_specs(cases, args.structured)
         people = read_people(label_files(args.root, list(loaded), args.labels_glob), rubric)
+        judge = make_judge(args.judge_model, args.api_base, args.timeout)
     except (InputError, LabelFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    judge = make_judge(args.judge_model, args.api_base, args.timeout)
     result = run_judge(
         specs, build_submissions(cases), judge, args.max_concurrent, args.granularity, args.store
     )

@@ -35,6 +35,11 @@ READ_BYTES = 1 << 16
 """Neighbouring items are read back together, up to this many bytes a read."""
 
 
+def _where() -> str:
+    """What a `StorageError` of the spill file names: it has no path of its own."""
+    return f"{tempfile.gettempdir()} (the run's temporary spill file)"
+
+
 def item_text(model: BaseModel) -> str:
     """An item's text inside the result file's list (`results.result_json`)."""
     return model.model_dump_json(indent=2).replace("\n", "\n    ")
@@ -93,9 +98,7 @@ class SpillFile:
 
     def _check(self) -> None:
         if self._failed is not None:
-            raise StorageError(
-                f"{tempfile.gettempdir()} (the run's temporary spill file)", self._failed
-            )
+            raise StorageError(_where(), self._failed)
 
     def texts(self, items: Iterable[int]) -> Iterator[str]:
         """The items' texts, in the order given; neighbours in the file are read together."""
@@ -127,12 +130,10 @@ class SpillFile:
         try:
             data = os.pread(self._fd, length, offset)
         except OSError as exc:
-            raise StorageError(
-                f"{tempfile.gettempdir()} (the run's temporary spill file)", os_reason(exc)
-            ) from exc
+            raise StorageError(_where(), os_reason(exc)) from exc
         if len(data) != length:
             raise StorageError(
-                f"{tempfile.gettempdir()} (the run's temporary spill file)",
+                _where(),
                 f"read {len(data)} of {length} bytes at {offset}: the file was cut short",
             )
         return data

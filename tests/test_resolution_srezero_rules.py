@@ -35,6 +35,14 @@ POOL = {
 }
 RESOLVE = "resolve_incident(database connection pool exhaustion, increase database pool size)"
 FIX = "update_config(database, DB_POOL_SIZE, 100)"
+SOLVED = (
+    "inspect_logs(web_server)",
+    "inspect_metrics(database)",
+    "inspect_config(database, DB_POOL_SIZE)",
+    FIX,
+    RESOLVE,
+)
+"""An episode that finds the cause, applies the fix and resolves."""
 
 
 def task(config: dict) -> SREZeroTaskConfig:
@@ -150,13 +158,7 @@ def test_every_expected_fix_text_of_the_40_configs_matches():
 
 
 def test_solved_episode_success_coverage_and_reward():
-    result = run(
-        "inspect_logs(web_server)",
-        "inspect_metrics(database)",
-        "inspect_config(database, DB_POOL_SIZE)",
-        FIX,
-        RESOLVE,
-    )
+    result = run(*SOLVED)
     assert result.success is True
     assert result.evidence_coverage == 1.0
     assert value(result, "steps") == 5
@@ -345,13 +347,7 @@ def test_recorded_metrics_are_compared():
 
 
 def test_episode_marks():
-    result = run(
-        "inspect_logs(web_server)",
-        "inspect_metrics(database)",
-        "inspect_config(database, DB_POOL_SIZE)",
-        FIX,
-        RESOLVE,
-    )
+    result = run(*SOLVED)
     reward = 0.2 + 0.25 + 0.25 + 0.2 + 0.1 * 3 / 8
     expected = 40 + 25 * reward + 20 + 10 * (1 - 4 / 7) + 5
     assert value(result, "marks") == pytest.approx(expected, abs=1e-3)
