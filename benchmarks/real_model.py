@@ -255,7 +255,7 @@ that earns No, for the `worked-example` variant."""
 
 def write_variant(name: str, directory: Path) -> Path:
     """The shipped templates with one change, for `judge eval --prompt-template DIR`."""
-    from judge.prompts import TEMPLATES
+    from judge.checklist.prompts import TEMPLATES
 
     if name not in VARIANTS:
         raise SystemExit(f"variant {name!r}: expected one of {', '.join(VARIANTS)}")

@@ -40,10 +40,10 @@ class CachedRules:
 def main() -> None:
     from ground_truth import load_specs, load_submissions
     from ground_truth.matching import match_submissions
-    from judge.cache import RecordedJudge
+    from judge.checklist.prompts import PromptRenderer
+    from judge.checklist.rubric import load_rubric
     from judge.judges.base import JudgeTask
-    from judge.prompts import PromptRenderer
-    from judge.rubric import load_rubric
+    from judge.run.cache import RecordedJudge
     from judge.store import Store
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000

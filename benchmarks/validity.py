@@ -737,7 +737,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         specs, build_submissions(cases), judge, args.max_concurrent, args.granularity, args.store
     )
     if args.result_file:
-        from judge.results import write_result
+        from judge.checklist.results import write_result
 
         write_result(result, args.result_file)
     report = measure(result, cases, people, rubric, list(loaded), args.bootstrap, args.seed)
@@ -745,7 +745,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         report.sregym_bench = sregym_bench(judge, args.max_concurrent, args.bootstrap, args.seed)
     out.write(render(report))
     if args.json:
-        from judge.results import write_json_atomic
+        from judge.checklist.results import write_json_atomic
 
         write_json_atomic(args.json, report.model_dump_json(indent=2) + "\n")
     return EXIT_OK

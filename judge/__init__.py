@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 # Names load on first use, so `judge --help` and `import judge.testing` stay fast.
 _EXPORTS = {
     "ground_truth": ["IncidentSpec", "Submission", "load_specs", "load_submissions"],
-    "judge.engine": [
+    "judge.run.engine": [
         "EvalOptions",
         "evaluate",
         "evaluate_async",
@@ -39,10 +39,10 @@ _EXPORTS = {
         "register_judge",
     ],
     "judge.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
-    "judge.prompts": ["PromptRenderer"],
-    "judge.results": ["EvalResult", "load_result", "write_result"],
-    "judge.rubric": ["Rubric", "load_rubric"],
-    "judge.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
+    "judge.checklist.prompts": ["PromptRenderer"],
+    "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
+    "judge.checklist.rubric": ["Rubric", "load_rubric"],
+    "judge.checklist.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -82,14 +82,10 @@ __all__ = [
 if TYPE_CHECKING:
     from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 
-    from .engine import (
-        EvalOptions,
-        evaluate,
-        evaluate_async,
-        evaluate_submission,
-        evaluate_submission_async,
-        render_prompts,
-    )
+    from .checklist.prompts import PromptRenderer
+    from .checklist.results import EvalResult, load_result, write_result
+    from .checklist.rubric import Rubric, load_rubric
+    from .checklist.scoring import CaseResult, pass_at_k, pass_hat_k
     from .judges import (
         Cacheable,
         Gated,
@@ -101,10 +97,14 @@ if TYPE_CHECKING:
         register_judge,
     )
     from .judgment import DimensionVerdict, Judgment, QuestionAnswer
-    from .prompts import PromptRenderer
-    from .results import EvalResult, load_result, write_result
-    from .rubric import Rubric, load_rubric
-    from .scoring import CaseResult, pass_at_k, pass_hat_k
+    from .run.engine import (
+        EvalOptions,
+        evaluate,
+        evaluate_async,
+        evaluate_submission,
+        evaluate_submission_async,
+        render_prompts,
+    )
 
 
 def __getattr__(name: str) -> Any:

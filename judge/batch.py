@@ -44,16 +44,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .batch_budget import BatchBudget, completion_cap
-from .cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
-from .control import Gate
 from .judges.base import JudgeTask
 from .judges.mask import mask_secret
 from .judges.repair import UnparseableReply, parse_reply
 from .judges.structured import MODES, FormatRefused, Mode, is_format_refusal
 from .judgment import DimensionVerdict, Usage, unscored
-from .progress import RunStats
+from .run.cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
+from .run.control import Gate
+from .run.progress import RunStats
+from .run.validation import checked_verdict
 from .store import CaseRef, KeyParts, Store, StoredBatch
-from .validation import checked_verdict
 
 if TYPE_CHECKING:
     from .judges.llm import LLMJudge

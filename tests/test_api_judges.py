@@ -26,9 +26,9 @@ from judge import (
     make_judge,
     register_judge,
 )
-from judge.control import Gate, NullGate
 from judge.judges import PanelJudge, build_judge
 from judge.judges.registry import unregister_judge
+from judge.run.control import Gate, NullGate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 

@@ -24,8 +24,8 @@ from ground_truth.errors import InputError
 from ground_truth.loaders import load_specs, load_submissions
 from ground_truth.models import IncidentSpec
 from ground_truth.reading import DEFAULT_MAX_INPUT_MB, max_input_bytes, set_max_input_mb
+from judge.checklist.rubric import load_rubric
 from judge.cli import main
-from judge.rubric import load_rubric
 
 REPO = Path(__file__).resolve().parents[1]
 GT = "[fault_spec] component=deployment/checkout; namespace=shop || A wrong image tag."

@@ -12,9 +12,9 @@ from test_batch import provider, run
 from test_batch_cli import command
 
 from judge import batch as batch_module
+from judge.checklist.results import EvalResult
 from judge.cli import main
-from judge.display import summary_table
-from judge.results import EvalResult
+from judge.report.display import summary_table
 
 PRICE = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
 

@@ -21,9 +21,9 @@ import yaml
 from helpers import eval_args
 
 from ground_truth.errors import InputError
+from judge.checklist.results import load_result
+from judge.checklist.rubric import load_rubric
 from judge.cli import main
-from judge.results import load_result
-from judge.rubric import load_rubric
 
 JUDGE_ENV = ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY")
 SENTINEL = b'{"schema_version": "1", "note": "an earlier result that must survive"}\n'

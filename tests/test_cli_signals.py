@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from helpers import one_incident_args
 
+import judge.checklist.results as results
 import judge.cli.eval as eval_cli
-import judge.control as control
-import judge.engine as engine
-import judge.results as results
+import judge.run.control as control
+import judge.run.engine as engine
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
 

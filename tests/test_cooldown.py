@@ -11,9 +11,9 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
-from judge.control import Gate
 from judge.judges.llm import LLMJudge
-from judge.limits import AdaptiveSlots, Cooldown, default_cooldown_after
+from judge.run.control import Gate
+from judge.run.limits import AdaptiveSlots, Cooldown, default_cooldown_after
 from judge.testing import FakeProvider, FakeProviderConfig
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
@@ -76,8 +76,8 @@ def test_a_30_s_outage_is_ridden_out_within_the_retries(after: int) -> None:
 
 
 def test_by_default_a_cooldown_waits_for_as_many_failures_as_requests_in_flight() -> None:
-    from judge.engine import _Run
     from judge.judges.rules import RulesJudge
+    from judge.run.engine import _Run
 
     def after(options: EvalOptions) -> int:
         cooldown = _Run(RulesJudge(), [], options).gate.cooldown

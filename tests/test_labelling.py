@@ -19,6 +19,7 @@ from agreement.ratings import VERDICT
 from ground_truth import Submission, load_specs, load_submissions
 from ground_truth.errors import InputError
 from judge import evaluate
+from judge.checklist.results import write_result
 from judge.cli import main
 from judge.errors import StorageError
 from judge.labelling.cases import JudgeAnswer, LabelCase, LabelQuestion
@@ -32,7 +33,6 @@ from judge.labelling.ordering import (
 from judge.labelling.server import AnswerIn
 from judge.labelling.session import open_session
 from judge.labelling.store import AnswerRecord, LabelStore, read_store
-from judge.results import write_result
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sregym-mini"

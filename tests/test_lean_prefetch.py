@@ -8,9 +8,9 @@ from pathlib import Path
 from test_lean_prompts import SPECS, PromptReader, submissions
 
 from judge import EvalOptions, evaluate
-from judge.engine import Prefetching
 from judge.judges import PanelJudge, RulesJudge
 from judge.judges.llm import LLMJudge
+from judge.run.engine import Prefetching
 
 
 class Preparing(PromptReader):

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-import judge.engine as engine
+import judge.run.engine as engine
 from ground_truth import IncidentSpec, Submission
 from judge import EvalOptions, evaluate
+from judge.checklist.prompts import Prompt, PromptRenderer
 from judge.judges import JudgeTask
 from judge.judgment import DimensionVerdict, QuestionAnswer
-from judge.prompts import Prompt, PromptRenderer
 
 SPECS = [
     IncidentSpec(id=f"inc-{i}", ground_truth=f"checkout points to port 80{i} instead of 8080.")

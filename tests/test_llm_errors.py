@@ -16,11 +16,11 @@ from helpers import one_incident_args
 
 from ground_truth import IncidentSpec, Submission
 from judge import load_rubric
+from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.mask import MIN_RUN, mask_secret
-from judge.prompts import PromptRenderer
 from judge.testing import FakeProvider, FakeProviderConfig
 
 SPEC = IncidentSpec(id="checkout-port", ground_truth="[fault_spec] component=deployment/checkout")

@@ -15,10 +15,10 @@ from helpers import one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission, load_rubric
+from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge, UnparseableReply, parse_reply
-from judge.prompts import PromptRenderer
 from judge.testing import FakeProvider, FakeProviderConfig
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"

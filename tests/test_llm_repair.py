@@ -12,10 +12,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ground_truth import IncidentSpec, Submission
 from judge import load_rubric
+from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.repair import UnparseableReply, parse_reply
-from judge.prompts import PromptRenderer
 
 IDS = ["D1-Q1", "D1-Q2", "D1-Q3"]
 ITEMS = [

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ground_truth import load_specs, load_submissions
-from judge import engine
-from judge.cache import LeafCall
-from judge.engine import evaluate
 from judge.judgment import DimensionVerdict
+from judge.run import engine
+from judge.run.cache import LeafCall
+from judge.run.engine import evaluate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 

@@ -147,7 +147,7 @@ def test_an_unsharded_result_is_refused(example_ground_truth, example_outputs, t
 
 
 def test_a_different_rubric_file_is_refused(rules_shards, tmp_path, capsys) -> None:
-    from judge.rubric import rubrics_dir
+    from judge.checklist.rubric import rubrics_dir
 
     text = (
         (rubrics_dir() / "sregym-v3.yaml")

@@ -11,7 +11,7 @@ import pytest
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate, load_rubric
 from judge.judges.llm import LLMJudge, _cache_tokens, import_litellm, needs_cache_marker
-from judge.progress import RunStats
+from judge.run.progress import RunStats
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.prefix_cache import MIN_TOKENS, PrefixCache
 

@@ -11,9 +11,9 @@ import pytest
 from ground_truth.errors import InputError
 from ground_truth.loaders import load_specs
 from ground_truth.models import IncidentSpec, Submission
+from judge.checklist.prompts import PromptRenderer, fence_tag
+from judge.checklist.rubric import Rubric, load_rubric
 from judge.cli import main
-from judge.prompts import PromptRenderer, fence_tag
-from judge.rubric import Rubric, load_rubric
 
 BEGIN = re.compile(r"^----- BEGIN DIAGNOSIS (\S+) -----$", re.M)
 END = re.compile(r"^----- END DIAGNOSIS (\S+) -----$", re.M)

@@ -15,9 +15,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import evaluate
-from judge.engine import EvalOptions
+from judge.checklist.results import write_result
 from judge.judges.llm import LLMJudge
-from judge.results import write_result
+from judge.run.engine import EvalOptions
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS
 
@@ -101,8 +101,8 @@ def test_real_local_model_end_to_end(request) -> None:
 
 
 def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
-    from judge.prompts import PromptRenderer
-    from judge.rubric import load_rubric
+    from judge.checklist.prompts import PromptRenderer
+    from judge.checklist.rubric import load_rubric
 
     bench = real_model_module()
     variant = bench.write_variant("no-hints", tmp_path / "no-hints")
@@ -122,8 +122,8 @@ def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
 
 
 def test_the_worked_example_variant_adds_one_example_per_question(tmp_path) -> None:
-    from judge.prompts import PromptRenderer
-    from judge.rubric import load_rubric
+    from judge.checklist.prompts import PromptRenderer
+    from judge.checklist.rubric import load_rubric
 
     bench = real_model_module()
     variant = bench.write_variant("worked-example", tmp_path / "worked")

@@ -157,7 +157,7 @@ def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> 
     templates.mkdir()
     system = (Path(__file__).resolve().parents[1] / "judge" / "templates" / "system.j2").read_text()
     (templates / "system.j2").write_text(system + "\nBe brief.\n")
-    from judge.prompts import PromptRenderer
+    from judge.checklist.prompts import PromptRenderer
 
     with FakeProvider(FakeProviderConfig(seed=2)) as provider:
         subs = submissions(3)

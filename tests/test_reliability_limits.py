@@ -7,9 +7,9 @@ import asyncio
 import httpx
 import pytest
 
-from judge.control import FATAL_KINDS, Gate, RunStopped
-from judge.limits import Cooldown, ErrorBudget, Pacer, RateLimiter, retry_after_seconds
-from judge.progress import RunStats
+from judge.run.control import FATAL_KINDS, Gate, RunStopped
+from judge.run.limits import Cooldown, ErrorBudget, Pacer, RateLimiter, retry_after_seconds
+from judge.run.progress import RunStats
 
 
 class Clock:
@@ -166,7 +166,7 @@ def test_gate_sleep_wakes_when_the_run_stops() -> None:
 def test_progress_lines_say_what_was_done_and_spent() -> None:
     import io
 
-    from judge.progress import Reporter
+    from judge.run.progress import Reporter
 
     stats = RunStats(planned=10, cached=4)
     out = io.StringIO()
@@ -192,7 +192,7 @@ def test_progress_lines_say_what_was_done_and_spent() -> None:
 def test_progress_bar_on_a_terminal() -> None:
     import io
 
-    from judge.progress import Reporter
+    from judge.run.progress import Reporter
 
     stats = RunStats(planned=4)
     out = io.StringIO()

@@ -11,9 +11,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 from helpers import one_incident_args
 
+from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges.llm import SCHEMA_HASH, LLMJudge, pinned_schema, schema_hash
-from judge.prompts import PromptRenderer
 from judge.store import Store
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS

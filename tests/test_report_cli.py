@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.checklist.results import load_result
 from judge.cli import main
-from judge.results import load_result
 
 REPO = Path(__file__).resolve().parents[1]
 GT = REPO / "examples" / "sregym-mini" / "ground_truth"

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 from test_report_html import example_run
 
-from judge.display import incident_table, print_result, shorten
+from judge.report.display import incident_table, print_result, shorten
 
 
 def _render(result, width: int = 80, tty: bool = False) -> str:

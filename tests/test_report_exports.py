@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from test_report_html import RATE_LIMIT, example_run, hostile_run
 
+from judge.checklist.results import EvalResult
 from judge.judgment import Judgment
 from judge.report.exports import (
     NO_SUBMISSION,
@@ -20,7 +21,6 @@ from judge.report.exports import (
     write_jsonl,
     write_junit,
 )
-from judge.results import EvalResult
 
 
 @pytest.fixture(scope="module")

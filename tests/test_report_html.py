@@ -14,11 +14,11 @@ import pytest
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, RulesJudge, evaluate
+from judge.checklist.results import EvalResult
 from judge.judges import JudgeTask
 from judge.judgment import DimensionVerdict, unscored
 from judge.report import ReportTexts, render_html, texts_from
 from judge.report.highlight import find_quote
-from judge.results import EvalResult
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sregym-mini"

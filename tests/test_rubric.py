@@ -10,7 +10,7 @@ import yaml
 from helpers import FIXTURES
 
 from ground_truth.errors import InputError
-from judge.rubric import available_rubrics, load_rubric, rubrics_dir
+from judge.checklist.rubric import available_rubrics, load_rubric, rubrics_dir
 
 # SREGym's file, verbatim (tests/fixtures/formats/ATTRIBUTION.md)
 SREGYM_V3 = FIXTURES / "formats" / "sregym" / "rca_checklists.v3.0.head.yaml"

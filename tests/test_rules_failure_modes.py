@@ -7,11 +7,11 @@ import yaml
 
 from ground_truth import ComponentRef, IncidentSpec, Submission
 from judge import evaluate_submission, load_rubric
+from judge.checklist.prompts import Prompt, PromptRenderer
 from judge.judges import JudgeTask, RulesJudge
 from judge.judges.rules import bind, binding_warnings, rule_for_text
 from judge.judges.rules.names import mentions
 from judge.judges.rules.truth import parse_truth
-from judge.prompts import Prompt, PromptRenderer
 
 CHECKOUT_PORT = (
     "[fault_spec] component=deployment/checkout; namespace=astronomy-shop || The PRODUCT_CATALOG_ADDR "

@@ -11,9 +11,9 @@ import pytest
 
 from ground_truth import ComponentRef, IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission, load_rubric
+from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask, RulesJudge
 from judge.judges.text import mentions, term_found
-from judge.prompts import PromptRenderer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 

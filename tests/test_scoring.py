@@ -7,9 +7,8 @@ from math import comb
 
 import pytest
 
-from judge.judgment import Judgment
-from judge.rubric import Rubric, load_rubric
-from judge.scoring import (
+from judge.checklist.rubric import Rubric, load_rubric
+from judge.checklist.scoring import (
     CaseResult,
     bootstrap_mean,
     pass_at_k,
@@ -18,6 +17,7 @@ from judge.scoring import (
     summarize_incidents,
     summarize_overall,
 )
+from judge.judgment import Judgment
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from judge.shard import Shard, select, unit_bucket, units_fingerprint
+from judge.run.shard import Shard, select, unit_bucket, units_fingerprint
 
 UNITS = [(f"incident-{i}", str(t), d) for i in range(40) for t in range(3) for d in "ABC"]
 

@@ -1,4 +1,4 @@
-"""A large run's judgments and call records live in an anonymous temporary file (`judge.spill`)
+"""A large run's judgments and call records live in an anonymous temporary file (`judge.run.spill`)
 and are read back on use: the result looks and serialises exactly as when they were kept in
 memory, the file lives as long as the result, leaves no name behind and no open descriptor,
 and a spill file that cannot be written fails the run like any storage error."""
@@ -18,14 +18,15 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import Submission, load_specs, load_submissions
-from judge import EvalOptions, engine, evaluate, spill
+from judge import EvalOptions, evaluate
+from judge.checklist.results import EvalResult, result_json, write_result
+from judge.checklist.scoring import CaseResult, score_case
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import JudgeTask, PanelJudge
 from judge.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage
-from judge.results import EvalResult, result_json, write_result
-from judge.scoring import CaseResult, score_case
-from judge.spill import SpilledSeq, SpillFile, item_text
+from judge.run import engine, spill
+from judge.run.spill import SpilledSeq, SpillFile, item_text
 
 SPECS = load_specs(EXAMPLE / "ground_truth")
 SUBS = load_submissions(EXAMPLE / "outputs")
@@ -262,7 +263,7 @@ def test_a_write_that_fails_at_the_end_fails_the_run_too(monkeypatch) -> None:
 
 
 def test_score_case_takes_a_spilled_sequence() -> None:
-    from judge.rubric import load_rubric
+    from judge.checklist.rubric import load_rubric
 
     items = [judgment(n, ("Yes", "No", None)[n % 3]) for n in range(6)]
     case = score_case("inc", "1", spilled(items), load_rubric())

@@ -24,6 +24,7 @@ import pytest
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, evaluate
+from judge.checklist.results import EvalResult, remove_stale_temps, write_json_atomic, write_result
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import JudgeTask
@@ -31,7 +32,6 @@ from judge.judges.rules import RulesJudge
 from judge.judgment import DimensionVerdict, QuestionAnswer
 from judge.report.exports import write_csv, write_jsonl, write_junit
 from judge.report.html import write_html
-from judge.results import EvalResult, remove_stale_temps, write_json_atomic, write_result
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
@@ -477,14 +477,14 @@ def test_a_stale_temporary_a_live_writer_holds_is_kept(tmp_path: Path) -> None:
 
 KILLED_WRITER = """
 import os, signal, sys
-from judge.results import write_json_atomic
+from judge.checklist.results import write_json_atomic
 os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
 write_json_atomic(sys.argv[1], "half of a new result")
 """
 
 NEXT_WRITER = """
 import sys
-from judge.results import write_json_atomic
+from judge.checklist.results import write_json_atomic
 write_json_atomic(sys.argv[1], "the next result")
 """
 

@@ -11,12 +11,12 @@ import pytest
 
 from ground_truth import IncidentSpec, Submission
 from ground_truth.errors import InputError
-from judge.cache import KeyMaker, LeafCall, RecordedJudge
+from judge.checklist.prompts import PromptRenderer
+from judge.checklist.rubric import load_rubric
 from judge.errors import StorageError
 from judge.judges import JudgeTask
 from judge.judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
-from judge.prompts import PromptRenderer
-from judge.rubric import load_rubric
+from judge.run.cache import KeyMaker, LeafCall, RecordedJudge
 from judge.store import CaseRef, KeyParts, Store, scrub_params
 
 SPEC = IncidentSpec(id="inc-1", ground_truth="checkout points to port 8082 instead of 8080.")

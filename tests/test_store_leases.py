@@ -16,7 +16,7 @@ import pytest
 
 from ground_truth import load_submissions
 from judge.judgment import DimensionVerdict, QuestionAnswer
-from judge.leases import Deferred, LeaseBook, UnitQueue, owner_gone
+from judge.run.leases import Deferred, LeaseBook, UnitQueue, owner_gone
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from judge.checklist.results import load_result
 from judge.errors import StorageError
 from judge.report import exports
-from judge.results import load_result
 
 FIXTURE = Path(__file__).parent / "fixtures" / "exports"
 WRITERS = {

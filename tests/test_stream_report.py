@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from judge.checklist.results import EvalResult, load_result
 from judge.cli import main
 from judge.report import html, view
 from judge.report.texts import load_texts
-from judge.results import EvalResult, load_result
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sregym-mini"
@@ -113,7 +113,7 @@ def test_report_reads_a_result_over_the_limit_with_max_input_mb(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     from ground_truth.reading import max_input_bytes, set_max_input_mb
-    from judge import results
+    from judge.checklist import results
 
     monkeypatch.setattr(results, "MAX_RESULT_MB", 0.01)
     limit = max_input_bytes()

@@ -14,12 +14,12 @@ from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, load_rubric
+from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
-from judge.engine import EvalOptions
 from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.structured import Negotiation, is_format_refusal
-from judge.prompts import PromptRenderer
+from judge.run.engine import EvalOptions
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS, REFUSAL_SHAPES
 
@@ -330,7 +330,7 @@ def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a
     out, and every call in flight then sent the refused format too (4 refusals, real server)."""
     from contextlib import asynccontextmanager
 
-    from judge.control import NullGate
+    from judge.run.control import NullGate
 
     class SlowFirstSlot(NullGate):
         def __init__(self) -> None:

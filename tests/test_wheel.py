@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from judge.rubric import load_rubric
+from judge.checklist.rubric import load_rubric
 
 REPO = Path(__file__).resolve().parents[1]
 PROBE = (
-    "from judge.rubric import load_rubric, rubrics_dir; "
+    "from judge.checklist.rubric import load_rubric, rubrics_dir; "
     "r = load_rubric('sregym-v3'); print(rubrics_dir(), r.hash)"
 )
 

@@ -102,7 +102,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
 
 def _write_json(path: Path | None, text: str) -> None:
     if path is not None:
-        from ..results import write_json_atomic
+        from ..checklist.results import write_json_atomic
 
         write_json_atomic(path, text)
 
@@ -141,8 +141,8 @@ def cmd_labels_template(args: argparse.Namespace) -> int:
     from agreement import write_label_template
     from ground_truth import load_specs, load_submissions
 
-    from ..results import load_result
-    from ..rubric import load_rubric
+    from ..checklist.results import load_result
+    from ..checklist.rubric import load_rubric
 
     result = load_result(args.result)
     rubric = load_rubric(args.rubric or result.config["rubric"]["name"])

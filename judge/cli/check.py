@@ -66,7 +66,7 @@ def check_inputs(
     """
     from ground_truth import match_submissions
 
-    from ..rubric import load_rubric
+    from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
     specs, submissions, found = load_inputs(ground_truth, outputs, fmt)
@@ -145,8 +145,8 @@ def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
     """Per spec, the questions the rules judge must leave unscored (and why)."""
     from ground_truth import Submission
 
+    from ..checklist.prompts import Prompt
     from ..judges import JudgeTask, RulesJudge
-    from ..prompts import Prompt
 
     judge, out = RulesJudge(), {}
     for spec in specs:
@@ -163,7 +163,7 @@ def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
 
 
 def _print(findings: dict[str, Any]) -> None:
-    from ..safe_text import visible
+    from ..report.safe_text import visible
 
     out = console()
     gt = findings["ground_truth"]

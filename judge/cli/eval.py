@@ -209,14 +209,14 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """`judge eval`: score the outputs, with SIGINT/SIGTERM handled over the whole command."""
-    from ..control import SignalLatch
+    from ..run.control import SignalLatch
 
     with SignalLatch() as latch:
         return _eval(args, latch)
 
 
 def _eval(args: argparse.Namespace, latch) -> int:
-    from ..rubric import load_rubric
+    from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
     dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
@@ -232,7 +232,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
         # would record litellm's import warnings and drop the filters litellm sets for them
         _prefetch(judge)
     spec, submission = _require_matches(specs, submissions, args)
-    from ..prompts import PromptRenderer
+    from ..checklist.prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
     if args.prompt_template is not None:  # bad input for every judge, even one that reads none
@@ -253,8 +253,8 @@ def _no_stored_answers(args) -> bool:
 
 
 def _prefetch(judge) -> None:
-    from ..cache import leaves
-    from ..engine import Prefetching
+    from ..run.cache import leaves
+    from ..run.engine import Prefetching
 
     for leaf in leaves(judge):
         if isinstance(leaf, Prefetching):
@@ -287,8 +287,8 @@ def _some(ids: list[str], most: int = 5) -> str:
 
 
 def _dry_run(args, specs, submissions, rubric, renderer) -> int:
-    from ..engine import render_prompts
-    from ..results import write_json_atomic
+    from ..checklist.results import write_json_atomic
+    from ..run.engine import render_prompts
 
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
     check_writable([("--prompts-file", target)])
@@ -375,9 +375,9 @@ def _panel_agreement(result, out) -> None:
 
 
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
-    from ..display import print_result
-    from ..engine import EvalOptions, evaluate_async, run_sync
-    from ..results import write_result
+    from ..checklist.results import write_result
+    from ..report.display import print_result
+    from ..run.engine import EvalOptions, evaluate_async, run_sync
 
     out = console(stderr=args.json)
     _announce(judge, args, out)
@@ -447,7 +447,7 @@ def _late_signal(latch) -> str:
 def _error_budget(text: str | None):
     from ground_truth.errors import InputError
 
-    from ..limits import ErrorBudget
+    from ..run.limits import ErrorBudget
 
     if text is None:
         return None
@@ -461,7 +461,7 @@ def _store_path(args, judge, out) -> Path | None:
     """The store for judges worth caching (LLM judges); None for rules and replay runs."""
     from ground_truth.errors import InputError
 
-    from ..cache import is_cacheable, leaves
+    from ..run.cache import is_cacheable, leaves
 
     if args.no_store and (args.resume or args.refresh or args.store):
         raise InputError("--no-store", "cannot be combined with --store, --resume or --refresh")
@@ -497,7 +497,7 @@ def _batch_options(args, judge, store: Path | None):
 
 
 def _shard(text: str):
-    from ..shard import Shard
+    from ..run.shard import Shard
 
     try:
         return Shard.parse(text)

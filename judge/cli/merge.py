@@ -47,8 +47,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if stores:
         _merge_stores(stores, args.store, out)
     if result is not None:
-        from ..display import print_result
-        from ..results import write_result
+        from ..checklist.results import write_result
+        from ..report.display import print_result
 
         write_result(result, args.output)
         print_result(result, out)
@@ -57,8 +57,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _merge_results(paths: list[Path], args: argparse.Namespace):
-    from ..merge import merge_results
-    from ..rubric import load_rubric
+    from ..checklist.rubric import load_rubric
+    from ..run.merge import merge_results
 
     return merge_results(paths, load_rubric(args.rubric) if args.rubric else None)
 

@@ -101,8 +101,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """`judge report`: write the exports asked for, or RESULT.html when none is."""
+    from ..checklist.results import load_result
     from ..report.texts import load_texts
-    from ..results import load_result
 
     if not any(getattr(args, name) for name in EXPORTS):
         args.html = args.result.with_suffix(".html")

@@ -26,8 +26,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     """`judge resolve`: run the resolution checks; InputError if no submission has a trajectory."""
     from ground_truth import InputError, match_submissions
 
+    from ..checklist.results import write_json_atomic
     from ..resolution.section import resolution_section
-    from ..results import write_json_atomic
 
     specs, submissions, found = load_inputs(args.ground_truth, args.outputs, args.format)
     print_warnings(found)

@@ -25,8 +25,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def cmd_rubric_validate(args: argparse.Namespace) -> int:
     """Validate; warn (on stderr, exit 0) where the rules judge would answer a question with a
     rule its text does not ask for, or with none."""
+    from ..checklist.rubric import load_rubric
     from ..judges.rules import binding_warnings
-    from ..rubric import load_rubric
 
     rubric = load_rubric(args.file)
     print(
@@ -43,7 +43,7 @@ def cmd_rubric_show(args: argparse.Namespace) -> int:
     """`judge rubric show`: print a rubric's dimensions, weights and questions as a table."""
     from rich.table import Table
 
-    from ..rubric import load_rubric
+    from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.name)
     title = f"{rubric.name} v{rubric.version} (threshold {rubric.scoring.threshold}, hash {rubric.hash})"
@@ -64,7 +64,7 @@ def cmd_rubric_show(args: argparse.Namespace) -> int:
 
 def cmd_rubric_list(args: argparse.Namespace) -> int:
     """`judge rubric list`: print the shipped rubrics' names, one a line."""
-    from ..rubric import available_rubrics
+    from ..checklist.rubric import available_rubrics
 
     print("\n".join(available_rubrics()))
     return EXIT_OK

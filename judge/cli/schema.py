@@ -21,8 +21,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     from ground_truth.models import IncidentSpec, Submission
 
-    from ..results import EvalResult
-    from ..rubric import Rubric
+    from ..checklist.results import EvalResult
+    from ..checklist.rubric import Rubric
 
     models: dict[str, type[BaseModel]] = {
         "spec": IncidentSpec,

@@ -41,7 +41,7 @@ def _open(path: Path):
 
 def cmd_store_stats(args: argparse.Namespace) -> int:
     """`judge store stats`: answers by judge, failed calls by kind, tokens and cost."""
-    from ..progress import cost_text
+    from ..run.progress import cost_text
 
     with _open(args.store) as store:
         stats = store.stats()
@@ -69,7 +69,7 @@ def cmd_store_stats(args: argparse.Namespace) -> int:
 
 def cmd_store_export(args: argparse.Namespace) -> int:
     """`judge store export`: every stored answer (or failed call) as JSON lines."""
-    from ..results import write_json_atomic
+    from ..checklist.results import write_json_atomic
 
     with _open(args.store) as store:
         lines = [json.dumps(row) for row in store.rows("errors" if args.errors else "judgments")]
@@ -86,7 +86,7 @@ def cmd_store_explain(args: argparse.Namespace) -> int:
     """Which judge, model, params, prompt, schema, rubric and granularity each stored answer
     belongs to: compare them with a new run's `cache_miss` to see why it asked again. With
     `--dimension`, whole-submission answers (dimension `*`) hold that dimension's too."""
-    from ..granularity import WHOLE
+    from ..run.granularity import WHOLE
 
     with _open(args.store) as store:
         rows = [

@@ -22,9 +22,9 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.prompts import Prompt
+from ..checklist.rubric import Dimension
 from ..judgment import DimensionVerdict
-from ..prompts import Prompt
-from ..rubric import Dimension
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,11 @@ class Cacheable(Protocol):
 
 
 class RequestGate(Protocol):
-    """What a `Gated` judge's `gate` offers (`judge.control.Gate` in a run, else `NullGate`)."""
+    """What a `Gated` judge's `gate` offers (`judge.run.control.Gate` in a run, else `NullGate`)."""
 
     def slot(self, tokens: int = 0) -> AbstractAsyncContextManager[None]:
         """Hold it while a request is in flight: `async with self.gate.slot(tokens): ...`.
-        Raises `judge.control.RunStopped` once the run has stopped; let it propagate."""
+        Raises `judge.run.control.RunStopped` once the run has stopped; let it propagate."""
         ...
 
     async def sleep(self, seconds: float) -> None:

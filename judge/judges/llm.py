@@ -11,7 +11,7 @@ still does not answer every question id exactly once is re-asked a bounded numbe
 then the dimension is recorded as unscored with the reason. Provider errors are never turned
 into "No" answers, and the API key is masked in every message (`judge.judges.mask`).
 
-Every request passes the run's gate (`judge.control.Gate`: pause, cooldown, rate limit,
+Every request passes the run's gate (`judge.run.control.Gate`: pause, cooldown, rate limit,
 concurrency, stop); outside a run a `NullGate` lets everything through.
 """
 
@@ -37,9 +37,9 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from ..control import Gate, NullGate, RunStopped
 from ..judgment import DimensionVerdict, Usage, unscored
-from ..limits import MAX_RETRY_AFTER, retry_after_seconds
+from ..run.control import Gate, NullGate, RunStopped
+from ..run.limits import MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
 from .mask import mask_secret

@@ -15,10 +15,10 @@ from pydantic import BaseModel, Field
 from agreement.ratings import VERDICT
 from agreement.readers import VERDICT_TEXT
 
+from ..checklist.results import EvalResult
+from ..checklist.rubric import Rubric
 from ..report.highlight import find_quote
 from ..report.texts import ReportTexts
-from ..results import EvalResult
-from ..rubric import Rubric
 
 VERDICT_HINT = "Your overall call, whatever the questions above say."
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agreement.readers import LABEL_COLUMNS
 
-from ..results import write_json_atomic
+from ..checklist.results import write_json_atomic
 from .store import AnswerRecord, read_store
 
 COLUMNS = (*LABEL_COLUMNS, "judge_seen", "labelled_at")

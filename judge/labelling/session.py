@@ -10,9 +10,9 @@ from typing import Any
 
 from ground_truth.errors import InputError
 
+from ..checklist.results import load_result
+from ..checklist.rubric import load_rubric
 from ..report.texts import load_texts
-from ..results import load_result
-from ..rubric import load_rubric
 from .cases import LabelCase, build_cases
 from .ordering import Filters, apply_filters, order_cases, stratified_sample
 from .server import LabellingApp, LabellingServer

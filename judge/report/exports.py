@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..checklist.results import EvalResult, write_json_atomic
+from ..checklist.scoring import CaseResult
 from ..judgment import Judgment
-from ..results import EvalResult, write_json_atomic
-from ..safe_text import csv_cell
-from ..scoring import CaseResult
+from .safe_text import csv_cell
 from .texts import case_key
 from .view import case_status, optional_sections
 

@@ -25,8 +25,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from ..results import EvalResult, write_json_atomic
-from ..safe_text import visible
+from ..checklist.results import EvalResult, write_json_atomic
+from .safe_text import visible
 from .texts import ReportTexts, texts_from
 from .view import CaseIndex, CasePage, ReportView, build_view, page_incidents, plan_pages
 

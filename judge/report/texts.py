@@ -67,7 +67,7 @@ def load_texts(
 
 def _add_rubric_texts(texts: ReportTexts, config: dict[str, Any]) -> None:
     """Question wording from the rubric the run used, when it is found with the same hash."""
-    from ..rubric import load_rubric
+    from ..checklist.rubric import load_rubric
 
     name = config.get("name")
     if not name:

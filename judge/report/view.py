@@ -15,12 +15,12 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..checklist.results import CallRecord, EvalResult
+from ..checklist.scoring import CaseResult, Estimate, IncidentSummary
 from ..judgment import Judgment
-from ..results import CallRecord, EvalResult
-from ..safe_text import visible
-from ..scoring import CaseResult, Estimate, IncidentSummary
 from . import plots
 from .highlight import highlight
+from .safe_text import visible
 from .texts import ReportTexts, case_key
 
 OPTIONAL_SECTIONS = ("resolution", "agreement", "entities")

@@ -24,8 +24,8 @@ from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidatorFunction
 from pydantic.functional_serializers import WrapSerializer
 from pydantic.functional_validators import WrapValidator
 
-from .errors import StorageError, os_reason
-from .judgment import compact
+from ..errors import StorageError, os_reason
+from ..judgment import compact
 
 M = TypeVar("M", bound=BaseModel)
 

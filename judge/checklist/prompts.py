@@ -21,10 +21,10 @@ from pydantic import BaseModel, Field
 from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec, Submission
 
-from .granularity import parts_of
+from ..run.granularity import parts_of
 from .rubric import Dimension
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parents[1] / "templates"
 SYSTEM_TEMPLATE = "system.j2"
 CASE_TEMPLATE = "case.j2"
 DIMENSION_TEMPLATE = "dimension.j2"
@@ -107,7 +107,7 @@ class PromptRenderer:
 
     def render(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> Prompt:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
-        `judge.granularity.whole_submission` pseudo-dimension (`submission.j2`)."""
+        `judge.run.granularity.whole_submission` pseudo-dimension (`submission.j2`)."""
         parts = parts_of(dimension)
         context = {
             "spec": spec,

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 from ground_truth.models import IncidentSpec, Submission
 
-from .judges.base import JudgeTask
-from .prompts import Prompt
-from .rubric import Dimension
+from ..checklist.prompts import Prompt
+from ..checklist.rubric import Dimension
+from ..judges.base import JudgeTask
 
 
 class DeferredTask(JudgeTask):

@@ -104,8 +104,8 @@ def content_hash(data: dict[str, Any]) -> str:
 
 def rubrics_dir() -> Path:
     """Shipped rubrics: inside the installed wheel, or `rubrics/` of a source checkout."""
-    installed = Path(__file__).parent / "_rubrics"
-    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "rubrics"
+    installed = Path(__file__).parents[1] / "_rubrics"
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "rubrics"
 
 
 def available_rubrics() -> list[str]:

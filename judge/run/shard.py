@@ -3,7 +3,7 @@
 A unit belongs to shard `sha256([incident id, trial, dimension id]) mod N`, so the share does
 not depend on file order, on the other submissions, or on which shards run where: N machines
 given the same inputs split the work without talking to each other, and `judge merge` puts the
-shards' results back together (see `judge.merge`).
+shards' results back together (see `judge.run.merge`).
 
 A shard's result records in `config.shard` which share it holds, the k it was asked for, and a
 fingerprint of the whole run's units, so a merge can refuse shards cut from different inputs.

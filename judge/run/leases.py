@@ -23,8 +23,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from typing import Generic, TypeVar
 
-from .errors import StorageError
-from .store import Store
+from ..errors import StorageError
+from ..store import Store
 
 LEASE_SECONDS = 30.0
 """How long a lease lives without renewal: a killed process's units are free again after this.

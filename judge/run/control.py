@@ -17,9 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ..checklist.results import RunStop, StopKind
 from .limits import AdaptiveSlots, Cooldown, ErrorBudget, RateLimiter
 from .progress import RunStats
-from .results import RunStop, StopKind
 
 SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 """What `signal.signal` returns and takes back (typeshed's private `_HANDLER`)."""

@@ -15,15 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..checklist.rubric import Dimension, content_hash
+from ..judges.base import Cacheable, Judge, JudgeTask, ask
+from ..judges.panel import PanelJudge
+from ..judgment import DimensionVerdict, unscored
+from ..store import CaseRef, KeyParts, Store, short_hash
 from .control import RunStopped
 from .deferred import prompt_hash_of
 from .granularity import WHOLE, parts_of
-from .judges.base import Cacheable, Judge, JudgeTask, ask
-from .judges.panel import PanelJudge
-from .judgment import DimensionVerdict, unscored
 from .leases import LeaseBook, hold
-from .rubric import Dimension, content_hash
-from .store import CaseRef, KeyParts, Store, short_hash
 from .validation import checked_verdict, judge_error_verdict
 
 NOT_JUDGED = "not_judged"
@@ -156,7 +156,7 @@ class RecordedJudge:
 
     def _granularity_changed(self, task: JudgeTask, parts: KeyParts) -> str | None:
         """Why a call the store has no answer for under its own case was asked: the store
-        holds this submission's answers at the other granularity (`judge.granularity`)."""
+        holds this submission's answers at the other granularity (`judge.run.granularity`)."""
         assert self.store is not None
         dimensions = parts_of(task.dimension)
         sub = task.submission

@@ -21,9 +21,9 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .judgment import Judgment, compact
+from ..judgment import Judgment, compact
+from ..run.spill import Items
 from .rubric import Rubric
-from .spill import Items
 
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20261126

@@ -12,9 +12,9 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
-from .results import EvalResult
+from ..checklist.results import EvalResult
+from ..checklist.scoring import Estimate
 from .safe_text import visible
-from .scoring import Estimate
 
 MIN_NAME_WIDTH = 10
 ELLIPSIS = "…"
@@ -138,7 +138,7 @@ def summary_table(result: EvalResult) -> Table:
 def _batch_row(result: EvalResult) -> Text | None:
     """Batch mode (`--batch`): the answers its batches gave, their ids, and the discount in
     the cost; None for a run that batched nothing."""
-    from .progress import cost_text
+    from ..run.progress import cost_text
 
     usage = result.usage
     if usage is None or usage.batch is None:

@@ -30,18 +30,31 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
 
-from .batch import BatchOptions, BatchReport, batch_phase
+from ..batch import BatchOptions, BatchReport, batch_phase
+from ..checklist.prompts import Prompt, PromptRenderer
+from ..checklist.results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
+from ..checklist.rubric import Dimension, Rubric, load_rubric
+from ..checklist.scoring import (
+    CaseResult,
+    DimensionScore,
+    dimension_score,
+    scored_case,
+    summarize_by_agent,
+    summarize_incidents,
+    summarize_overall,
+)
+from ..errors import StorageError
+from ..judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
+from ..judges.base import ask
+from ..judges.panel import PANEL_TIE
+from ..judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
+from ..store import Store
 from .cache import NOT_JUDGED, LeafCall, RecordedJudge, is_cacheable, leaves
 from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalLatch, SignalStop
 from .deferred import DeferredTask
-from .errors import StorageError
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .granularity import Granularity, parts_of, split, whole_submission
 from .granularity import check as check_granularity
-from .judges import Gated, Judge, JudgeTask, PanelJudge, check_judge, make_judge
-from .judges.base import ask
-from .judges.panel import PANEL_TIE
-from .judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import (
     WORKERS_PER_SLOT,
@@ -51,29 +64,16 @@ from .limits import (
     default_cooldown_after,
 )
 from .progress import Reporter, RunStats
-from .prompts import Prompt, PromptRenderer
 from .remembered_formats import adopt_remembered, remember
-from .results import CallRecord, EvalResult, IncompleteCase, Orphan, RunUsage
-from .rubric import Dimension, Rubric, load_rubric
-from .scoring import (
-    CaseResult,
-    DimensionScore,
-    dimension_score,
-    scored_case,
-    summarize_by_agent,
-    summarize_incidents,
-    summarize_overall,
-)
 from .shard import Shard
 from .shard import select as select_shard
 from .spill import Kept, SpillFile
-from .store import Store
 from .validation import checked_verdict, judge_error_verdict
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
 SPILL_FROM_UNITS = 1000
 """Runs of this many units or more keep their judgments and call records in a temporary file
-(`judge.spill`), smaller ones in memory: there they take under 5 MB, and a harness that keeps
+(`judge.run.spill`), smaller ones in memory: there they take under 5 MB, and a harness that keeps
 many small results (one `evaluate_submission` per submission) would hold a file each."""
 CUT_OFF = "cut_off"
 T = TypeVar("T")
@@ -106,7 +106,7 @@ class EvalOptions:
       `progress_every` seconds otherwise).
     - `granularity`: `"dimension"` (one call per submission and dimension) or
       `"submission"` (one call per submission asking every selected dimension's questions;
-      see `judge.granularity`).
+      see `judge.run.granularity`).
     """
 
     max_concurrent: int = 5
@@ -136,7 +136,7 @@ class EvalOptions:
     """Send the calls the store cannot answer as one provider batch job (`judge.batch`)."""
     spill: bool | None = None
     """Keep the result's judgments and call records in a temporary file and read them back
-    when used (`judge.spill`), or in memory; None: in a file from `SPILL_FROM_UNITS` units."""
+    when used (`judge.run.spill`), or in memory; None: in a file from `SPILL_FROM_UNITS` units."""
 
 
 @runtime_checkable
@@ -691,7 +691,7 @@ async def evaluate_async(
     Returns the whole `EvalResult` (cases, per-incident and overall scores, every judgment,
     every call). From `SPILL_FROM_UNITS` (submission, dimension) units on (or as
     `options.spill` says), the judgments and calls are read-only sequences over a temporary
-    file that lives as long as the result (`judge.spill.SpilledSeq`), not lists. Provider
+    file that lives as long as the result (`judge.run.spill.SpilledSeq`), not lists. Provider
     failures leave questions unscored, counted in the result, never No.
     Raises `TypeError` for a judge that is not a `Judge`, `InputError` for a rubric that
     cannot be loaded, `ValueError` for an unknown `options.granularity`.
@@ -783,7 +783,7 @@ def _resolution(
 ) -> dict[str, Any] | None:
     if not any(sub.trajectory for _, sub in pairs):
         return None
-    from .resolution.section import resolution_section
+    from ..resolution.section import resolution_section
 
     section = resolution_section(pairs, {(c.incident_id, c.trial): c.passed for c in cases})
     return section.model_dump(mode="json") if section else None

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
-from .judges.structured import Negotiation
-from .store import Store
+from ..judges.structured import Negotiation
+from ..store import Store
 
 
 @runtime_checkable

@@ -6,15 +6,15 @@ call with one response schema: a third of the calls (with three dimensions), at 
 one long checklist per reply. The engine then treats the whole submission as one unit whose
 "dimension" is `whole_submission(...)` (id `*`, the questions of every part, the parts kept in
 `parts`), and `split` gives each real dimension its own verdict again, through the same
-validation every verdict passes (`judge.validation`).
+validation every verdict passes (`judge.run.validation`).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from .judgment import DimensionVerdict
-from .rubric import Dimension
+from ..checklist.rubric import Dimension
+from ..judgment import DimensionVerdict
 from .validation import JUDGE_OMITTED, checked_verdict
 
 Granularity = Literal["dimension", "submission"]

@@ -2,7 +2,7 @@
 
 The merged result is the one a single run would have written: the shards' judgments, calls and
 usage are put back in the single run's order (incidents, trials, rubric dimensions) and the
-scores are computed again from the judgments with `judge.scoring`, so every number (means,
+scores are computed again from the judgments with `judge.checklist.scoring`, so every number (means,
 pass@k, bootstrap intervals, per agent) is the single run's. Shards are refused (bad input, exit
 2) when they were cut from different inputs, judged under another rubric, judge, template or
 parameters, overlap, or leave a shard out; the message says which file and which field.
@@ -18,14 +18,19 @@ from typing import Any
 from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
-from .batch import merge_batch_usage
+from ..batch import merge_batch_usage
+from ..checklist.results import CallRecord, EvalResult, IncompleteCase, RunUsage, load_result
+from ..checklist.rubric import Rubric, load_rubric
+from ..checklist.scoring import (
+    score_case,
+    summarize_by_agent,
+    summarize_incidents,
+    summarize_overall,
+)
+from ..judgment import Judgment
 from .engine import tool_version
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .granularity import WHOLE
-from .judgment import Judgment
-from .results import CallRecord, EvalResult, IncompleteCase, RunUsage, load_result
-from .rubric import Rubric, load_rubric
-from .scoring import score_case, summarize_by_agent, summarize_incidents, summarize_overall
 from .shard import unit_bucket
 
 SAME = ("rubric", "judge", "prompt_template", "dimensions", "granularity", "seed")
@@ -130,7 +135,7 @@ def _observed_together(judges: list[Any]) -> Any:
         return first
     merged = {k: _observed_together([j.get(k) for j in judges]) for k in first}
     if isinstance(first.get("replies"), dict):
-        from .judges.llm import reply_shares
+        from ..judges.llm import reply_shares
 
         merged["replies"] = reply_shares(
             Counter({o: sum(j["replies"].get(o, 0) for j in judges) for o in REPLY_OUTCOMES})
@@ -311,8 +316,8 @@ def _resolution(section: dict[str, Any] | None, cases: list) -> dict[str, Any] |
     verdicts, so it is built again from them."""
     if section is None:
         return None
-    from .resolution.section import ResolutionSection
-    from .resolution.side_by_side import side_by_side
+    from ..resolution.section import ResolutionSection
+    from ..resolution.side_by_side import side_by_side
 
     parsed = ResolutionSection.model_validate(section)
     if parsed.side_by_side is not None:

@@ -4,7 +4,7 @@ Written and read piece by piece: `write_result` streams the cases, judgments and
 a time into the same text `model_dump_json(indent=2)` would give, and `load_result` decodes
 and validates them one at a time (`json_stream`), so neither holds the whole file's text or
 its dicts. A 10,000-submission result is about 55 MB of JSON. Judgments and calls a run
-spilled (`judge.spill`) are copied from its temporary file as the text they already are.
+spilled (`judge.run.spill`) are copied from its temporary file as the text they already are.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from ground_truth.errors import InputError
 from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
 
-from .errors import StorageError, os_reason
+from ..errors import StorageError, os_reason
+from ..judgment import Judgment, Usage, compact
+from ..run.spill import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
-from .judgment import Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
-from .spill import Items, SpilledSeq, item_text
 
 SCHEMA_VERSION = "1"
 MAX_RESULT_MB = 1024

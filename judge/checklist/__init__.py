@@ -1,0 +1,1 @@
+"""The checklist and its answers: rubrics, prompts, scores and the result file."""
