@@ -115,7 +115,7 @@ def setup(n: int, tmp: Path):
 
 def run(judge, specs, subs, store: Path, profile: cProfile.Profile | None = None) -> Cpu:
     from judge import EvalOptions, evaluate_async, load_rubric
-    from judge.run.engine import run_sync
+    from judge.api import run_sync
 
     options = EvalOptions(max_concurrent=8, store=store)
     cpu, loop_thread = time.process_time(), time.thread_time()

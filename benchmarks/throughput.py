@@ -85,8 +85,8 @@ def run(s: Scenario) -> dict[str, float]:
     from benchmarks.synth import EXAMPLE, write_submissions
     from ground_truth import load_specs, load_submissions
     from judge import EvalOptions, evaluate_async, load_rubric
+    from judge.api import run_sync
     from judge.judges.llm import LLMJudge
-    from judge.run.engine import run_sync
     from judge.testing import read_call_log
 
     with tempfile.TemporaryDirectory() as tmp:

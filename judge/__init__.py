@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any
 # Names load on first use, so `judge --help` and `import judge.testing` stay fast.
 _EXPORTS = {
     "ground_truth": ["IncidentSpec", "Submission", "load_specs", "load_submissions"],
-    "judge.run.engine": [
+    "judge.api": [
+        "Control",
         "EvalOptions",
+        "Limits",
+        "Storage",
         "evaluate",
         "evaluate_async",
         "evaluate_submission",
@@ -49,6 +52,7 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 __all__ = [
     "Cacheable",
     "CaseResult",
+    "Control",
     "DimensionVerdict",
     "EvalOptions",
     "EvalResult",
@@ -57,11 +61,13 @@ __all__ = [
     "Judge",
     "JudgeTask",
     "Judgment",
+    "Limits",
     "PromptRenderer",
     "QuestionAnswer",
     "RequestGate",
     "Rubric",
     "RulesJudge",
+    "Storage",
     "Submission",
     "evaluate",
     "evaluate_async",
@@ -82,6 +88,17 @@ __all__ = [
 if TYPE_CHECKING:
     from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 
+    from .api import (
+        Control,
+        EvalOptions,
+        Limits,
+        Storage,
+        evaluate,
+        evaluate_async,
+        evaluate_submission,
+        evaluate_submission_async,
+        render_prompts,
+    )
     from .checklist.prompts import PromptRenderer
     from .checklist.results import EvalResult, load_result, write_result
     from .checklist.rubric import Rubric, load_rubric
@@ -97,14 +114,6 @@ if TYPE_CHECKING:
         register_judge,
     )
     from .judgment import DimensionVerdict, Judgment, QuestionAnswer
-    from .run.engine import (
-        EvalOptions,
-        evaluate,
-        evaluate_async,
-        evaluate_submission,
-        evaluate_submission_async,
-        render_prompts,
-    )
 
 
 def __getattr__(name: str) -> Any:

@@ -13,9 +13,9 @@ from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import load_specs, load_submissions
 from judge import load_rubric
+from judge.api import render_prompts
 from judge.cli import main
 from judge.judges.llm import _estimate_tokens
-from judge.run.engine import render_prompts
 from judge.testing import FakeProvider, FakeProviderConfig
 
 GT = EXAMPLE / "ground_truth" / "incorrect_image.yaml"

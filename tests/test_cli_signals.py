@@ -19,7 +19,8 @@ from helpers import one_incident_args
 import judge.checklist.results as results
 import judge.cli.eval as eval_cli
 import judge.run.control as control
-import judge.run.engine as engine
+import judge.run.loop as loop
+import judge.run.result as assembly
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
 
@@ -81,7 +82,7 @@ def test_sigterm_while_loading_inputs_writes_nothing_and_says_so(
 
 
 def test_sigterm_just_before_the_loop_stops_it_at_once(tmp_path: Path, monkeypatch) -> None:
-    sigterm_before(monkeypatch, engine._Run, "_plan")
+    sigterm_before(monkeypatch, loop.Run, "_plan")
     code, n_calls = run(tmp_path)
     result, rows = saved(tmp_path)
     assert code == 130 and n_calls == 0
@@ -92,7 +93,7 @@ def test_sigterm_just_before_the_loop_stops_it_at_once(tmp_path: Path, monkeypat
 
 @pytest.mark.parametrize(
     "where",
-    [(engine, "summarize_incidents"), (results, "write_result"), (eval_cli, "write_exports")],
+    [(assembly, "summarize_incidents"), (results, "write_result"), (eval_cli, "write_exports")],
     ids=["scoring", "writing the result", "writing the exports"],
 )
 def test_sigterm_before_the_last_call_still_writes_everything(

@@ -77,10 +77,11 @@ def test_a_30_s_outage_is_ridden_out_within_the_retries(after: int) -> None:
 
 def test_by_default_a_cooldown_waits_for_as_many_failures_as_requests_in_flight() -> None:
     from judge.judges.rules import RulesJudge
-    from judge.run.engine import _Run
+    from judge.run.loop import Run
 
     def after(options: EvalOptions) -> int:
-        cooldown = _Run(RulesJudge(), [], options).gate.cooldown
+        run = Run(RulesJudge(), [], options.limits, options.control, options.storage)
+        cooldown = run.gate.cooldown
         assert cooldown is not None
         return cooldown.after
 

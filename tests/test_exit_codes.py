@@ -104,7 +104,7 @@ def test_an_unexpected_exception_is_one_line_and_a_traceback_file(
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug in scoring")
 
-    monkeypatch.setattr("judge.run.engine.scored_case", broken)
+    monkeypatch.setattr("judge.run.result.scored_case", broken)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     code = main(one_incident_args(tmp_path / "r.json", "--no-progress"))
     lines = capsys.readouterr().err.strip().splitlines()

@@ -11,9 +11,10 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, QuestionAnswer, evaluate, load_rubric
+from judge.checklist.rubric import WHOLE, parts_of, whole_submission
 from judge.cli import main
 from judge.judgment import unscored
-from judge.run.granularity import WHOLE, parts_of, split, whole_submission
+from judge.run.granularity import split
 from judge.testing import FakeProvider, FakeProviderConfig
 
 RUBRIC = load_rubric("sregym-v3")

@@ -10,7 +10,7 @@ from test_lean_prompts import SPECS, PromptReader, submissions
 from judge import EvalOptions, evaluate
 from judge.judges import PanelJudge, RulesJudge
 from judge.judges.llm import LLMJudge
-from judge.run.engine import Prefetching
+from judge.run.plan import Prefetching
 
 
 class Preparing(PromptReader):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import judge.run.engine as engine
+import judge.run.plan as engine
 from ground_truth import IncidentSpec, Submission
 from judge import EvalOptions, evaluate
 from judge.checklist.prompts import Prompt, PromptRenderer

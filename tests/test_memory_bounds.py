@@ -14,11 +14,11 @@ from typing import Any
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
+from judge.api import EvalOptions, evaluate
 from judge.checklist.prompts import Prompt, PromptRenderer
 from judge.checklist.rubric import Dimension
 from judge.judges import JudgeTask
 from judge.judgment import DimensionVerdict, QuestionAnswer, Usage
-from judge.run.engine import EvalOptions, evaluate
 from judge.run.limits import WORKERS_PER_SLOT
 
 CONCURRENCY = 2

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ground_truth import load_specs, load_submissions
+from judge.api import evaluate
 from judge.judgment import DimensionVerdict
-from judge.run import engine
+from judge.run import loop
 from judge.run.cache import LeafCall
-from judge.run.engine import evaluate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
@@ -21,7 +21,7 @@ def _run_example():
 
 
 def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
-    take = engine._Run.take_answers
+    take = loop.Run.take_answers
     held: list[int] = []
     kept: list[object] = []
 
@@ -31,7 +31,7 @@ def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> 
             held.append(sum(v is not None for v in self.verdicts))
             yield unit, answered
 
-    monkeypatch.setattr(engine._Run, "take_answers", watched)
+    monkeypatch.setattr(loop.Run, "take_answers", watched)
     result = _run_example()
     units = len(result.calls)
     assert held == [units - 1 - i for i in range(units)]  # each let go of when handed over

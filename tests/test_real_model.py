@@ -15,9 +15,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import evaluate
+from judge.api import EvalOptions
 from judge.checklist.results import write_result
 from judge.judges.llm import LLMJudge
-from judge.run.engine import EvalOptions
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS
 

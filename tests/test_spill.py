@@ -18,15 +18,17 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import Submission, load_specs, load_submissions
-from judge import EvalOptions, evaluate
+from judge import EvalOptions, evaluate, make_judge
+from judge.checklist.items import SpilledSeq, item_text
 from judge.checklist.results import EvalResult, result_json, write_result
 from judge.checklist.scoring import CaseResult, score_case
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import JudgeTask, PanelJudge
 from judge.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage
-from judge.run import engine, spill
-from judge.run.spill import SpilledSeq, SpillFile, item_text
+from judge.run import loop as engine
+from judge.run import sink as spill
+from judge.run.sink import SpillFile
 
 SPECS = load_specs(EXAMPLE / "ground_truth")
 SUBS = load_submissions(EXAMPLE / "outputs")
@@ -169,7 +171,7 @@ def test_a_spilled_run_equals_one_kept_in_memory(granularity: str) -> None:
 
 
 def test_the_example_result_file_is_byte_for_byte_the_same(tmp_path: Path) -> None:
-    on, off = pair(engine.make_judge(), SPECS, SUBS)
+    on, off = pair(make_judge(), SPECS, SUBS)
     write_result(on, tmp_path / "on.json")
     write_result(off, tmp_path / "off.json")
     assert (tmp_path / "on.json").read_bytes() == (tmp_path / "off.json").read_bytes()

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from ground_truth import load_specs, load_submissions
 from ground_truth.errors import InputError
 from ground_truth.reading import max_input_bytes, set_max_input_mb
+from judge.api import evaluate
 from judge.checklist import results
 from judge.checklist.json_stream import JSONStreamError, ObjectReader
 from judge.checklist.results import EvalResult, load_result, result_json, write_result
 from judge.errors import StorageError
 from judge.judgment import Judgment, compact
-from judge.run.engine import evaluate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 

@@ -14,12 +14,12 @@ from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, load_rubric
+from judge.api import EvalOptions
 from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.structured import Negotiation, is_format_refusal
-from judge.run.engine import EvalOptions
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS, REFUSAL_SHAPES
 

@@ -21,8 +21,7 @@ from pydantic import BaseModel, Field
 from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec, Submission
 
-from ..run.granularity import parts_of
-from .rubric import Dimension
+from .rubric import Dimension, parts_of
 
 TEMPLATES = Path(__file__).parents[1] / "templates"
 SYSTEM_TEMPLATE = "system.j2"
@@ -107,7 +106,7 @@ class PromptRenderer:
 
     def render(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> Prompt:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
-        `judge.run.granularity.whole_submission` pseudo-dimension (`submission.j2`)."""
+        `judge.checklist.rubric.whole_submission` pseudo-dimension (`submission.j2`)."""
         parts = parts_of(dimension)
         context = {
             "spec": spec,

@@ -16,6 +16,7 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from ground_truth.reading import max_input_bytes, regular_file_size
 
 from ..errors import StorageError, os_reason
 from ..judgment import Judgment, Usage, compact
-from ..run.spill import Items, SpilledSeq, item_text
+from .items import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
 from .scoring import CaseResult, IncidentSummary, OverallSummary
 
@@ -35,6 +36,14 @@ SCHEMA_VERSION = "1"
 MAX_RESULT_MB = 1024
 """A result file larger than this (or than `--max-input-mb`, if higher) is refused: about
 190,000 submissions' worth, and several GB of memory once loaded."""
+
+
+def tool_version() -> str:
+    """The installed distribution's version, recorded in every result."""
+    try:
+        return version("diagnosis-judge")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 class CallRecord(BaseModel):

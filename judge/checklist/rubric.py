@@ -209,3 +209,25 @@ def _check_weights(rubric: Rubric, path: Path) -> None:
             f"weights sum to {total:g}, expected 1 (they are not renormalised)",
             field="scoring.weights",
         )
+
+
+WHOLE = "*"
+"""The dimension id of a call that asks the whole submission (calls, store rows, shards)."""
+
+
+def whole_submission(dimensions: list[Dimension]) -> Dimension:
+    """One pseudo-dimension asking every question of `dimensions` (kept in its `parts`)."""
+    return Dimension.model_validate(
+        {
+            "id": WHOLE,
+            "name": "every dimension",
+            "questions": [q for d in dimensions for q in d.questions],
+            "parts": list(dimensions),
+        }
+    )
+
+
+def parts_of(dimension: Dimension) -> list[Dimension] | None:
+    """The real dimensions a `whole_submission` pseudo-dimension asks; None for a real one."""
+    parts = (dimension.model_extra or {}).get("parts")
+    return list(parts) if dimension.id == WHOLE and parts else None

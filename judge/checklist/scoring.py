@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..judgment import Judgment, compact
-from ..run.spill import Items
+from .items import Items
 from .rubric import Rubric
 
 BOOTSTRAP_SAMPLES = 2000

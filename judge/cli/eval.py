@@ -254,7 +254,7 @@ def _no_stored_answers(args) -> bool:
 
 def _prefetch(judge) -> None:
     from ..run.cache import leaves
-    from ..run.engine import Prefetching
+    from ..run.plan import Prefetching
 
     for leaf in leaves(judge):
         if isinstance(leaf, Prefetching):
@@ -287,8 +287,8 @@ def _some(ids: list[str], most: int = 5) -> str:
 
 
 def _dry_run(args, specs, submissions, rubric, renderer) -> int:
+    from ..api import render_prompts
     from ..checklist.results import write_json_atomic
-    from ..run.engine import render_prompts
 
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
     check_writable([("--prompts-file", target)])
@@ -375,9 +375,9 @@ def _panel_agreement(result, out) -> None:
 
 
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
+    from ..api import Control, EvalOptions, Limits, Storage, evaluate_async, run_sync
     from ..checklist.results import write_result
     from ..report.display import print_result
-    from ..run.engine import EvalOptions, evaluate_async, run_sync
 
     out = console(stderr=args.json)
     _announce(judge, args, out)
@@ -391,24 +391,26 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         ]
     )
     options = EvalOptions(
-        max_concurrent=args.max_concurrent,
         k=args.k,
-        store=store,
-        refresh=args.refresh,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        cooldown_after=args.cooldown_after,
-        cooldown=args.cooldown,
-        max_errors=_error_budget(args.max_errors),
-        max_cost=args.max_cost,
-        pause_file=args.pause_file,
-        handle_signals=True,
-        signal_latch=latch,
-        grace=args.grace,
-        progress=not args.no_progress,
         shard=args.shard,
         granularity=args.granularity,
-        batch=batch,
+        limits=Limits(
+            max_concurrent=args.max_concurrent,
+            rpm=args.rpm,
+            tpm=args.tpm,
+            cooldown_after=args.cooldown_after,
+            cooldown=args.cooldown,
+            max_errors=_error_budget(args.max_errors),
+            max_cost=args.max_cost,
+        ),
+        control=Control(
+            pause_file=args.pause_file,
+            handle_signals=True,
+            signal_latch=latch,
+            grace=args.grace,
+            progress=not args.no_progress,
+        ),
+        storage=Storage(store=store, refresh=args.refresh, batch=batch),
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full

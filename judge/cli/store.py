@@ -86,7 +86,7 @@ def cmd_store_explain(args: argparse.Namespace) -> int:
     """Which judge, model, params, prompt, schema, rubric and granularity each stored answer
     belongs to: compare them with a new run's `cache_miss` to see why it asked again. With
     `--dimension`, whole-submission answers (dimension `*`) hold that dimension's too."""
-    from ..run.granularity import WHOLE
+    from ..checklist.rubric import WHOLE
 
     with _open(args.store) as store:
         rows = [

@@ -57,12 +57,12 @@ from pydantic import ValidationError
 
 from ground_truth.models import IncidentSpec, Submission
 
+from ..api import evaluate_submission_async
 from ..checklist.rubric import Rubric, load_rubric
 from ..checklist.scoring import CaseResult
 from ..judges import Judge, JudgeTask, check_judge, make_judge
 from ..judges.llm import UnparseableReply, error_kind, parse_reply
 from ..judgment import DimensionVerdict, Usage, unscored
-from ..run.engine import evaluate_submission_async
 
 SPEC_KEY = "incident_spec"
 

@@ -1,12 +1,18 @@
-"""The resolution part of a result file: per-case checks, their summary, and the side-by-side
-table of diagnosis verdict against resolution success."""
+"""The parts of a result file computed beside the judge: the resolution checks (per-case
+results, their summary, and the side-by-side table of diagnosis verdict against resolution
+success) and the root-cause entity scores. `resolution_of` and `entities_of` are the run's
+sections (`judge.api.SECTIONS`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
+from ground_truth.entities import score_entities
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.scoring import CaseResult
 from .engine import check_resolution, summarize_resolution
 from .models import ResolutionResult, ResolutionSummary
 from .side_by_side import SideBySide, side_by_side
@@ -40,3 +46,32 @@ def resolution_section(
     return ResolutionSection(
         summary=summarize_resolution(results), side_by_side=table, cases=results
     )
+
+
+def resolution_of(
+    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+) -> dict[str, Any] | None:
+    """The result's `resolution` field, the judge's verdicts (`cases`) beside the checks."""
+    section = resolution_section(pairs, {(c.incident_id, c.trial): c.passed for c in cases})
+    return section.model_dump(mode="json") if section else None
+
+
+def entities_of(
+    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+) -> dict[str, Any] | None:
+    """The result's `entities` field: entity precision, recall and F1 for the submissions that
+    name structured root-cause entities, and their means."""
+    scores = [(sub, score) for spec, sub in pairs if (score := score_entities(spec, sub))]
+    if not scores:
+        return None
+    per_case = [
+        {"incident_id": s.incident_id, "trial": s.trial, **e.model_dump(mode="json")}
+        for s, e in scores
+    ]
+    means = {
+        m: sum(getattr(e, m) for _, e in scores) / len(scores)
+        for m in ("precision", "recall", "f1")
+    }
+    top = [e.top_is_origin for _, e in scores if e.top_is_origin is not None]
+    means["top_is_origin"] = sum(top) / len(top) if top else None
+    return {"n": len(scores), "mean": means, "cases": per_case}

@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..checklist.rubric import Dimension, content_hash
+from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
 from ..judges.base import Cacheable, Judge, JudgeTask, ask
 from ..judges.panel import PanelJudge
 from ..judgment import DimensionVerdict, unscored
 from ..store import CaseRef, KeyParts, Store, short_hash
 from .control import RunStopped
 from .deferred import prompt_hash_of
-from .granularity import WHOLE, parts_of
 from .leases import LeaseBook, hold
 from .validation import checked_verdict, judge_error_verdict
 

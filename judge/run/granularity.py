@@ -3,9 +3,9 @@
 `dimension` (the default) asks one call per (submission, dimension): each dimension gets the
 model's whole attention. `submission` asks every question of the selected dimensions in one
 call with one response schema: a third of the calls (with three dimensions), at the price of
-one long checklist per reply. The engine then treats the whole submission as one unit whose
-"dimension" is `whole_submission(...)` (id `*`, the questions of every part, the parts kept in
-`parts`), and `split` gives each real dimension its own verdict again, through the same
+one long checklist per reply. The run then treats the whole submission as one unit whose
+"dimension" is `judge.checklist.rubric.whole_submission(...)` (id `*`, the questions of every
+part, the parts kept in `parts`), and `split` gives each real dimension its own verdict again, through the same
 validation every verdict passes (`judge.run.validation`).
 """
 
@@ -20,8 +20,6 @@ from .validation import JUDGE_OMITTED, checked_verdict
 Granularity = Literal["dimension", "submission"]
 GRANULARITIES: tuple[Granularity, ...] = ("dimension", "submission")
 DEFAULT: Granularity = "dimension"
-WHOLE = "*"
-"""The dimension id of a call that asks the whole submission (calls, store rows, shards)."""
 
 
 def check(granularity: str) -> Granularity:
@@ -30,24 +28,6 @@ def check(granularity: str) -> Granularity:
         if granularity == known:
             return known
     raise ValueError(f"granularity {granularity!r}: expected one of {', '.join(GRANULARITIES)}")
-
-
-def whole_submission(dimensions: list[Dimension]) -> Dimension:
-    """One pseudo-dimension asking every question of `dimensions` (kept in its `parts`)."""
-    return Dimension.model_validate(
-        {
-            "id": WHOLE,
-            "name": "every dimension",
-            "questions": [q for d in dimensions for q in d.questions],
-            "parts": list(dimensions),
-        }
-    )
-
-
-def parts_of(dimension: Dimension) -> list[Dimension] | None:
-    """The real dimensions a `whole_submission` pseudo-dimension asks; None for a real one."""
-    parts = (dimension.model_extra or {}).get("parts")
-    return list(parts) if dimension.id == WHOLE and parts else None
 
 
 def split(verdict: DimensionVerdict, parts: list[Dimension], judge: str) -> list[DimensionVerdict]:

@@ -19,8 +19,15 @@ from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
 from ..batch import merge_batch_usage
-from ..checklist.results import CallRecord, EvalResult, IncompleteCase, RunUsage, load_result
-from ..checklist.rubric import Rubric, load_rubric
+from ..checklist.results import (
+    CallRecord,
+    EvalResult,
+    IncompleteCase,
+    RunUsage,
+    load_result,
+    tool_version,
+)
+from ..checklist.rubric import WHOLE, Rubric, load_rubric
 from ..checklist.scoring import (
     score_case,
     summarize_by_agent,
@@ -28,9 +35,7 @@ from ..checklist.scoring import (
     summarize_overall,
 )
 from ..judgment import Judgment
-from .engine import tool_version
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
-from .granularity import WHOLE
 from .shard import unit_bucket
 
 SAME = ("rubric", "judge", "prompt_template", "dimensions", "granularity", "seed")

@@ -1,12 +1,12 @@
-"""A run's judgments and call records on disk instead of in memory.
+"""Where a run keeps its judgments and call records until the result is assembled: in memory
+(`Kept`) or, for a large run, on disk (`SpillFile`); both are a `Sink`.
 
 A 10,000-submission run holds 90,000 judgments and 30,000 call records, about 4 KB per call
 as pydantic objects. `SpillFile` writes each one, as its answer arrives, to an anonymous
 temporary file (`tempfile.TemporaryFile`: it has no name, and the system frees it when the
 last `SpilledSeq` over it is gone or the process ends) in the text the result file uses for
-it; the run then keeps only item numbers. `SpilledSeq` is a read-only sequence over some of
-those items that reads each one back when asked, so `result.judgments`, `result.calls` and
-`case.judgments` look like the lists they were, and `write_result` copies the text as it is.
+it; the run then keeps only item numbers, and hands the result `SpilledSeq`s over them
+(`judge.checklist.items`), which look like the lists they were.
 
 `Kept` is the same interface over a plain list, for runs too small for a file to pay.
 """
@@ -18,14 +18,12 @@ import tempfile
 import threading
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Annotated, Any, Generic, TypeVar, overload
+from typing import Protocol, TypeVar
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler
-from pydantic.functional_serializers import WrapSerializer
-from pydantic.functional_validators import WrapValidator
+from pydantic import BaseModel
 
+from ..checklist.items import SpilledSeq, item_text
 from ..errors import StorageError, os_reason
-from ..judgment import compact
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,14 +33,22 @@ READ_BYTES = 1 << 16
 """Neighbouring items are read back together, up to this many bytes a read."""
 
 
+class Sink(Protocol):
+    """Items kept one after another, numbered from 0; sequences of them for the result."""
+
+    @property
+    def count(self) -> int: ...
+
+    def add(self, model: BaseModel) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def sequence(self, model: type[M], items: Iterable[int]) -> Sequence[M]: ...
+
+
 def _where() -> str:
     """What a `StorageError` of the spill file names: it has no path of its own."""
     return f"{tempfile.gettempdir()} (the run's temporary spill file)"
-
-
-def item_text(model: BaseModel) -> str:
-    """An item's text inside the result file's list (`results.result_json`)."""
-    return model.model_dump_json(indent=2).replace("\n", "\n    ")
 
 
 class SpillFile:
@@ -161,80 +167,3 @@ class Kept:
 
     def sequence(self, model: type[M], items: Iterable[int]) -> list[M]:
         return [self._items[i] for i in items]  # type: ignore[misc]
-
-
-class SpilledSeq(Sequence[M], Generic[M]):
-    """A read-only sequence of pydantic models kept in a `SpillFile`.
-
-    Each access reads the item back and validates it: items are equal (`==`) to what was
-    written, but reading one twice gives two equal objects, not the same one. Equal to any
-    sequence (a list, another `SpilledSeq`) with equal items in the same order. Pickling or
-    copying gives a plain list: the file cannot travel to another process."""
-
-    __slots__ = ("_file", "_items", "_model")
-
-    def __init__(self, file: SpillFile, model: type[M], items: array[int]) -> None:
-        self._file = file
-        self._model = model
-        self._items = items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, index: int) -> M: ...
-    @overload
-    def __getitem__(self, index: slice) -> SpilledSeq[M]: ...
-    def __getitem__(self, index: int | slice) -> M | SpilledSeq[M]:
-        if isinstance(index, slice):
-            return SpilledSeq(self._file, self._model, self._items[index])
-        item = self._items[index]  # IndexError as a list gives it
-        return self._read(next(self._file.texts([item])))
-
-    def __iter__(self) -> Iterator[M]:
-        return (self._read(text) for text in self._file.texts(self._items))
-
-    def _read(self, text: str) -> M:
-        """The item `text` holds, sharing its fields-set (`compact`): a list made of them is
-        as small as the one the run would have kept."""
-        return compact(self._model.model_validate_json(text))
-
-    def texts(self) -> Iterator[str]:
-        """Each item's text as the result file holds it (`item_text`), without parsing it."""
-        return self._file.texts(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, SpilledSeq) and self._same_items(other):
-            return True
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    def _same_items(self, other: SpilledSeq[Any]) -> bool:
-        return other._file is self._file and other._items == self._items
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"SpilledSeq[{self._model.__name__}]({len(self)} items)"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return list, (list(self),)
-
-
-def _keep_spilled(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A `SpilledSeq` as it is (validating it would read every item back); anything else as
-    the field's type says."""
-    return value if isinstance(value, SpilledSeq) else handler(value)
-
-
-def _dump_spilled(value: Any, handler: SerializerFunctionWrapHandler):
-    # no return annotation: pydantic would take it for the field's serialized schema
-    return handler(list(value) if isinstance(value, SpilledSeq) else value)
-
-
-Items = Annotated[
-    Sequence[M], WrapValidator(_keep_spilled), WrapSerializer(_dump_spilled, when_used="always")
-]
-"""A model field holding a list of `M` or a `SpilledSeq` of them: a list validates (and its
-JSON schema reads) as before, a `SpilledSeq` passes through unread, and both dump as a list."""

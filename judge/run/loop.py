@@ -1,0 +1,317 @@
+"""The run loop: wrap each leaf judge for the store, plan, start the workers, and keep every
+answer as it comes in.
+
+A run is reliable and resumable: each leaf judge's call goes through the store when one is
+given (answered from it when it can, recorded as soon as it finishes), every provider request
+passes the run's gate (pause file, cooldown, rate limit, concurrency, stop), and a run stopped
+early (signal, fatal provider error, error or cost budget) still has what it finished; the
+units nobody judged come out as not judged (`take_answers`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..batch import BatchOptions, BatchReport, batch_phase
+from ..checklist.results import CallRecord, IncompleteCase, RunUsage
+from ..checklist.rubric import parts_of
+from ..errors import StorageError
+from ..judges import Gated, Judge, PanelJudge
+from ..judges.base import ask
+from ..judgment import DimensionVerdict
+from ..store import Store
+from .answers import Answered, answered, call_record, was_judged
+from .cache import LeafCall, RecordedJudge, leaves
+from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalStop
+from .leases import Deferred, UnitQueue, lease_book
+from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
+from .options import Control, Limits, Storage
+from .plan import plan
+from .progress import Reporter, RunStats
+from .remembered_formats import adopt_remembered, remember
+from .sink import Kept, Sink, SpillFile
+from .units import Unit, empty_verdict, not_judged
+from .validation import checked_verdict, judge_error_verdict
+
+SPILL_FROM_UNITS = 1000
+"""Runs of this many units or more keep their judgments and call records in a temporary file
+(`judge.run.sink`), smaller ones in memory: there they take under 5 MB, and a harness that
+keeps many small results (one `evaluate_submission` per submission) would hold a file each."""
+CUT_OFF = "cut_off"
+
+
+class Run:
+    """One run's moving parts: the wrapped judge, the gate, the store, the counters."""
+
+    def __init__(
+        self, judge: Judge, units: list[Unit], limits: Limits, control: Control, storage: Storage
+    ):
+        self.judge = judge
+        self.units = units
+        self.limits = limits
+        self.control = control
+        self.storage = storage
+        self.stats = RunStats()
+        self.reporter = Reporter(self.stats, every=control.progress_every, enabled=control.progress)
+        self.store, self._owns_store = _open_store(storage.store)
+        self.gate = _gate(limits, control, self.stats, self._note)
+        self.leaves = leaves(judge)
+        self.leases = lease_book(self.store, len(self.leaves))
+        spill = storage.spill if storage.spill is not None else len(units) >= SPILL_FROM_UNITS
+        self.keep: Sink = SpillFile() if spill else Kept()
+        self.calls: dict[str, array[int]] = {}
+        """Each leaf's call record per unit, as an item number in `keep` (-1: none)."""
+        self._task_unit: dict[int, int] = {}
+        self.wrapped = self._wrap(judge)
+        self.verdicts: list[Answered | None] = [None] * len(units)
+        self.finished_requests = 0
+        self.finished_failures: Counter[str] = Counter()
+        """Failed requests by kind inside the calls that finished; the rest of the gate's
+        count (`stats.failed_requests`) happened inside calls a stop cut off."""
+        self.batch: BatchReport | None = None
+
+    def _note(self, message: str) -> None:
+        self.reporter.note(message)
+        if self.control.note:
+            self.control.note(message)
+
+    def _wrap(self, judge: Judge) -> Judge:
+        if isinstance(judge, PanelJudge):
+            return PanelJudge([self._wrap(m) for m in judge.members], judge.tie, judge.name)
+        return RecordedJudge(judge, self._record, self.store, self.storage.refresh, self.leases)
+
+    def _record(self, call: LeafCall) -> None:
+        index = self._task_unit[id(call.task)]
+        call.task = None  # the task holds the rendered prompt: do not keep it all run long
+        if call.judged:
+            unit = self.units[index]
+            record = call_record(unit, call.verdict, call.judge, call.miss_reason)
+            if call.judge not in self.calls:
+                self.calls[call.judge] = array("q", [-1]) * len(self.units)
+            self.calls[call.judge][index] = self.keep.add(record)
+            self.finished_requests += call.verdict.requests
+            self.finished_failures.update(call.verdict.attempt_errors)
+        if call.cached and not call.shared:
+            self.stats.cached += 1
+        elif call.judged:
+            self.gate.call_finished(call.verdict.error_kind)
+            if self.control.on_call_done:
+                unit = self.units[index]
+                self.control.on_call_done(call_record(unit, call.verdict, call.judge))
+        self.reporter.tick()
+
+    def _plan(self) -> None:
+        plan(self.stats, self.units, self.leaves, self.wrapped, self.store, self.storage.refresh)
+
+    async def run(self) -> None:
+        adopt_remembered(self.leaves, self.store, self._note)
+        self._plan()
+        for leaf in self.leaves:
+            if isinstance(leaf, Gated):
+                leaf.gate = self.gate
+        self.reporter.start()
+        queue = UnitQueue(enumerate(self.units))
+        workers: list[asyncio.Task[None]] = []
+        stopper = None
+        if self.control.handle_signals:
+            stopper = SignalStop(
+                self.gate, self.control.grace, lambda: _cancel(workers), self.control.signal_latch
+            )
+            stopper.install()
+        ticker = asyncio.create_task(self._tick())
+        try:
+            if self.storage.batch is not None:
+                await self._batch_phase(self.storage.batch)
+            slots = max(1, self.limits.max_concurrent) * WORKERS_PER_SLOT
+            workers.extend(
+                asyncio.create_task(self._worker(queue))
+                for _ in range(slots * max(1, len(self.leaves)))
+            )
+            await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            ticker.cancel()
+            if stopper is not None:
+                stopper.remove()
+            for leaf in self.leaves:
+                if isinstance(leaf, Gated) and leaf.gate is self.gate:
+                    leaf.gate = NullGate()
+            self.reporter.stop()
+            with contextlib.suppress(StorageError):  # a hint for later runs; the loss is reported
+                remember(self.leaves, self.store)
+            if self._owns_store and self.store is not None:
+                self.store.close()
+        for failure in (w.exception() for w in workers if not w.cancelled()):
+            if failure is not None:
+                raise failure
+
+    async def _batch_phase(self, options: BatchOptions) -> None:
+        """Batch mode: one provider batch for the calls the store cannot answer; the workers
+        then serve every unit from its results (see `judge.batch`)."""
+        if self.store is None:
+            raise ValueError("batch mode needs a store: it records the batch to resume it")
+        asked = (u.task() for u in self.units if u.asked)
+        self.wrapped, self.batch = await batch_phase(
+            self.judge,  # type: ignore[arg-type]  # checked by batch_provider
+            asked,
+            self.store,
+            options,
+            self.gate,
+            self._record,
+            self._note,
+            self.storage.refresh,
+        )
+
+    async def _worker(self, queue: UnitQueue[tuple[int, Unit]]) -> None:
+        for index, unit in queue:
+            if self.gate.stopped is not None:
+                continue
+            if not unit.asked:
+                self._keep(index, unit, empty_verdict(unit))
+                continue
+            task = unit.task()
+            self._task_unit[id(task)] = index
+            try:
+                verdict = checked_verdict(
+                    await ask(self.wrapped, task), task.question_ids, self.judge.name
+                )
+            except asyncio.CancelledError:
+                return
+            except Deferred:  # another process is asking it: come back to it at the end
+                queue.later((index, unit))
+                continue
+            except StorageError as exc:  # no other worker may start a call it cannot record
+                self.gate.stop("storage", str(exc))
+                raise
+            except Exception as exc:  # a judge's bug costs its own questions, not the run
+                verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)
+            finally:
+                self._task_unit.pop(id(task), None)
+            if was_judged(verdict):
+                self._keep(index, unit, verdict)
+            await asyncio.sleep(0)
+
+    def _keep(self, index: int, unit: Unit, verdict: DimensionVerdict) -> None:
+        try:
+            self.verdicts[index] = answered(unit, verdict, self.judge.name, self.keep)
+        except StorageError as exc:  # the spill file failed: nothing more can be recorded
+            self.gate.stop("storage", str(exc))
+            raise
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.control.progress_every))
+            self.reporter.tick()
+
+    # ------------------------------------------------------------------ the result's parts
+
+    def take_answers(self) -> Iterator[tuple[Unit, Answered]]:
+        """Each unit with its answers (or ones saying it was not judged), letting go of each
+        as it is handed over: the last use of them (`incomplete` and `call_records` first)."""
+        reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
+        for index, unit in enumerate(self.units):
+            kept, self.verdicts[index] = self.verdicts[index], None
+            if kept is None:
+                kept = answered(unit, not_judged(unit, reason), self.judge.name, self.keep)
+            yield unit, kept
+
+    def incomplete(self) -> list[IncompleteCase]:
+        missing: dict[tuple[str, str], list[str]] = {}
+        for unit, verdict in zip(self.units, self.verdicts, strict=True):
+            if verdict is None:
+                dimensions = parts_of(unit.dimension) or [unit.dimension]
+                missing.setdefault(unit.submission.key, []).extend(d.id for d in dimensions)
+        return [
+            IncompleteCase(incident_id=i, trial=t, dimensions=d) for (i, t), d in missing.items()
+        ]
+
+    def call_records(self) -> Sequence[CallRecord]:
+        items: list[int] = []
+        names = [leaf.name for leaf in self.leaves]
+        for index, kept in enumerate(self.verdicts):
+            if kept is not None and kept.empty is not None:
+                items.append(kept.empty)
+                continue
+            items += [
+                n for name in names if name in self.calls and (n := self.calls[name][index]) >= 0
+            ]
+        return self.keep.sequence(CallRecord, items)
+
+    def attempt_errors(self, calls: Sequence[CallRecord]) -> dict[str, int]:
+        """Failed requests and unusable replies by kind, and as `cut_off` the requests sent
+        by calls a stop ended before they could finish (their reply was never counted); the
+        failures those calls met before the stop are counted under their own kinds."""
+        counts = sum((Counter(c.attempt_errors) for c in calls), Counter())
+        lost = self.stats.failed_requests - self.finished_failures
+        failed_before = {kind: n for kind, n in lost.items() if kind not in FATAL_KINDS}
+        counts.update(failed_before)
+        cut_off = self.stats.requests - self.finished_requests - sum(failed_before.values())
+        if cut_off > 0:
+            counts[CUT_OFF] += cut_off
+        return dict(counts)
+
+    def release(self) -> None:
+        """Drop the run's verdicts and units now: the judge wrappers point back at this run,
+        so without it they would live until the garbage collector finds the cycle, which
+        for a large run means while the result file is being written."""
+        self.calls.clear()
+        self.keep = Kept()  # the result's sequences hold a spill file as long as they need it
+        self.verdicts = []
+        self.units = []
+        self.wrapped = self.judge
+
+    def usage(self) -> RunUsage:
+        stats = self.stats
+        return RunUsage(
+            calls_planned=stats.planned,
+            calls_made=stats.done,
+            cache_hits=stats.cached,
+            requests=stats.requests,
+            retries=stats.retries,
+            prompt_tokens=stats.prompt_tokens,
+            completion_tokens=stats.completion_tokens,
+            cached_tokens=stats.cached_tokens,
+            cache_write_tokens=stats.cache_write_tokens,
+            cost_usd=stats.cost,
+            cost_unknown_requests=stats.cost_unknown,
+            batch=self.batch.usage() if self.batch is not None else None,
+        )
+
+
+def _gate(limits: Limits, control: Control, stats: RunStats, note) -> Gate:
+    rate = RateLimiter(limits.rpm, limits.tpm) if limits.rpm or limits.tpm else None
+    after = limits.cooldown_after
+    return Gate(
+        max_concurrent=limits.max_concurrent,
+        limiter=rate,
+        cooldown=Cooldown(
+            default_cooldown_after(limits.max_concurrent) if after is None else after,
+            limits.cooldown,
+        ),
+        pause=PauseFile(control.pause_file, control.pause_poll) if control.pause_file else None,
+        stats=stats,
+        error_budget=_error_budget(limits.max_errors),
+        max_cost=limits.max_cost,
+        note=note,
+    )
+
+
+def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+
+
+def _open_store(store: Store | str | Path | None) -> tuple[Store | None, bool]:
+    if store is None or isinstance(store, Store):
+        return store, False
+    return Store(store), True
+
+
+def _error_budget(value: ErrorBudget | str | None) -> ErrorBudget | None:
+    if value is None or isinstance(value, ErrorBudget):
+        return value
+    return ErrorBudget.parse(str(value))

@@ -1,0 +1,164 @@
+"""A finished run as an `EvalResult`: the scored cases, every judgment and call, the summaries,
+the config block, and the sections computed beside the judge (`Section`)."""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ground_truth.matching import Matching
+from ground_truth.models import IncidentSpec, Submission
+
+from ..checklist.prompts import PromptRenderer
+from ..checklist.results import EvalResult, Orphan, tool_version
+from ..checklist.rubric import Rubric
+from ..checklist.scoring import (
+    CaseResult,
+    DimensionScore,
+    dimension_score,
+    scored_case,
+    summarize_by_agent,
+    summarize_incidents,
+    summarize_overall,
+)
+from ..judges import Gated, Judge
+from ..judgment import Judgment
+from .cache import is_cacheable
+from .loop import Run
+
+Section = Callable[[list[tuple[IncidentSpec, Submission]], list[CaseResult]], dict[str, Any] | None]
+"""A part of the result computed beside the judge from the matched inputs and the scored cases
+(resolution checks, entity scores); None when no submission carries what it reads. The run
+takes them by the `EvalResult` field they fill (`judge.api.SECTIONS`)."""
+
+
+def result_of(
+    run: Run,
+    rubric: Rubric,
+    matching: Matching,
+    k: int | None,
+    seed: int,
+    sections: Mapping[str, Section],
+    config: Callable[[], dict[str, Any]],
+) -> EvalResult:
+    """The result of a finished `run` over `matching`'s pairs. `config()` gives the config
+    block; it is asked after the run, since the judge's description holds what the run
+    found out (reply format, reply shares)."""
+    run.keep.flush()  # a spill file that cannot be written fails the run here, not later
+    calls = run.call_records()
+    attempt_errors = run.attempt_errors(calls)
+    incomplete = run.incomplete()
+    stopped = run.gate.stopped if incomplete else None
+    usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
+    cases, judgments, failed = _assemble(run, rubric)
+    run.release()
+    incidents, k = summarize_incidents(cases, rubric, k)
+    overall = summarize_overall(
+        cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), seed
+    )
+    overall.n_failed_questions = failed
+    extra: dict[str, Any] = {
+        name: compute(matching.pairs, cases) for name, compute in sections.items()
+    }
+    return EvalResult(
+        by_agent=summarize_by_agent(cases, rubric, k, seed),
+        **extra,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        tool_version=tool_version(),
+        complete=not incomplete and not overall.n_failed_questions,
+        config=config(),
+        overall=overall,
+        incidents=incidents,
+        cases=cases,
+        judgments=judgments,
+        calls=calls,
+        errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
+        attempt_errors=attempt_errors,
+        stopped=stopped,
+        incomplete=incomplete,
+        usage=usage,
+        missing=matching.missing,
+        orphans=[
+            Orphan(
+                incident_id=o.incident_id,
+                trial=o.trial,
+                file=o.source.get("loaded_from") or o.source.get("file"),
+            )
+            for o in matching.orphans
+        ],
+    )
+
+
+def run_config(
+    rubric: Rubric,
+    judge: Judge,
+    renderer: PromptRenderer,
+    settings: dict[str, Any],
+    extra: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The result's `config` block: the rubric, the judge, the templates, then `settings`
+    (granularity, concurrency, seed) and `extra` (the caller's, shard, batch)."""
+    return {
+        "rubric": {
+            "name": rubric.name,
+            "version": rubric.version,
+            "hash": rubric.hash,
+            "threshold": rubric.scoring.threshold,
+            "weights": rubric.scoring.weights,
+        },
+        "judge": {**judge.describe(), "label": judge.name},
+        "prompt_template": {
+            "dir": str(renderer.template_dir) if renderer.template_dir else None,
+            "hash": renderer.fingerprint,
+        },
+        "dimensions": [d.id for d in rubric.dimensions],
+        **settings,
+        **(extra or {}),
+    }
+
+
+def _metered(judge: Judge) -> bool:
+    """Whether the result gets a `usage` block: the judge makes calls worth counting."""
+    return is_cacheable(judge) or isinstance(judge, Gated)
+
+
+def _assemble(run: Run, rubric: Rubric) -> tuple[list[CaseResult], Sequence[Judgment], int]:
+    """The scored cases, every judgment (the cases' in their order, then the panel members')
+    and the failed questions' count, from the run's answers, each let go of once its case
+    holds it."""
+    items: dict[tuple[str, str], array[int]] = {}
+    scores: dict[tuple[str, str], dict[str, DimensionScore]] = {}
+    agents: dict[tuple[str, str], str | None] = {}
+    members = array("q")
+    failed = 0
+    for unit, answered in run.take_answers():
+        key = unit.submission.key
+        items.setdefault(key, array("q")).extend(answered.judgments)
+        scores.setdefault(key, {}).update((s.dimension_id, s) for s in answered.scores)
+        agents[key] = unit.submission.agent
+        members.extend(answered.members)
+        failed += answered.failed
+    cases = [
+        scored_case(
+            i,
+            t,
+            _case_scores(scores[(i, t)], rubric),
+            run.keep.sequence(Judgment, js),
+            rubric,
+            agents[(i, t)],
+        )
+        for (i, t), js in items.items()
+    ]
+    every = array("q")
+    for js in items.values():
+        every.extend(js)
+    every.extend(members)
+    return cases, run.keep.sequence(Judgment, every), failed
+
+
+def _case_scores(scores: dict[str, DimensionScore], rubric: Rubric) -> list[DimensionScore]:
+    """One score per rubric dimension, in its order; none for a dimension nobody answered."""
+    return [scores.get(d.id) or dimension_score(d.id, []) for d in rubric.dimensions]
