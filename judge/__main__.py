@@ -1,3 +1,5 @@
+"""`python -m judge`: the `judge` command."""
+
 from .cli import main
 
 raise SystemExit(main())

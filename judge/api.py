@@ -1,4 +1,4 @@
-"""The Python API: score submissions (`evaluate*`), list a run's prompts, and the run's options.
+"""The Python API: `evaluate*`, `render_prompts`, `run_sync`, and a run's options.
 
 `evaluate` and `evaluate_submission` work from plain code (a script, or a notebook whose event
 loop is running: the run then gets a thread and a loop of its own); `evaluate_async` and

@@ -253,7 +253,7 @@ def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_pat
 
 def _stop_while_polling(server: FakeProvider, options: EvalOptions):
     """A run whose gate stops at the first poll (as SIGINT would)."""
-    from judge import batch as batch_module
+    from judge.batch import phase as batch_module
 
     original = batch_module.BatchPhase._progress
 
@@ -276,7 +276,7 @@ def test_batch_price_is_litellms_batch_price_else_the_documented_discount(monkey
     assert cost == pytest.approx(1000 * 7.5e-08 + 100 * 3e-07)  # litellm's *_batches prices
     assert batch_discount("openai/gpt-4o-mini", "openai") == 0.5
     assert batch_cost("openai/fake-judge", "openai", 1000, 100) is None  # no price: unknown
-    from judge import batch as batch_module
+    from judge.batch import cost as batch_module
 
     regular = {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}
     monkeypatch.setattr(batch_module, "_model_info", lambda model: regular)
@@ -386,7 +386,7 @@ def test_shards_batch_blocks_merge_into_one() -> None:
 def test_a_run_killed_around_the_batch_create_never_uploads_or_creates_twice(
     tmp_path: Path, monkeypatch, killed: str
 ) -> None:
-    from judge import batch as batch_module
+    from judge.batch import phase as batch_module
 
     class Killed(BaseException):
         pass

@@ -13,9 +13,9 @@ from test_batch import batch_lines, provider, run
 from test_batch_cli import command
 from test_reliability import SPECS, submissions
 
-from judge import batch as batch_module
 from judge.api import render_prompts
-from judge.batch_budget import BatchBudget, completion_cap, prompt_tokens
+from judge.batch import cost as batch_module
+from judge.batch.budget import BatchBudget, completion_cap, prompt_tokens
 from judge.checklist.prompts import PromptRenderer
 from judge.checklist.rubric import load_rubric
 from judge.cli import main

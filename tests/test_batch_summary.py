@@ -11,7 +11,7 @@ from rich.console import Console
 from test_batch import provider, run
 from test_batch_cli import command
 
-from judge import batch as batch_module
+from judge.batch import cost as batch_module
 from judge.checklist.results import EvalResult
 from judge.cli import main
 from judge.report.display import summary_table

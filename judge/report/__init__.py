@@ -1,4 +1,4 @@
-"""Reports people read and CIs gate on: the HTML report, CSV, JSONL and JUnit exports."""
+"""Reports people read and CIs gate on: terminal tables, the HTML report, CSV, JSONL, JUnit."""
 
 from __future__ import annotations
 

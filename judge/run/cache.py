@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
 from ..judges.base import Cacheable, Judge, JudgeTask, ask
 from ..judges.panel import PanelJudge
@@ -41,6 +42,28 @@ class LeafCall:
     shared: bool = False
     """Answered by another call with the same key made at the same time (no request of its
     own; its usage and attempts are counted once, on that call)."""
+    batched: bool = False
+    """Asked in one of this run's provider batches: its request and usage count for the run,
+    though no request passed the run's gate."""
+
+
+@dataclass
+class Prefilled:
+    """Calls answered before the run's workers start (`--batch`, `judge.batch.fill_store`):
+    the run then serves every call from the store and asks none itself.
+
+    An answer in `batch_of` was written by one of this run's batches: it counts as a call
+    made, under that batch's id. A call in `failed` failed in one of them (the store serves
+    answers, not failures). Any other call the store cannot answer is not judged, for the
+    reason `why_missing(key)` gives; `stop` is the stop the run records once every call is
+    served (`--max-cost` left some calls out of the batch)."""
+
+    batch_of: dict[str, str]
+    failed: dict[str, DimensionVerdict]
+    why_missing: Callable[[str], str]
+    stop: tuple[StopKind, str] | None = None
+    served: set[str] = field(default_factory=set)
+    """Keys already served: another unit with the same call shares its answer."""
 
 
 def is_cacheable(judge: Judge) -> bool:
@@ -121,6 +144,7 @@ class RecordedJudge:
         if self.store is not None and self.keys is not None:
             self.store.remember_params(self.keys.params_hash, self.keys.params)
         self._in_flight: dict[str, asyncio.Future[DimensionVerdict]] = {}
+        self.prefilled: Prefilled | None = None
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
@@ -132,6 +156,8 @@ class RecordedJudge:
         parts = self.parts(task)
         if self.store is None or parts is None:
             return await self._ask(task)
+        if self.prefilled is not None:
+            return self._serve_prefilled(task, parts, self.prefilled)
         if not self.refresh and (hit := self._stored(task, parts)) is not None:
             return hit
         if parts.key in self._in_flight:
@@ -168,6 +194,33 @@ class RecordedJudge:
             f"granularity changed: the store holds this case's answers per {was}, "
             f"asked per {now} now"
         )
+
+    def _serve_prefilled(
+        self, task: JudgeTask, parts: KeyParts, prefilled: Prefilled
+    ) -> DimensionVerdict:
+        """A call of a run whose store was filled before it (see `Prefilled`)."""
+        key = parts.key
+        verdict = prefilled.failed.get(key)
+        if verdict is None and key in prefilled.batch_of:
+            verdict = self.store.get(parts) if self.store is not None else None
+            if verdict is not None:
+                verdict = verdict.model_copy(
+                    update={"cached": False, "batch_id": prefilled.batch_of[key]}
+                )
+        if verdict is None:
+            if (hit := self._stored(task, parts)) is not None:
+                return hit
+            reason = f"not judged: {prefilled.why_missing(key)}"
+            return self._not_judged(task, reason)
+        if key in prefilled.served:  # the same call for another unit: one line answered both
+            shared = verdict.model_copy(
+                update={"cached": verdict.error is None, "requests": 0, "usage": None}
+            )
+            self.sink(LeafCall(task, self.name, shared, cached=shared.cached, shared=True))
+            return shared
+        prefilled.served.add(key)
+        self.sink(LeafCall(task, self.name, verdict, batched=True))
+        return verdict
 
     def _stored(self, task: JudgeTask, parts: KeyParts) -> DimensionVerdict | None:
         assert self.store is not None

@@ -16,8 +16,8 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..batch import BatchOptions, BatchReport, batch_phase
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
 from ..checklist.rubric import parts_of
 from ..errors import StorageError
@@ -26,7 +26,7 @@ from ..judges.base import ask
 from ..judgment import DimensionVerdict
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
-from .cache import LeafCall, RecordedJudge, leaves
+from .cache import LeafCall, Prefilled, RecordedJudge, leaves
 from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalStop
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
@@ -37,6 +37,9 @@ from .remembered_formats import adopt_remembered, remember
 from .sink import Kept, Sink, SpillFile
 from .units import Unit, empty_verdict, not_judged
 from .validation import checked_verdict, judge_error_verdict
+
+if TYPE_CHECKING:
+    from ..batch import BatchOptions, BatchReport
 
 SPILL_FROM_UNITS = 1000
 """Runs of this many units or more keep their judgments and call records in a temporary file
@@ -96,6 +99,11 @@ class Run:
             self.calls[call.judge][index] = self.keep.add(record)
             self.finished_requests += call.verdict.requests
             self.finished_failures.update(call.verdict.attempt_errors)
+        if call.batched:
+            usage = call.verdict.usage
+            self.stats.requests += call.verdict.requests
+            if usage is not None:
+                self.stats.add_usage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
@@ -124,15 +132,18 @@ class Run:
             )
             stopper.install()
         ticker = asyncio.create_task(self._tick())
+        prefilled = None
         try:
             if self.storage.batch is not None:
-                await self._batch_phase(self.storage.batch)
+                prefilled = await self._fill_from_batch(self.storage.batch)
             slots = max(1, self.limits.max_concurrent) * WORKERS_PER_SLOT
             workers.extend(
                 asyncio.create_task(self._worker(queue))
                 for _ in range(slots * max(1, len(self.leaves)))
             )
             await asyncio.gather(*workers, return_exceptions=True)
+            if prefilled is not None and prefilled.stop is not None:
+                self.gate.stop(*prefilled.stop)
         finally:
             ticker.cancel()
             if stopper is not None:
@@ -149,22 +160,24 @@ class Run:
             if failure is not None:
                 raise failure
 
-    async def _batch_phase(self, options: BatchOptions) -> None:
-        """Batch mode: one provider batch for the calls the store cannot answer; the workers
-        then serve every unit from its results (see `judge.batch`)."""
-        if self.store is None:
+    async def _fill_from_batch(self, options: BatchOptions) -> Prefilled:
+        """Batch mode: the calls the store cannot answer go out as provider batches, whose
+        answers fill the store; the workers then serve every unit from it (`judge.batch`)."""
+        from ..batch import fill_store
+
+        if self.store is None or not isinstance(self.wrapped, RecordedJudge):
             raise ValueError("batch mode needs a store: it records the batch to resume it")
         asked = (u.task() for u in self.units if u.asked)
-        self.wrapped, self.batch = await batch_phase(
+        prefilled, self.batch = await fill_store(
             self.judge,  # type: ignore[arg-type]  # checked by batch_provider
             asked,
             self.store,
             options,
             self.gate,
-            self._record,
-            self._note,
             self.storage.refresh,
         )
+        self.wrapped.prefilled = prefilled
+        return prefilled
 
     async def _worker(self, queue: UnitQueue[tuple[int, Unit]]) -> None:
         for index, unit in queue:

@@ -1,36 +1,6 @@
-"""`judge eval --batch`: the calls the store cannot answer go to the provider as one batch job.
-
-OpenAI-compatible Batch API (`/v1/files` + `/v1/batches`, litellm's `acreate_file`,
-`acreate_batch`, `aretrieve_batch`, `afile_content`), for the providers litellm runs it for
-(`openai`, `hosted_vllm`, `litellm_proxy`; any `--api-base` of theirs). The phase runs before the
-run's workers start:
-
-1. every unit's store key is computed; the ones the store answers are left to it;
-2. open batches in the store that hold any of the other keys (a run that was killed while it
-   polled) are polled again instead of submitting their calls a second time;
-3. the rest go out as ONE batch: a JSONL file whose lines carry `custom_id` = the store key and
-   the request the live call would send (`LLMJudge.request`); the batch id and the calls it holds
-   are written to the store at once, before the first poll;
-4. the batch is polled with backoff and a progress line (status, completed, failed); when it
-   ends, each line's reply is read like a live reply (`parse_reply`, `checked_verdict`) and its
-   answer, or its error, is written to the store with the call's state in one transaction;
-5. calls lost to an expired, failed or cancelled batch, or to a failed line that a live call
-   would have retried (429, 5xx, timeout), are reported (how many, and why) and asked again in
-   a new batch, at most `rounds` times; so are unusable replies, with the live call's re-ask
-   chat (`reask_messages`, at most `max_reasks` times). A line's other errors (400) are errors.
-6. reply format: lines ask in the judge's negotiated mode (the one the store remembers for the
-   endpoint, else `json_schema`). A line the server refused for its format (the live call's
-   detector, `is_format_refusal`) steps the negotiation down, and exactly those calls are asked
-   again in the weaker mode, in a new batch (at most one per mode); a line answered in the
-   current mode confirms it, so it is remembered and named in the result as a live run's is.
-
-Then the run's workers serve every unit from what the phase found (`BatchServed`): answers from
-this run's batches count as calls made (the result's calls and usage say which batch), others
-as store hits.
-
-Cost: the provider's batch price. litellm's `*_batches` prices when it has them, else the
-regular price less the provider's documented batch discount (`BATCH_DISCOUNT`).
-"""
+"""The batch phase: submit the calls, resume open batches, poll, collect each line into the
+store as a live reply would be, and ask the lost, unusable and format-refused calls again
+(the steps are in `judge.batch`)."""
 
 from __future__ import annotations
 
@@ -39,29 +9,24 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .batch_budget import BatchBudget, completion_cap
-from .judges.base import JudgeTask
-from .judges.mask import mask_secret
-from .judges.repair import UnparseableReply, parse_reply
-from .judges.structured import MODES, FormatRefused, Mode, is_format_refusal
-from .judgment import DimensionVerdict, Usage, unscored
-from .run.cache import NOT_JUDGED, KeyMaker, LeafCall, case_ref
-from .run.control import Gate
-from .run.progress import RunStats
-from .run.validation import checked_verdict
-from .store import CaseRef, KeyParts, Store, StoredBatch
+from ..judges.mask import mask_secret
+from ..judges.repair import UnparseableReply, parse_reply
+from ..judges.structured import MODES, FormatRefused, Mode, is_format_refusal
+from ..judgment import DimensionVerdict, Usage, unscored
+from ..run.control import Gate
+from ..run.validation import checked_verdict
+from ..store import CaseRef, KeyParts, Store, StoredBatch
+from . import cost
+from .budget import BatchBudget, completion_cap
+from .lines import BatchRequestFailed, LineFailure, batch_failure, line_error, reply_text
+from .report import BatchReport
 
 if TYPE_CHECKING:
-    from .judges.llm import LLMJudge
-
-BATCH_DISCOUNT = {"openai": 0.5, "litellm_proxy": 0.5, "hosted_vllm": 0.0}
-"""The share of the regular price a provider takes off for batch jobs, used when litellm has no
-batch price for the model: OpenAI's Batch API costs 50% less (openai.com/api/pricing); a
-litellm proxy forwards to such providers; a self-hosted vLLM server has no price to discount."""
+    from ..judges.llm import LLMJudge
 
 TERMINAL = {"completed", "expired", "failed", "cancelled"}
 LOST_KINDS = {"rate_limit", "server", "timeout", "batch_expired", "batch_cancelled", "batch_failed"}
@@ -89,7 +54,7 @@ class BatchOptions:
 
 def batch_provider(judge: object) -> str:
     """The litellm provider a batch goes to; ValueError saying why `judge` cannot batch."""
-    from .judges.llm import LLMJudge, import_litellm
+    from ..judges.llm import LLMJudge, import_litellm
 
     if not isinstance(judge, LLMJudge):
         kind = getattr(judge, "name", type(judge).__name__)
@@ -114,7 +79,7 @@ def batch_provider(judge: object) -> str:
 
 
 @dataclass
-class _Call:
+class Call:
     """One call to batch: its store key, where its answer is stored, what it asks."""
 
     key: str
@@ -137,7 +102,7 @@ class _Call:
         }
 
     @classmethod
-    def from_record(cls, key: str, data: dict[str, Any]) -> _Call:
+    def from_record(cls, key: str, data: dict[str, Any]) -> Call:
         parts, case = KeyParts(**data["parts"]), CaseRef(*data["case"])
         call = cls(key, parts, case, data["question_ids"], attempt=data.get("attempt", 1))
         call.mode = next((m for m in MODES if m == data.get("mode")), None)
@@ -145,70 +110,6 @@ class _Call:
 
 
 _PARTS = ("judge", "model", "params", "prompt", "schema", "rubric")
-
-
-@dataclass
-class BatchReport:
-    """What the batch phase did, for the result's `usage.batch` and `config.batch`."""
-
-    provider: str
-    discount: float | None
-    submitted: list[str] = field(default_factory=list)
-    resumed: list[str] = field(default_factory=list)
-    lines: int = 0
-    answered: int = 0
-    errors: int = 0
-    refused: int = 0
-    """Lines the server refused for their reply format (asked again in a weaker one)."""
-    lost: Counter[str] = field(default_factory=Counter)
-    http_requests: int = 0
-    wall_seconds: float = 0.0
-    seconds: dict[str, float] = field(
-        default_factory=lambda: {"submit": 0.0, "wait": 0.0, "collect": 0.0}
-    )
-    """Summed over batches: `submit` (build, upload, create), `wait` (created until its end
-    was seen), `collect` (read, parse, store)."""
-    reports: list[str] = field(default_factory=list)
-
-    def usage(self) -> dict[str, Any]:
-        return {
-            "batches": self.submitted,
-            "resumed": self.resumed,
-            "lines": self.lines,
-            "answered": self.answered,
-            "errors": self.errors,
-            "format_refused": self.refused,
-            "lost": dict(self.lost),
-            "http_requests": self.http_requests,
-            "wall_seconds": round(self.wall_seconds, 3),
-            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
-            "discount": self.discount,
-            "reports": self.reports,
-        }
-
-
-def merge_batch_usage(blocks: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """Shards' `usage.batch` blocks as one (`judge merge`): lists joined, counts added, the
-    wall time the longest shard's (they ran side by side), the discount the first known."""
-    present = [b for b in blocks if b]
-    if not present:
-        return None
-    merged: dict[str, Any] = {}
-    for block in present:
-        for name, value in block.items():
-            if name == "wall_seconds":
-                merged[name] = max(merged.get(name, 0.0), value)
-            elif name == "discount":
-                merged[name] = merged.get(name) if merged.get(name) is not None else value
-            elif isinstance(value, list):
-                merged[name] = [*merged.get(name, []), *value]
-            elif isinstance(value, dict):
-                total = Counter(merged.get(name, {}))
-                total.update(value)
-                merged[name] = dict(total)
-            else:
-                merged[name] = merged.get(name, 0) + value
-    return merged
 
 
 class BatchPhase:
@@ -220,21 +121,23 @@ class BatchPhase:
         store: Store,
         options: BatchOptions,
         gate: Gate,
-        note: Callable[[str], None],
     ):
         self.judge = judge
         self.store = store
         self.options = options
         self.gate = gate
-        self.note = note
+        self.note = gate.note
         self.provider = batch_provider(judge)
-        self.litellm = _litellm()
+        self.litellm = cost._litellm()
         self.model_name = self.litellm.get_llm_provider(model=judge.model)[0]
-        self.report = BatchReport(self.provider, batch_discount(judge.model, self.provider))
-        self.results: dict[str, DimensionVerdict] = {}
-        self.calls: dict[str, _Call] = {}
-        self.reasks: dict[str, _Call] = {}
-        self.refused: dict[str, _Call] = {}
+        self.report = BatchReport(self.provider, cost.batch_discount(judge.model, self.provider))
+        self.answered: dict[str, str] = {}
+        """The batch id of each call this phase's batches answered (the answer is in the store)."""
+        self.failed: dict[str, DimensionVerdict] = {}
+        """The calls that failed for good in them, or were refused before any batch."""
+        self.calls: dict[str, Call] = {}
+        self.reasks: dict[str, Call] = {}
+        self.refused: dict[str, Call] = {}
         """Calls whose line the server refused for its reply format: asked again in the
         weaker mode the negotiation stepped down to."""
         self.budget = self._budget(gate.max_cost)
@@ -243,7 +146,7 @@ class BatchPhase:
 
     # ------------------------------------------------------------------ the phase
 
-    async def run(self, calls: dict[str, _Call]) -> None:
+    async def run(self, calls: dict[str, Call]) -> None:
         """Submit, follow, and ask again: lost calls and unusable replies in at most `rounds`
         new batches, calls refused for their reply format in at most one new batch per weaker
         mode (so at most as many batches as there are modes)."""
@@ -287,8 +190,8 @@ class BatchPhase:
         model, provider = self.judge.model, self.provider
         return BatchBudget(
             limit,
-            price=lambda prompt, completion: batch_cost(model, provider, prompt, completion),
-            cap=completion_cap(self.judge.extra_params, _model_info(model)),
+            price=lambda prompt, completion: cost.batch_cost(model, provider, prompt, completion),
+            cap=completion_cap(self.judge.extra_params, cost._model_info(model)),
         )
 
     def budget_stop(self) -> str:
@@ -299,7 +202,7 @@ class BatchPhase:
             f"not asked: {reason}"
         )
 
-    def _affordable(self, todo: dict[str, _Call]) -> list[_Call]:
+    def _affordable(self, todo: dict[str, Call]) -> list[Call]:
         """The calls, in order, whose batch's worst case fits in what is left of `--max-cost`;
         the others are left out (not asked) and no later batch is submitted."""
         calls = list(todo.values())
@@ -315,7 +218,7 @@ class BatchPhase:
             )
         return calls[: fit.count]
 
-    async def _resume(self, todo: dict[str, _Call]) -> list[StoredBatch]:
+    async def _resume(self, todo: dict[str, Call]) -> list[StoredBatch]:
         """The open batches in the store that hold any of `todo` (a run killed while it
         polled, or while it created the batch): their calls leave `todo`; they are polled."""
         following = []
@@ -338,14 +241,14 @@ class BatchPhase:
             following.append(named)
         return following
 
-    def _not_submitted(self, calls: list[_Call], failed: BatchRequestFailed) -> None:
+    def _not_submitted(self, calls: list[Call], failed: BatchRequestFailed) -> None:
         """The provider refused the batch: each call is a failed call (stored as an error,
         unscored, never No; `judge eval` exits 3 when they all failed or the key was refused)."""
         self._event(f"{len(calls)} calls not submitted: {failed}")
         for call in calls:
             verdict = unscored(call.question_ids, str(failed), failed.kind)
             self.store.put(call.parts, call.case, verdict)
-            self.results[call.key] = verdict
+            self.failed[call.key] = verdict
             self.report.errors += 1
 
     def _event(self, message: str) -> None:
@@ -368,7 +271,7 @@ class BatchPhase:
 
     # ------------------------------------------------------------------ submitting
 
-    async def _submit(self, calls: list[_Call]) -> StoredBatch:
+    async def _submit(self, calls: list[Call]) -> StoredBatch:
         started = time.monotonic()
         lines = [self._line(call) for call in calls]
         content = "".join(json.dumps(line) + "\n" for line in lines).encode()
@@ -430,7 +333,7 @@ class BatchPhase:
                 return replace(pending, id=found.id, status=str(found.status))
         return await self._create(pending)
 
-    def _line(self, call: _Call) -> dict[str, Any]:
+    def _line(self, call: Call) -> dict[str, Any]:
         assert call.messages is not None
         call.mode = self.judge.negotiation.mode
         body = self.judge.request(call.messages, call.mode, call.question_ids)
@@ -484,7 +387,7 @@ class BatchPhase:
         """One Files/Batches request; transient failures (429, 5xx, timeouts, connection) are
         retried `max_retries` times with the poll's backoff, others raise `BatchRequestFailed`
         at once."""
-        from .judges.llm import TRANSIENT, error_kind
+        from ..judges.llm import TRANSIENT, error_kind
 
         wait = self.options.poll
         for attempt in range(1, self.judge.max_retries + 2):
@@ -507,7 +410,7 @@ class BatchPhase:
 
     async def _collect(self, batch: StoredBatch, current: Any) -> set[str]:
         pending = {
-            key: _Call.from_record(key, data)
+            key: Call.from_record(key, data)
             for key, data, state in self.store.batch_calls(batch.id)
             if state == "pending"
         }
@@ -522,7 +425,7 @@ class BatchPhase:
                 if kind is not None:
                     kinds[kind] += 1
                     lost |= {call.key} if kind in LOST_KINDS else set()
-        missing = _batch_failure(current)
+        missing = batch_failure(current)
         for call in pending.values():  # no line at all: the batch failed before running it
             verdict = unscored(call.question_ids, missing, "batch_failed")
             self._put(batch.id, call, "lost", verdict.model_copy(update={"batch_id": batch.id}))
@@ -543,14 +446,14 @@ class BatchPhase:
         text = content.content.decode("utf-8", "replace")
         return [json.loads(raw) for raw in text.splitlines() if raw.strip()]
 
-    def _store_line(self, batch_id: str, call: _Call, line: dict[str, Any]) -> str | None:
+    def _store_line(self, batch_id: str, call: Call, line: dict[str, Any]) -> str | None:
         """Store one output or error line; its error kind, None for an answer."""
         response = line.get("response") or {}
         status = response.get("status_code")
         if status != 200 and self._format_refused(batch_id, call, response):
             return "format_refused"
         if line.get("error") or status != 200:
-            kind, reason = _line_error(line, batch_id)
+            kind, reason = line_error(line, batch_id)
             reason = mask_secret(reason, self.judge.endpoint().get("api_key"))
             verdict = unscored(call.question_ids, reason, kind).model_copy(
                 update={"batch_id": batch_id, "requests": 1, "attempt_errors": {kind: 1}}
@@ -571,12 +474,12 @@ class BatchPhase:
             self._put(batch_id, call, "error", verdict)
         return verdict.error_kind
 
-    def _format_refused(self, batch_id: str, call: _Call, response: dict[str, Any]) -> bool:
+    def _format_refused(self, batch_id: str, call: Call, response: dict[str, Any]) -> bool:
         """Whether the line is the server refusing its reply format (the live call's detector,
         `is_format_refusal`): the negotiation steps down as for a live call, and the call is
         asked again in the weaker mode. A mode the user forced is an error, as live."""
         mode = call.mode or self.judge.negotiation.mode
-        failure = _LineFailure(response)
+        failure = LineFailure(response)
         if mode == "prompt" or not is_format_refusal(failure):
             return False
         before = self.judge.negotiation.mode
@@ -601,27 +504,27 @@ class BatchPhase:
             self.refused[call.key] = replace(original, messages=messages, attempt=call.attempt)
         return True
 
-    def _reask(self, call: _Call, body: dict[str, Any], verdict: DimensionVerdict) -> bool:
+    def _reask(self, call: Call, body: dict[str, Any], verdict: DimensionVerdict) -> bool:
         """Ask again after an unusable reply, like a live call does (at most `max_reasks`
         times, with the same words); False when no re-ask is left or the prompt is unknown
         (a batch resumed for calls this run does not make)."""
-        from .judges.llm import reask_messages
+        from ..judges.llm import reask_messages
 
         original = self.calls.get(call.key)
         if original is None or original.messages is None or call.attempt > self.judge.max_reasks:
             return False
         try:
-            content = _content(body)
+            text = reply_text(body)
         except (KeyError, IndexError, TypeError):
-            content = None
+            text = None
         problem = (verdict.error or "").split(": ", 1)[-1]
-        messages = reask_messages(original.messages, content, problem, call.question_ids)
-        self.reasks[call.key] = _Call(
+        messages = reask_messages(original.messages, text, problem, call.question_ids)
+        self.reasks[call.key] = Call(
             call.key, call.parts, call.case, call.question_ids, messages, call.attempt + 1
         )
         return True
 
-    def _verdict(self, batch_id: str, call: _Call, body: dict[str, Any]) -> DimensionVerdict:
+    def _verdict(self, batch_id: str, call: Call, body: dict[str, Any]) -> DimensionVerdict:
         """A reply read like a live one: repairs, validation, the batch price."""
         usage = self._usage(body.get("usage") or {})
         common: dict[str, Any] = {
@@ -631,7 +534,7 @@ class BatchPhase:
             "attempts": call.attempt,
         }
         try:
-            parsed = parse_reply(_content(body), call.question_ids)
+            parsed = parse_reply(reply_text(body), call.question_ids)
         except (KeyError, IndexError, TypeError, UnparseableReply) as exc:
             problem = str(exc) if isinstance(exc, UnparseableReply) else "no message in the reply"
             reason = f"unparseable reply in batch {batch_id}: {problem}"
@@ -645,14 +548,18 @@ class BatchPhase:
     def _usage(self, usage: dict[str, Any]) -> Usage:
         prompt = usage.get("prompt_tokens")
         completion = usage.get("completion_tokens")
-        cost = batch_cost(self.judge.model, self.provider, prompt or 0, completion or 0)
+        price = cost.batch_cost(self.judge.model, self.provider, prompt or 0, completion or 0)
         if self.budget is not None:
-            self.budget.spend(cost)
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+            self.budget.spend(price)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=price)
 
-    def _put(self, batch_id: str, call: _Call, state: str, verdict: DimensionVerdict) -> None:
+    def _put(self, batch_id: str, call: Call, state: str, verdict: DimensionVerdict) -> None:
         self.store.put_batch_result(batch_id, call.key, state, (call.parts, call.case, verdict))
-        self.results[call.key] = verdict  # a lost call's is replaced if a new batch answers it
+        if verdict.error is None:  # a lost call's error is dropped once a new batch answers it
+            self.answered[call.key] = batch_id
+            self.failed.pop(call.key, None)
+        else:
+            self.failed[call.key] = verdict
         self.report.answered += state == "answered"
         self.report.errors += state == "error"
 
@@ -678,236 +585,3 @@ class BatchPhase:
             )
         else:
             self.note(f"batch {batch.id} {current.status}: {summary}")
-
-
-def _content(body: dict[str, Any]) -> Any:
-    """The reply's text (KeyError, IndexError or TypeError when the body has none)."""
-    return body["choices"][0]["message"]["content"]
-
-
-class _LineFailure(Exception):
-    """A failed batch line as the live call's exception would look: its HTTP status and its
-    body, for `is_format_refusal`."""
-
-    def __init__(self, response: dict[str, Any]):
-        body = response.get("body")
-        error = body.get("error") if isinstance(body, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        self.status_code = response.get("status_code")
-        self.body = json.dumps(body) if body is not None else ""
-        super().__init__(str(message or self.body))
-
-
-class BatchRequestFailed(Exception):
-    """A Files/Batches request failed for good; `kind` as a live call's error kinds."""
-
-    def __init__(self, kind: str, reason: str):
-        super().__init__(reason)
-        self.kind = kind
-
-
-def _line_error(line: dict[str, Any], batch_id: str) -> tuple[str, str]:
-    """A failed line's error kind and reason."""
-    error = line.get("error") or {}
-    response = line.get("response") or {}
-    status = response.get("status_code")
-    body_error = (response.get("body") or {}).get("error") or {}
-    code = str(error.get("code") or body_error.get("code") or "")
-    message = str(error.get("message") or body_error.get("message") or "")
-    kind = code if code in {"batch_expired", "batch_cancelled"} else _status_kind(status)
-    words = " ".join(message.split())[:300]
-    return kind, f"{kind} in batch {batch_id}" + (f" (HTTP {status})" if status else "") + (
-        f": {words}" if words else ""
-    )
-
-
-def _status_kind(status: Any) -> str:
-    if status == 429:
-        return "rate_limit"
-    if status in {408, 504}:
-        return "timeout"
-    if status in {401, 403}:
-        return "auth"
-    if isinstance(status, int) and status >= 500:
-        return "server"
-    if isinstance(status, int) and status >= 400:
-        return "bad_request"
-    return "batch_failed"
-
-
-def _batch_failure(current: Any) -> str:
-    errors = getattr(current, "errors", None)
-    data = getattr(errors, "data", None) or []
-    words = "; ".join(str(getattr(e, "message", e)) for e in data[:3])
-    return f"batch {current.id} {current.status} before answering this call" + (
-        f": {words}" if words else ""
-    )
-
-
-# ------------------------------------------------------------------ prices
-
-
-def _litellm() -> Any:
-    from .judges.llm import import_litellm
-
-    return import_litellm()
-
-
-def _model_info(model: str) -> dict[str, Any] | None:
-    try:
-        return dict(_litellm().get_model_info(model=model))
-    except Exception:  # no price known for the model
-        return None
-
-
-def batch_cost(model: str, provider: str, prompt: int, completion: int) -> float | None:
-    """What `prompt` + `completion` tokens cost in a batch: litellm's batch prices when it has
-    them, else its regular prices less `BATCH_DISCOUNT`; None when the model has no price."""
-    info = _model_info(model)
-    if info is None:
-        return None
-    batch_in, batch_out = (
-        info.get("input_cost_per_token_batches"),
-        info.get("output_cost_per_token_batches"),
-    )
-    if batch_in is not None and batch_out is not None:
-        return prompt * batch_in + completion * batch_out
-    regular_in, regular_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if regular_in is None or regular_out is None:
-        return None
-    return (prompt * regular_in + completion * regular_out) * (
-        1 - BATCH_DISCOUNT.get(provider, 0.0)
-    )
-
-
-def batch_discount(model: str, provider: str) -> float | None:
-    """The share taken off the regular input price for a batch: litellm's, else ours."""
-    info = _model_info(model) or {}
-    batch_in, regular_in = (
-        info.get("input_cost_per_token_batches"),
-        info.get("input_cost_per_token"),
-    )
-    if batch_in is not None and regular_in:
-        return round(1 - batch_in / regular_in, 4)
-    return BATCH_DISCOUNT.get(provider)
-
-
-# ------------------------------------------------------------------ serving the run
-
-
-class BatchServed:
-    """The run's judge once the batch phase is over: every unit's verdict comes from this
-    run's batches (a call made), else from the store (a hit), else it was not judged (the run
-    stopped with its batch still open, or `--max-cost` left the call out).
-
-    Calls left out by `--max-cost` stop the run (`max_cost`, as a live run past its budget)
-    once the last of the `asked` units is served: the run's workers start no unit after a
-    stop, and the units the batches answered must still be served first."""
-
-    def __init__(
-        self,
-        phase: BatchPhase,
-        keys: KeyMaker,
-        sink: Callable[[LeafCall], None],
-        stats: RunStats,
-        asked: int = 0,
-    ):
-        self.phase = phase
-        self.inner = phase.judge
-        self.name = phase.judge.name
-        self.keys = keys
-        self.sink = sink
-        self.stats = stats
-        self._served: set[str] = set()
-        self._unserved = asked
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
-
-    async def judge(self, task: JudgeTask) -> DimensionVerdict:
-        try:
-            return self._serve(task)
-        finally:
-            self._unserved -= 1
-            if self._unserved <= 0 and self.phase.left_out:
-                self.phase.gate.stop("max_cost", self.phase.budget_stop())
-
-    def _serve(self, task: JudgeTask) -> DimensionVerdict:
-        parts = self.keys.parts(task)
-        verdict = self.phase.results.get(parts.key)
-        if verdict is not None:
-            return self._from_batch(task, parts.key, verdict)
-        hit = self.phase.store.get(parts)
-        if hit is not None:
-            hit.requests = 0
-            self.sink(LeafCall(task, self.name, hit, cached=True))
-            return hit
-        reason = self.phase.gate.stopped.message if self.phase.gate.stopped else "no answer"
-        if parts.key in self.phase.left_out:
-            reason = self.phase.budget_stop()
-        verdict = unscored(task.question_ids, f"not judged: {reason}", NOT_JUDGED, attempts=0)
-        self.sink(LeafCall(task, self.name, verdict, judged=False))
-        return verdict
-
-    def _from_batch(self, task: JudgeTask, key: str, verdict: DimensionVerdict) -> DimensionVerdict:
-        if key in self._served:  # the same call for another unit: one line answered both
-            shared = verdict.model_copy(
-                update={"cached": verdict.error is None, "requests": 0, "usage": None}
-            )
-            self.sink(LeafCall(task, self.name, shared, cached=shared.cached, shared=True))
-            return shared
-        self._served.add(key)
-        usage = verdict.usage or Usage()
-        self.stats.requests += verdict.requests  # the batch line
-        self.stats.add_usage(usage.prompt_tokens, usage.completion_tokens, usage.cost_usd)
-        self.sink(LeafCall(task, self.name, verdict))
-        return verdict
-
-
-def pending_calls(
-    tasks: Iterable[JudgeTask], keys: KeyMaker, store: Store, refresh: bool
-) -> dict[str, _Call]:
-    """The calls the store cannot answer, one per key, with their messages (looked up 500 at
-    a time so that only the misses' prompts are held)."""
-    found: dict[str, _Call] = {}
-    chunk: list[_Call] = []
-
-    def flush() -> None:
-        present = set() if refresh else store.keys_present(c.key for c in chunk)
-        found.update((c.key, c) for c in chunk if c.key not in present)
-        chunk.clear()
-
-    for task in tasks:
-        parts = keys.parts(task)
-        call = _Call(parts.key, parts, case_ref(task), task.question_ids, task.prompt.messages)
-        chunk.append(call)
-        if len(chunk) >= 500:
-            flush()
-    flush()
-    return found
-
-
-async def batch_phase(
-    judge: LLMJudge,
-    tasks: Iterable[JudgeTask],
-    store: Store,
-    options: BatchOptions,
-    gate: Gate,
-    sink: Callable[[LeafCall], None],
-    note: Callable[[str], None],
-    refresh: bool = False,
-) -> tuple[BatchServed, BatchReport]:
-    """Run the batches for every call `store` cannot answer; the judge that serves the run."""
-    phase = BatchPhase(judge, store, options, gate, note)
-    keys = KeyMaker(judge)
-    store.remember_params(keys.params_hash, keys.params)
-    asked = 0
-
-    def counted() -> Iterator[JudgeTask]:  # the tasks' prompts are not all held at once
-        nonlocal asked
-        for task in tasks:
-            asked += 1
-            yield task
-
-    await phase.run(pending_calls(counted(), keys, store, refresh))
-    return BatchServed(phase, keys, sink, gate.stats, asked), phase.report
