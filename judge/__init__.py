@@ -30,6 +30,7 @@ _EXPORTS = {
         "evaluate_submission",
         "evaluate_submission_async",
         "render_prompts",
+        "run_sync",
     ],
     "judge.judges": [
         "Cacheable",
@@ -82,6 +83,7 @@ __all__ = [
     "pass_hat_k",
     "register_judge",
     "render_prompts",
+    "run_sync",
     "write_result",
 ]
 
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
         evaluate_submission,
         evaluate_submission_async,
         render_prompts,
+        run_sync,
     )
     from .checklist.prompts import PromptRenderer
     from .checklist.results import EvalResult, load_result, write_result
