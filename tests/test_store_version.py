@@ -88,7 +88,7 @@ def test_a_version_1_store_is_migrated_in_place_and_then_runs_a_batch(tmp_path: 
 
 def test_a_version_1_store_with_batch_tables_keeps_its_batches(tmp_path: Path) -> None:
     """Version 1 stores created the batch tables with their first batch: those rows stay."""
-    from judge.store import _BATCH_SCHEMA
+    from judge.store.migrations import _BATCH_SCHEMA
 
     path = old_store(tmp_path / "old.sqlite")
     with sqlite3.connect(path) as db:
