@@ -1,20 +1,26 @@
 """Every earlier schema's store, as its own code wrote it (tests/fixtures/stores, made by
 `make_stores.py` from those commits), opens for writing with this code: it is migrated in place
-to the current schema, the same a new store gets, and every row it held is still there and
-served. Read-only opens migrate nothing."""
+to the current schema, the same a new store gets, every named migration recorded, and every row
+it held is still there and served. Read-only opens migrate nothing. A migration runs once, a
+failing one leaves the store as it was, and one that raises the version shuts older code out."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ground_truth.errors import InputError
 from judge.judgment import DimensionVerdict, QuestionAnswer
 from judge.store import READABLE_VERSIONS, STORE_VERSION, CaseRef, KeyParts, Store, StoredBatch
+from judge.store.migrations import MIGRATIONS, Migration, migrate
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "stores").glob("store-*.sql"))
+MAIN = next(f for f in FIXTURES if f.name == "store-v2-2225f7b.sql")
+"""The last store written before migrations were recorded: what the code before them reads."""
 ANSWERED = KeyParts("llm", "openai/m", "p1", "prompt-0", "schema", "rubric-0")
 
 
@@ -71,6 +77,20 @@ def test_an_earlier_store_is_migrated_with_its_rows_kept(fixture: Path, tmp_path
         if table != "meta":
             assert after[table] == rows, table
     assert {r for r in before["meta"] if r[0] != "store_version"} <= set(after["meta"])
+    assert [name for name, _ in after["migrations"]] == sorted(m.name for m in MIGRATIONS)
+
+
+def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
+    tmp_path: Path,
+) -> None:
+    """Version 2 and the same tables and columns, so that code reads and writes it; the
+    `migrations` table is one it does not know and leaves alone."""
+    Store(tmp_path / "new.sqlite").close()
+    shape = schema(tmp_path / "new.sqlite")
+    assert version(tmp_path / "new.sqlite") == "2" == STORE_VERSION
+    ours = {k: v for k, v in shape.items() if "migrations" not in k}
+    assert len(ours) == len(shape) - 2  # the table and its key's index
+    assert ours == schema(build(MAIN, tmp_path / "main.sqlite"))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
@@ -105,3 +125,65 @@ def test_reading_an_earlier_store_writes_nothing(fixture: Path, tmp_path: Path) 
     with Store(path, readonly=True) as store:
         assert store.get(ANSWERED) is not None and store.stats()["judgments"] == 2
     assert contents(path) == before and schema(path) == shape
+
+
+def raw(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """A connection as the store opens one (autocommit: migrations take their own transaction)."""
+    return contextlib.closing(sqlite3.connect(path, isolation_level=None))
+
+
+def run_once(calls: list[str]) -> Migration:
+    def m004_notes(db: sqlite3.Connection) -> None:
+        calls.append("m004_notes")
+        db.execute("CREATE TABLE notes (key TEXT PRIMARY KEY, note TEXT NOT NULL)")
+
+    return Migration("m004_notes", int(STORE_VERSION), m004_notes)
+
+
+def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    calls: list[str] = []
+    for _ in range(2):
+        with raw(path) as db:
+            migrate(db, [*MIGRATIONS, run_once(calls)])
+    assert calls == ["m004_notes"] and "notes" in tables(path)
+    assert [n for (n,) in query(path, "SELECT name FROM migrations")][-1] == "m004_notes"
+    with Store(path) as store:  # a migration this code does not know: a newer, compatible one
+        store.put(*answer())
+    assert version(path) == STORE_VERSION and "m004_notes" in str(contents(path)["migrations"])
+
+
+def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    path = build(FIXTURES[0], tmp_path / "old.sqlite")
+    before, shape = contents(path), schema(path)
+
+    def m004_broken(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE half (x)")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with raw(path) as db, pytest.raises(sqlite3.OperationalError):
+        migrate(db, [*MIGRATIONS, Migration("m004_broken", 2, m004_broken)])
+    assert contents(path) == before and schema(path) == shape and version(path) == "1"
+
+
+def test_a_migration_that_raises_the_version_shuts_out_this_code(tmp_path: Path) -> None:
+    """What a breaking change does to the code before it: refused with exit 2, nothing written."""
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+
+    def m004_judgments_reply(db: sqlite3.Connection) -> None:
+        db.execute("ALTER TABLE judgments ADD COLUMN reply TEXT")
+
+    breaking = Migration("m004_judgments_reply", int(STORE_VERSION) + 1, m004_judgments_reply)
+    with raw(path) as db:
+        migrate(db, [*MIGRATIONS, breaking])
+    before = contents(path)
+    with pytest.raises(InputError, match="written by a newer diagnosis-judge"):
+        Store(path)
+    assert contents(path) == before and version(path) == str(int(STORE_VERSION) + 1)
+
+
+def answer() -> tuple[KeyParts, CaseRef, DimensionVerdict]:
+    verdict = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="Yes")])
+    return KeyParts("j", "m", "p", "prompt", "s", "r"), CaseRef("i", "t", "D1"), verdict
