@@ -15,7 +15,15 @@ import pytest
 
 from ground_truth.errors import InputError
 from judge.judgment import DimensionVerdict, QuestionAnswer
-from judge.store import READABLE_VERSIONS, STORE_VERSION, CaseRef, KeyParts, Store, StoredBatch
+from judge.store import (
+    READABLE_VERSIONS,
+    STORE_VERSION,
+    CaseRef,
+    KeyParts,
+    Store,
+    StoredBatch,
+    merge_stores,
+)
 from judge.store.migrations import MIGRATIONS, Migration, migrate
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "stores").glob("store-*.sql"))
@@ -182,6 +190,26 @@ def test_a_migration_that_raises_the_version_shuts_out_this_code(tmp_path: Path)
     with pytest.raises(InputError, match="written by a newer diagnosis-judge"):
         Store(path)
     assert contents(path) == before and version(path) == str(int(STORE_VERSION) + 1)
+
+
+def test_a_column_a_migration_adds_breaks_neither_writing_nor_merging(tmp_path: Path) -> None:
+    """So adding one (issue 24's reply logging, say) is one migration for this code."""
+    path, plain = tmp_path / "s.sqlite", tmp_path / "plain.sqlite"
+    Store(path).close()
+
+    def m004_latency(db: sqlite3.Connection) -> None:
+        for table in ("judgments", "params", "leases"):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN latency_s REAL")
+
+    with raw(path) as db:
+        migrate(db, [*MIGRATIONS, Migration("m004_latency", int(STORE_VERSION), m004_latency)])
+    with Store(path) as store, Store(plain) as other:
+        store.put(*answer())
+        store.remember_params("p", {"t": 0})
+        assert store.claim("k", "me", 60).state == "claimed"
+        other.put(KeyParts("j", "m", "p", "other", "s", "r"), *answer()[1:])
+    assert merge_stores(path, [plain]).added == 1
+    assert merge_stores(tmp_path / "merged.sqlite", [path]).added == 2
 
 
 def answer() -> tuple[KeyParts, CaseRef, DimensionVerdict]:

@@ -15,6 +15,16 @@ from .failures import guarded, sqlite_reason
 from .file import StoreFile, now
 from .keys import CaseRef, KeyParts, scrub_params
 
+JUDGMENT_COLUMNS = (
+    "key", "judge", "model", "params_hash", "prompt_hash", "schema_hash", "rubric_hash",
+    "incident_id", "trial", "dimension_id", "answers", "attempts", "requests", "usage",
+    "created_at",
+)  # fmt: skip
+"""Named wherever rows are written or copied, so a column a migration adds breaks neither."""
+_INSERT_ANSWER = (
+    f"INSERT OR REPLACE INTO judgments ({', '.join(JUDGMENT_COLUMNS)})"
+    f" VALUES ({','.join('?' * len(JUDGMENT_COLUMNS))})"
+)
 ERROR_COLUMNS = (
     "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
     "error_kind", "error", "attempts", "requests", "attempt_errors", "usage", "created_at",
@@ -147,7 +157,10 @@ class Answers(StoreFile):
         text = json.dumps(scrub_params(params), sort_keys=True, default=str)
         self._check_file()
         with self._db:
-            self._db.execute("INSERT OR IGNORE INTO params VALUES (?, ?)", (params_hash, text))
+            self._db.execute(
+                "INSERT OR IGNORE INTO params (params_hash, params) VALUES (?, ?)",
+                (params_hash, text),
+            )
         self._known_params.add(params_hash)
 
     @guarded
@@ -174,7 +187,7 @@ def _insert_answer(
 ) -> None:
     answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
     db.execute(
-        "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        _INSERT_ANSWER,
         (
             parts.key,
             parts.judge,

@@ -68,7 +68,10 @@ class Leases(StoreFile):
         live = row is not None and row[1] > now and not (gone and gone(row[0]))
         if row is not None and row[0] != owner and live:
             return Claim("held", row[0], row[1])
-        one("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (key, owner, until))
+        one(
+            "INSERT OR REPLACE INTO leases (key, owner, expires) VALUES (?, ?, ?)",
+            (key, owner, until),
+        )
         return Claim("claimed", owner, until, took_over=row is not None and row[0] != owner)
 
     @guarded

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ground_truth.errors import InputError
 
-from .answers import ERROR_COLUMNS
+from .answers import ERROR_COLUMNS, JUDGMENT_COLUMNS
 from .batches import BATCH_COLUMNS, BATCH_PROGRESS
 from .failures import guarded
 from .file import StoreFile
@@ -59,14 +59,20 @@ class Merging(StoreFile):
                 ).fetchone()[0]
                 before = one("SELECT count(*) FROM judgments").fetchone()[0]
                 (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
-                one("INSERT OR IGNORE INTO judgments SELECT * FROM src.judgments")
+                answers = ", ".join(JUDGMENT_COLUMNS)
+                one(
+                    f"INSERT OR IGNORE INTO judgments ({answers}) SELECT {answers} FROM src.judgments"
+                )
                 added = one("SELECT count(*) FROM judgments").fetchone()[0] - before
                 outcome.added += added
                 outcome.duplicates += offered - added
-                columns = ", ".join(c for c in ERROR_COLUMNS)
+                columns = ", ".join(ERROR_COLUMNS)
                 cursor = one(f"INSERT INTO errors ({columns}) SELECT {columns} FROM src.errors")
                 outcome.errors += cursor.rowcount
-                one("INSERT OR IGNORE INTO params SELECT * FROM src.params")
+                one(
+                    "INSERT OR IGNORE INTO params (params_hash, params)"
+                    " SELECT params_hash, params FROM src.params"
+                )
                 if has_table(self._db, "batches", schema="src"):
                     outcome.batches += self._absorb_batches()
         finally:
