@@ -86,24 +86,6 @@ def test_a_version_1_store_is_migrated_in_place_and_then_runs_a_batch(tmp_path: 
     assert [b["id"] for b in stats["batches"]] == ["batch_fake000000"]
 
 
-def test_a_version_1_store_with_batch_tables_keeps_its_batches(tmp_path: Path) -> None:
-    """Version 1 stores created the batch tables with their first batch: those rows stay."""
-    from judge.store import _BATCH_SCHEMA
-
-    path = old_store(tmp_path / "old.sqlite")
-    with sqlite3.connect(path) as db:
-        db.executescript(_BATCH_SCHEMA)
-        db.execute(
-            "INSERT INTO batches (id, provider, model, input_file_id, status, calls,"
-            " created_at, updated_at) VALUES ('batch_1', 'openai', 'openai/m', 'file-1',"
-            " 'in_progress', 3, 'x', 'x')"
-        )
-    db.close()
-    with Store(path) as store:
-        assert [(b.id, b.closed) for b in store.batches()] == [("batch_1", False)]
-    assert version_of(path) == "2"
-
-
 def test_a_version_1_store_reads_without_being_written(tmp_path: Path, capsys) -> None:
     path = old_store(tmp_path / "old.sqlite")
     assert main(["store", "stats", str(path), "--json"]) == 0

@@ -1,0 +1,248 @@
+"""Answers and failed calls: one row per (case, dimension) answer under its key, failed calls
+in their own table (kept for the record, never served), and the params each key names."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import StorageError
+from ..judgment import DimensionVerdict, QuestionAnswer, Usage
+from .failures import guarded, sqlite_reason
+from .file import StoreFile, now
+from .keys import CaseRef, KeyParts, scrub_params
+
+JUDGMENT_COLUMNS = (
+    "key", "judge", "model", "params_hash", "prompt_hash", "schema_hash", "rubric_hash",
+    "incident_id", "trial", "dimension_id", "answers", "attempts", "requests", "usage",
+    "created_at",
+)  # fmt: skip
+"""Named wherever rows are written or copied, so a column a migration adds breaks neither."""
+_INSERT_ANSWER = (
+    f"INSERT OR REPLACE INTO judgments ({', '.join(JUDGMENT_COLUMNS)})"
+    f" VALUES ({','.join('?' * len(JUDGMENT_COLUMNS))})"
+)
+ERROR_COLUMNS = (
+    "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
+    "error_kind", "error", "attempts", "requests", "attempt_errors", "usage", "created_at",
+)  # fmt: skip
+
+
+class Answers(StoreFile):
+    """Reading and writing answers, failed calls and params."""
+
+    def __init__(self, path: str | Path, readonly: bool = False):
+        super().__init__(path, readonly)
+        self._known_params: set[str] = set()
+
+    @guarded
+    def get(self, parts: KeyParts) -> DimensionVerdict | None:
+        """The stored answer for exactly these parts, or None."""
+        row = self._db.execute(
+            "SELECT answers, attempts, requests, usage FROM judgments WHERE key = ?",
+            (parts.key,),
+        ).fetchone()
+        return None if row is None else _verdict(*row)
+
+    @guarded
+    def keys_present(self, keys: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        batch = list(keys)
+        for i in range(0, len(batch), 500):
+            chunk = batch[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT key FROM judgments WHERE key IN ({marks})"
+            found.update(r[0] for r in self._db.execute(sql, chunk))
+        return found
+
+    @guarded
+    def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:
+        """Why the store's answers for this case and dimension do not fit `parts`: the parts in
+        which the closest stored answer differs (None when there is none)."""
+        rows = self._db.execute(
+            "SELECT judge, model, params_hash, prompt_hash, schema_hash, rubric_hash"
+            " FROM judgments WHERE incident_id = ? AND trial = ? AND dimension_id = ?"
+            " ORDER BY created_at DESC LIMIT 50",
+            (case.incident_id, case.trial, case.dimension_id),
+        ).fetchall()
+        if not rows:
+            return None
+        changed = min((parts.differences(KeyParts(*row)), row) for row in rows)
+        components, row = changed
+        if components == ["params"] and (diff := self._params_diff(row[2], parts.params)):
+            return f"params changed: {diff}"
+        return (", ".join(components) + " changed") if components else None
+
+    def _params_diff(self, old_hash: str, new_hash: str) -> str:
+        old, new = self.params(old_hash) or {}, self.params(new_hash) or {}
+        keys = sorted(set(old) | set(new))
+        diffs = [f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+        return ", ".join(diffs)
+
+    @guarded
+    def params(self, params_hash: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT params FROM params WHERE params_hash = ?", (params_hash,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    @guarded
+    def find(
+        self, prompt_hash: str, rubric_hash: str, judge: str | None = None
+    ) -> list[tuple[str, DimensionVerdict]]:
+        """Stored answers to this prompt under this rubric dimension: (judge name, verdict)."""
+        sql = (
+            "SELECT judge, answers, attempts, requests, usage FROM judgments"
+            " WHERE prompt_hash = ? AND rubric_hash = ?"
+        )
+        args: list[Any] = [prompt_hash, rubric_hash]
+        if judge is not None:
+            sql += " AND judge = ?"
+            args.append(judge)
+        return [(r[0], _verdict(*r[1:])) for r in self._db.execute(sql + " ORDER BY judge", args)]
+
+    @guarded
+    def judges(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT DISTINCT judge FROM judgments ORDER BY 1")]
+
+    @guarded
+    def answer_stats(self) -> dict[str, Any]:
+        """Answers by judge and model, failed calls by kind, tokens and cost."""
+        one = self._db.execute
+        by_judge = one("SELECT judge, model, count(*) FROM judgments GROUP BY 1, 2 ORDER BY 1")
+        errors = one("SELECT error_kind, count(*) FROM errors GROUP BY 1 ORDER BY 1")
+        usage = one(
+            "SELECT sum(json_extract(usage, '$.prompt_tokens')),"
+            " sum(json_extract(usage, '$.completion_tokens')),"
+            " sum(json_extract(usage, '$.cost_usd')),"
+            " sum(usage IS NOT NULL AND json_extract(usage, '$.cost_usd') IS NULL)"
+            " FROM judgments"
+        ).fetchone()
+        return {
+            "path": str(self.path),
+            "judgments": one("SELECT count(*) FROM judgments").fetchone()[0],
+            "cases": one(
+                "SELECT count(DISTINCT incident_id || '/' || trial) FROM judgments"
+            ).fetchone()[0],
+            "by_judge": [{"judge": j, "model": m, "judgments": n} for j, m, n in by_judge],
+            "errors": {k or "error": n for k, n in errors},
+            "prompt_tokens": usage[0] or 0,
+            "completion_tokens": usage[1] or 0,
+            "cost_usd": usage[2] if not usage[3] else None,
+        }
+
+    def rows(self, table: str = "judgments") -> Iterator[dict[str, Any]]:
+        if table not in {"judgments", "errors"}:
+            raise ValueError(f"unknown table {table!r}")
+        try:
+            cursor = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")
+            names = [d[0] for d in cursor.description]
+            json_columns = {"answers", "usage", "attempt_errors"}
+            for row in cursor:
+                record = dict(zip(names, row, strict=True))
+                for column in json_columns & set(record):
+                    if record[column] is not None:
+                        record[column] = json.loads(record[column])
+                yield record
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(self.path, sqlite_reason(exc, self.path)) from exc
+
+    @guarded
+    def remember_params(self, params_hash: str, params: dict[str, Any]) -> None:
+        if params_hash in self._known_params:
+            return
+        text = json.dumps(scrub_params(params), sort_keys=True, default=str)
+        self._check_file()
+        with self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO params (params_hash, params) VALUES (?, ?)",
+                (params_hash, text),
+            )
+        self._known_params.add(params_hash)
+
+    @guarded
+    def put(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
+        """Record a finished call: an answer (replacing an older one) or an error row."""
+        self._check_file()
+        with self._db:
+            insert(self._db, parts, case, verdict)
+
+
+def insert(
+    db: sqlite3.Connection, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict
+) -> None:
+    """Write a finished call's answer (replacing an older one) or error row, inside the
+    caller's transaction."""
+    if verdict.error is None:
+        _insert_answer(db, parts, case, verdict)
+    else:
+        _insert_error(db, parts, case, verdict)
+
+
+def _insert_answer(
+    db: sqlite3.Connection, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict
+) -> None:
+    answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
+    db.execute(
+        _INSERT_ANSWER,
+        (
+            parts.key,
+            parts.judge,
+            parts.model,
+            parts.params,
+            parts.prompt,
+            parts.schema,
+            parts.rubric,
+            case.incident_id,
+            case.trial,
+            case.dimension_id,
+            answers,
+            verdict.attempts,
+            verdict.requests,
+            _dump(verdict.usage),
+            now(),
+        ),
+    )
+
+
+def _insert_error(
+    db: sqlite3.Connection, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict
+) -> None:
+    db.execute(
+        "INSERT INTO errors (key, judge, model, prompt_hash, incident_id, trial,"
+        " dimension_id, error_kind, error, attempts, requests, attempt_errors, usage,"
+        " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            parts.key,
+            parts.judge,
+            parts.model,
+            parts.prompt,
+            case.incident_id,
+            case.trial,
+            case.dimension_id,
+            verdict.error_kind,
+            verdict.error,
+            verdict.attempts,
+            verdict.requests,
+            json.dumps(verdict.attempt_errors, sort_keys=True),
+            _dump(verdict.usage),
+            now(),
+        ),
+    )
+
+
+def _dump(model: Any) -> str | None:
+    return None if model is None else model.model_dump_json()
+
+
+def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
+    return DimensionVerdict(
+        answers=[QuestionAnswer.model_validate(a) for a in json.loads(answers)],
+        attempts=attempts,
+        requests=requests,
+        usage=Usage.model_validate_json(usage) if usage else None,
+        cached=True,
+    )

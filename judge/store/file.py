@@ -1,0 +1,161 @@
+"""The store's file, kept safe: opened (created or migrated, its version and pages checked),
+watched for being deleted or replaced under a run (what it held is then rescued beside it), and
+its `meta` values."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import urllib.parse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Self
+
+from ground_truth.errors import InputError
+
+from ..errors import StorageError, os_reason
+from . import migrations
+from .failures import REASONS, guarded, open_error
+
+
+def now() -> str:
+    """The time a row is written: UTC, to the millisecond, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def read_only_uri(path: Path) -> str:
+    """Reading needs the `-shm` file beside the store, which a read-only folder cannot get; a
+    store closed cleanly (no `-wal` file) is then read as immutable instead."""
+    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
+    shared = path.with_name(path.name + "-shm")
+    wal = path.with_name(path.name + "-wal")
+    if not shared.exists() and not wal.exists() and not os.access(path.parent, os.W_OK):
+        uri += "&immutable=1"
+    return uri
+
+
+class StoreFile:
+    """One open store file. Use from one thread (the event loop's); other processes may read
+    or write the same file at the same time (WAL, busy timeout)."""
+
+    def __init__(self, path: str | Path, readonly: bool = False):
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise InputError(self.path, "no such store file", field="--replay-store")
+        self._db = self._connect(readonly)
+        self._identity = None if readonly else self._file_identity()
+        self._lost: StorageError | None = None
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        """Open, create the tables if new, and check the version and every page's structure
+        (`quick_check`, about 0.1 s for a 90 MB store): a corrupted store fails here, before the
+        run asks anything, not halfway through."""
+        if not readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(self.path, os_reason(exc)) from exc
+        uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=rwc"
+        if readonly:
+            uri = read_only_uri(self.path)
+        try:
+            db = self._db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise open_error(self.path, exc) from exc
+        try:
+            db.execute("PRAGMA busy_timeout = 30000")
+            if not readonly:
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+                migrations.migrate(db)
+            migrations.check_version(db, self.path, readonly)
+            self._check_pages()
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise open_error(self.path, exc) from exc
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _check_pages(self) -> None:
+        (found,) = self._db.execute("PRAGMA quick_check(1)").fetchone()
+        if found != "ok":
+            corrupt = REASONS["SQLITE_CORRUPT"].format(path=self.path)
+            raise StorageError(self.path, f"{corrupt} ({found})")
+
+    def _file_identity(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise StorageError(self.path, os_reason(exc)) from exc
+        return st.st_dev, st.st_ino
+
+    def _check_file(self) -> None:
+        """Before a commit: is the store still the file we opened? SQLite would go on writing
+        to a deleted file's inode, and every answer written there would be lost at exit. Once
+        lost, every later commit fails with the same message (the rescue happens once)."""
+        if self._lost is not None:
+            raise StorageError(self.path, self._lost.reason)
+        if self._identity is None:  # opened read-only: SQLite refuses the write itself
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self._lost = StorageError(self.path, f"deleted during the run; {self._rescue()}")
+            raise self._lost from None
+        except OSError as exc:
+            raise StorageError(self.path, os_reason(exc)) from exc
+        if (st.st_dev, st.st_ino) != self._identity:
+            reason = f"replaced by another file during the run; {self._rescue()}"
+            self._lost = StorageError(self.path, reason)
+            raise self._lost
+
+    def _rescue(self) -> str:
+        """Copy what this connection still holds of a deleted or replaced store to a new file
+        beside it (never to its own name: the old `-wal` and `-shm` files may still be there)."""
+        target = self.path.with_name(f"{self.path.stem}.recovered{self.path.suffix}")
+        if target.exists():
+            return f"its answers were not saved ({target} exists)"
+        try:
+            (count,) = self._db.execute("SELECT count(*) FROM judgments").fetchone()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(target)) as copy:
+                self._db.backup(copy)
+        except (sqlite3.Error, OSError) as exc:
+            return f"its answers could not be saved: {exc}"
+        finally:
+            self._empty_wal()
+        return f"the {count} answers it held were saved to {target} (rename it to resume)"
+
+    def _empty_wal(self) -> None:
+        """Move our `-wal` file's pages into the file we opened and empty it: SQLite leaves
+        it behind when the store is deleted or replaced, and would otherwise apply it to
+        whatever file is next opened under the store's name."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @guarded
+    def get_meta(self, name: str) -> str | None:
+        """A value kept in the store's `meta` table (e.g. an endpoint's working reply format)."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @guarded
+    def set_meta(self, name: str, value: str) -> None:
+        """Keep `value` under `name` for later runs; `store_version` is the store's own."""
+        if name == "store_version":
+            raise ValueError("store_version is written by the store itself")
+        self._check_file()
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))

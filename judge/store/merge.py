@@ -1,0 +1,116 @@
+"""Merging stores: every answer, failed call, params row and provider batch of other stores
+copied into one (shards of a run brought together)."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ground_truth.errors import InputError
+
+from .answers import ERROR_COLUMNS, JUDGMENT_COLUMNS
+from .batches import BATCH_COLUMNS, BATCH_PROGRESS
+from .failures import guarded
+from .file import StoreFile
+from .migrations import has_table
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: str | Path) -> bool:
+    """Whether `path` starts with the SQLite header; False if it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@dataclass
+class StoreMerge:
+    """What `merge_stores` did: answers copied, answers already there (the same key; the first
+    store's answer is kept, and `conflicts` counts those whose answers differ), failed calls."""
+
+    added: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    errors: int = 0
+    batches: int = 0
+    """Provider batches copied (with their calls), each batch once."""
+
+
+class Merging(StoreFile):
+    """Copying another store's rows into this one."""
+
+    @guarded
+    def absorb(self, source: Path, outcome: StoreMerge) -> None:
+        """Copy `source`'s rows in one transaction (see `merge_stores`)."""
+        self._check_file()
+        uri = f"file:{urllib.parse.quote(str(source.absolute()))}?mode=ro"
+        self._db.execute("ATTACH DATABASE ? AS src", (uri,))
+        try:
+            with self._db:
+                one = self._db.execute
+                outcome.conflicts += one(
+                    "SELECT count(*) FROM src.judgments s JOIN judgments m USING (key)"
+                    " WHERE s.answers != m.answers"
+                ).fetchone()[0]
+                before = one("SELECT count(*) FROM judgments").fetchone()[0]
+                (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
+                answers = ", ".join(JUDGMENT_COLUMNS)
+                one(
+                    f"INSERT OR IGNORE INTO judgments ({answers}) SELECT {answers} FROM src.judgments"
+                )
+                added = one("SELECT count(*) FROM judgments").fetchone()[0] - before
+                outcome.added += added
+                outcome.duplicates += offered - added
+                columns = ", ".join(ERROR_COLUMNS)
+                cursor = one(f"INSERT INTO errors ({columns}) SELECT {columns} FROM src.errors")
+                outcome.errors += cursor.rowcount
+                one(
+                    "INSERT OR IGNORE INTO params (params_hash, params)"
+                    " SELECT params_hash, params FROM src.params"
+                )
+                if has_table(self._db, "batches", schema="src"):
+                    outcome.batches += self._absorb_batches()
+        finally:
+            self._db.execute("DETACH DATABASE src")
+
+    def _absorb_batches(self) -> int:
+        """Copy the attached source's batches and their calls; the number of new batches. A
+        batch both stores hold is kept once, in its later state: closed beats open, and an
+        answered call beats a pending one (so no merged store polls a finished batch again)."""
+        one = self._db.execute
+        (before,) = one("SELECT count(*) FROM batches").fetchone()
+        columns = ", ".join(BATCH_COLUMNS)
+        progress = ", ".join(f"{c} = excluded.{c}" for c in BATCH_PROGRESS)
+        one(
+            f"INSERT INTO batches ({columns}) SELECT {columns} FROM src.batches WHERE true"
+            f" ON CONFLICT (id) DO UPDATE SET {progress} WHERE excluded.closed > batches.closed"
+        )
+        one(
+            "INSERT INTO batch_calls (batch_id, key, call, state)"
+            " SELECT batch_id, key, call, state FROM src.batch_calls WHERE true"
+            " ON CONFLICT (batch_id, key) DO UPDATE SET state = excluded.state"
+            " WHERE batch_calls.state = 'pending'"
+        )
+        (after,) = one("SELECT count(*) FROM batches").fetchone()
+        return int(after - before)
+
+
+def merge_stores(target: str | Path, sources: Sequence[str | Path]) -> StoreMerge:
+    """Copy every answer, failed call, params row and provider batch of `sources` into
+    `target` (created if new). Leases are not copied: they belong to the processes that wrote
+    the sources."""
+    target = Path(target)
+    for source in sources:
+        if Path(source).resolve() == target.resolve():
+            raise InputError(source, "is the --store being written; give another target")
+        StoreFile(source, readonly=True).close()  # a clear error for a file that is no store
+    outcome = StoreMerge()
+    with Merging(target) as out:
+        for source in sources:
+            out.absorb(Path(source), outcome)
+    return outcome
