@@ -5,6 +5,7 @@ The plugins here are real installed distributions: a `.dist-info` in a folder on
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 import warnings
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from ground_truth.registry import PluginError, PluginWarning, Registry, UnknownName
+from judge.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 MODULE = """
 from pathlib import Path
@@ -178,3 +182,56 @@ def test_entry_points_are_found_and_a_broken_one_is_skipped_with_a_warning(
     assert again == []  # each is said once per process
     with pytest.raises(PluginError, match=rf"'gone' .*{dist}\) cannot be used: ModuleNotFound"):
         registry.get("gone")
+
+
+# ------------------------------------------------------------------ formats
+
+
+def broken_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = ["broken = shiny_formats_not_installed:Adapter", "zoo = shiny_formats:Zoo"]
+    install(
+        tmp_path / "site",
+        monkeypatch,
+        "shiny_formats",
+        **{"diagnosis_judge.formats": "\n".join(lines)},
+    )
+
+
+def test_a_broken_format_plugin_does_not_take_the_commands_down(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    broken_format(tmp_path, monkeypatch)
+    gt, outputs = EXAMPLE / "ground_truth", EXAMPLE / "outputs"
+    for fmt in ["native", "auto"]:
+        assert main(["check", "--ground-truth", str(gt), "--format", fmt]) == 0
+    result = tmp_path / "result.json"
+    args = ["--result-file", str(result), "--no-progress", "--format", "native"]
+    assert main(["eval", "--ground-truth", str(gt), "--outputs", str(outputs), *args]) == 0
+    assert json.loads(result.read_text())["cases"]
+    capsys.readouterr()
+    assert main(["check", "--ground-truth", str(gt), "--format", "broken"]) == 2
+    err = capsys.readouterr().err
+    assert "format plugin 'broken' (entry point shiny_formats_not_installed:Adapter" in err
+    assert "distribution shiny-plugins 2.0) cannot be used: ModuleNotFoundError" in err
+
+
+def test_a_broken_format_plugin_is_a_warning_where_detection_asks_it(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    broken_format(tmp_path, monkeypatch)
+    cases = tmp_path / "cases.zoo"
+    cases.write_text("cart-oom\n")
+    assert main(["check", "--ground-truth", str(cases), "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["ground_truth"]["format"] == ["zoo"]  # not "native"
+    assert found["warnings"] == [
+        "format plugin 'broken' (entry point shiny_formats_not_installed:Adapter, distribution"
+        " shiny-plugins 2.0) skipped: ModuleNotFoundError: No module named"
+        " 'shiny_formats_not_installed'"
+    ]
+    mystery = tmp_path / "mystery.csv"
+    mystery.write_text("a,b\n1,2\n")
+    assert main(["check", "--ground-truth", str(mystery)]) == 2
+    err = capsys.readouterr().err
+    assert "not a recognised ground truth format" in err and "\n  zoo: *.zoo files" in err
+    assert "\n  broken: a plugin that cannot be used (ModuleNotFoundError: No module named" in err
