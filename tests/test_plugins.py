@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from ground_truth.models import Action, IncidentSpec, Submission, Trajectory
 from ground_truth.registry import PluginError, PluginWarning, Registry, UnknownName
 from judge.cli import main
+from judge.judges import make_judge, registered_judges
+from judge.resolution import check_resolution
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
@@ -235,3 +238,77 @@ def test_a_broken_format_plugin_is_a_warning_where_detection_asks_it(
     err = capsys.readouterr().err
     assert "not a recognised ground truth format" in err and "\n  zoo: *.zoo files" in err
     assert "\n  broken: a plugin that cannot be used (ModuleNotFoundError: No module named" in err
+
+
+# ------------------------------------------------------------------ judges
+
+
+def test_a_broken_judge_plugin_fails_only_when_it_is_asked_for(tmp_path, monkeypatch) -> None:
+    install(
+        tmp_path,
+        monkeypatch,
+        "shiny_judges",
+        **{
+            "diagnosis_judge.judges": "\n".join(
+                [
+                    "keyword = shiny_judges:KeywordJudge",
+                    "gone = shiny_judges_not_installed:Judge",
+                    "wrong = shiny_judges:NOT_CALLABLE",
+                ]
+            )
+        },
+    )
+    assert make_judge("keyword").name == "keyword"
+    assert make_judge("rules").name == "rules"
+    assert {"keyword", "gone", "wrong"} <= set(registered_judges())
+    with pytest.raises(ValueError, match=r"judge plugin 'gone' .*shiny-plugins 2.0\) cannot be"):
+        make_judge("gone")
+    with pytest.raises(ValueError, match=r"'wrong' .* TypeError: the factory .* not callable"):
+        make_judge("wrong")
+
+
+def test_the_cli_names_a_broken_judge_plugin_and_exits_2(tmp_path, monkeypatch, capsys) -> None:
+    install(
+        tmp_path / "site",
+        monkeypatch,
+        "shiny_judges",
+        **{"diagnosis_judge.judges": "gone = shiny_judges_not_installed:Judge"},
+    )
+    gt, outputs = EXAMPLE / "ground_truth", EXAMPLE / "outputs"
+    args = ["--judge-model", "gone", "--no-progress", "--result-file", str(tmp_path / "r.json")]
+    assert main(["eval", "--ground-truth", str(gt), "--outputs", str(outputs), *args]) == 2
+    assert "judge plugin 'gone'" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+# ------------------------------------------------------------------ resolution checks
+
+
+def test_resolution_checks_from_entry_points_and_a_broken_one_skipped(
+    tmp_path, monkeypatch
+) -> None:
+    install(
+        tmp_path,
+        monkeypatch,
+        "shiny_checks",
+        **{
+            "diagnosis_judge.checks": "\n".join(
+                [
+                    "shinysim.acted = shiny_checks:good_check",
+                    "shinysim.gone = shiny_checks_not_installed:check",
+                    "othersim.never = shiny_checks_not_installed:other",
+                ]
+            )
+        },
+    )
+    spec = IncidentSpec(id="inc", ground_truth="disk full", source={"format": "shinysim"})
+    sub = Submission(
+        incident_id="inc", diagnosis="disk", trajectory=Trajectory(actions=[Action(raw="df")])
+    )
+    with pytest.warns(PluginWarning) as caught:
+        result = check_resolution(spec, sub)
+    assert result is not None and result.checks["acted"].passed is True
+    assert "gone" not in result.checks
+    assert [str(w.message).split(" (")[0] for w in caught] == [
+        "resolution check plugin 'shinysim.gone'"  # othersim's is never loaded
+    ]
