@@ -1,4 +1,5 @@
-"""Incident specs and agent submissions: pydantic models, loaders and format adapters."""
+"""Incident specs and agent submissions: pydantic models, loaders and format adapters; and the
+`Registry` every extension point uses (formats here, judges and resolution checks in `judge`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ _EXPORTS = {
     "ground_truth.fault_spec": ["parse_fault_spec"],
     "ground_truth.loaders": ["load_specs", "load_submissions"],
     "ground_truth.matching": ["Matching", "match_submissions"],
+    "ground_truth.registry": ["PluginError", "PluginWarning", "Registry", "UnknownName"],
     "ground_truth.models": [
         "Action",
         "ComponentRef",
@@ -31,8 +33,12 @@ __all__ = [
     "IncidentSpec",
     "InputError",
     "Matching",
+    "PluginError",
+    "PluginWarning",
+    "Registry",
     "Submission",
     "Trajectory",
+    "UnknownName",
     "load_specs",
     "load_submissions",
     "match_submissions",
@@ -53,6 +59,7 @@ if TYPE_CHECKING:
         Trajectory,
         parse_component_string,
     )
+    from .registry import PluginError, PluginWarning, Registry, UnknownName
 
 
 def __getattr__(name: str) -> Any:

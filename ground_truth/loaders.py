@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, warn_format
+from .formats.registry import FormatAdapter, Kind, detect, get_adapter, read
 from .models import IncidentSpec, Submission
 from .reading import input_files, parse_json, read_data, read_text, regular_file_size
-
-if TYPE_CHECKING:
-    from .formats.registry import FormatAdapter, Kind
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
 AGENT_OUTPUT = "agent_output.json"
@@ -62,7 +60,7 @@ def load_specs(path: str | Path, format: str = "auto") -> list[IncidentSpec]:
     """Load every incident spec under `path` (a file or a directory)."""
     path = Path(path)
     _check_input(path, "--ground-truth")
-    specs = _adapter(path, format, "specs").load_specs(path) if _has_files(path) else []
+    specs = read(_adapter(path, format, "specs"), path, "specs") if _has_files(path) else []
     if not specs:
         raise InputError(path, "holds no incident specs (expected YAML/JSON spec files)")
     _reject_duplicate_ids(specs)
@@ -143,7 +141,7 @@ def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]
     """Load every submission under `path`: an outputs directory, or a JSONL/JSON file."""
     path = Path(path)
     _check_input(path, "--outputs")
-    subs = _adapter(path, format, "submissions").load_submissions(path)
+    subs = read(_adapter(path, format, "submissions"), path, "submissions")
     if not subs:
         raise InputError(
             path,
@@ -313,6 +311,4 @@ NATIVE = NativeAdapter()
 
 
 def _adapter(path: Path, format: str, kind: Kind) -> FormatAdapter:
-    from .formats.registry import detect, get_adapter
-
     return detect(path, kind) if format == "auto" else get_adapter(format, path)

@@ -50,7 +50,7 @@ from ..errors import InputError
 from ..models import Action, ComponentRef, Entity, IncidentSpec, Submission, Trajectory
 from ..reading import check_depth
 from .aiopslab_registry import extract_problems, registry_file
-from .detect import (
+from .files import (
     STRUCTURED_SUFFIXES,
     any_file,
     csv_header,
@@ -60,6 +60,7 @@ from .detect import (
     sniff_structured,
     warn_format,
 )
+from .registry import FunctionAdapter
 
 FORMAT = "aiopslab"
 TASKS = ("detection", "localization", "analysis", "mitigation")
@@ -485,3 +486,18 @@ def cross_check_aiopslab(
                 field=sub.source.get("field") or "results",
             )
     return disagreements
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "an AIOpsLab checkout (aiopslab/orchestrator/problems/registry.py and"
+        " its problem modules), or YAML/JSON of AIOpsLab problems",
+        "submissions": "session JSON (problem_id, trace, submission)",
+    },
+    looks_like_aiopslab_specs,
+    looks_like_aiopslab_submissions,
+    load_aiopslab_specs,
+    load_aiopslab_submissions,
+    cross_check_aiopslab,
+)

@@ -28,7 +28,7 @@ from typing import Any, TypeGuard
 
 from ..errors import InputError
 from ..reading import input_files, read_text
-from .detect import warn_format
+from .files import warn_format
 
 REGISTRY = Path("aiopslab") / "orchestrator" / "problems" / "registry.py"
 TASK_BASES = {

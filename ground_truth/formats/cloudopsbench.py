@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..models import ComponentRef, IncidentSpec
-from .detect import SNIFF_LIMIT, read_structured, sniff_structured
+from .files import SNIFF_LIMIT, read_structured, sniff_structured
 
 FORMAT = "cloud-opsbench"
 RESULT_KEYS = {"fault_taxonomy", "fault_object", "root_cause"}

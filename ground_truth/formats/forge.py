@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
 from ..reading import input_files, parse_json, read_head
-from .detect import (
+from .files import (
     SNIFF_LIMIT,
     csv_header,
     files_with_suffix,
@@ -52,6 +52,7 @@ from .detect import (
     text_or_none,
     warn_format,
 )
+from .registry import FunctionAdapter
 
 FORMAT = "forge"
 LABEL_COLUMNS = {"fault_id", "fault_level", "fault_entity", "fault_type"}
@@ -390,3 +391,17 @@ def _final_response(value: Any, file: Path, where: str) -> dict[str, Any] | None
         field=where,
     )
     return None
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "label_*.csv (fault_id, fault_level, fault_entity, fault_type) or a"
+        " diagnoses JSON",
+        "submissions": "diagnoses JSON (hypotheses with type, location, justification)",
+    },
+    looks_like_forge_specs,
+    looks_like_forge_submissions,
+    load_forge_specs,
+    load_forge_submissions,
+)

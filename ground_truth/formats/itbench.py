@@ -58,7 +58,7 @@ from ..entities import filter_literal, parse_entity_name, service_key
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
 from ..reading import parse_json
-from .detect import (
+from .files import (
     SNIFF_LIMIT,
     STRUCTURED_SUFFIXES,
     any_file,
@@ -69,6 +69,7 @@ from .detect import (
     text_or_none,
     warn_format,
 )
+from .registry import FunctionAdapter
 
 FORMAT = "itbench"
 CONSOLIDATED = "ground_truths.json"
@@ -1070,3 +1071,18 @@ __all__ = [
     "looks_like_itbench_specs",
     "looks_like_itbench_submissions",
 ]
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "ground_truth*/groundtruth* YAML/JSON (v1 groups and propagations, or v2"
+        " entities), alone or in scenario folders",
+        "submissions": "<incident>/<trial>/agent_output.json with entities, or an"
+        " AgentBeats leaderboard JSON",
+    },
+    looks_like_itbench_specs,
+    looks_like_itbench_submissions,
+    load_itbench_specs,
+    load_itbench_submissions,
+)

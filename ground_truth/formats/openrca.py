@@ -42,7 +42,8 @@ from typing import Any
 from ..errors import InputError
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
 from ..reading import input_files, parse_json
-from .detect import SNIFF_LIMIT, csv_header, files_with_suffix, read_csv_rows, warn_format
+from .files import SNIFF_LIMIT, csv_header, files_with_suffix, read_csv_rows, warn_format
+from .registry import FunctionAdapter
 
 FORMAT = "openrca"
 AGENT_COLUMNS = {"instruction", "prediction", "groundtruth"}
@@ -479,3 +480,17 @@ def load_openrca_verdicts(path: str | Path) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "CSV with instruction, prediction, groundtruth (agent-*.csv) or with"
+        " instruction, scoring_points, task_index (query.csv)",
+        "submissions": "CSV with instruction, prediction, groundtruth (agent-*.csv)",
+    },
+    looks_like_openrca_specs,
+    looks_like_openrca_submissions,
+    load_openrca_specs,
+    load_openrca_submissions,
+)

@@ -1,17 +1,21 @@
-"""The format adapters, named in one explicit list, and how an input finds its adapter.
+"""The format adapters by name, and how an input finds its adapter.
 
-An adapter is any object with the small `FormatAdapter` protocol. The native format and the
-built-in benchmark adapters are listed here; a third-party package adds its own through an entry
-point in the group `diagnosis_judge.formats` (its value: an adapter object, or a class to
-instantiate without arguments):
+An adapter is any object with the small `FormatAdapter` protocol. `FORMATS` names the native
+format and the built-in benchmark adapters as `module:attr` strings, imported only when detection
+or a `--format` reaches them; a third-party package adds its own through an entry point in the
+group `diagnosis_judge.formats` (its value: an adapter object, or a class to instantiate without
+arguments; the adapter's `name` must be the entry point's name):
 
     [project.entry-points."diagnosis_judge.formats"]
     mybench = "mybench_judge:MyBenchAdapter"
 
-Detection asks every adapter how confident it is that it can read the input; the most confident
-wins (ties: the order below, native first). An adapter that cannot be imported, loaded or that
-crashes while sniffing fails loudly (`AdapterError`): it never silently makes an input look like
-another format. An input no adapter claims is an `InputError` listing what each one looked for.
+Detection asks the adapters in order (native first, the built-in ones, then plugins by name) how
+confident each is that it can read the input; the most confident wins, the first on a tie, so the
+first to be certain ends the search. A plugin that cannot be loaded or is not an adapter is
+warned about and skipped (see `ground_truth.registry`); a built-in that cannot be imported, or
+any adapter that crashes while sniffing, fails loudly (`AdapterError`): it never silently makes
+an input look like another format. An input no adapter claims is an `InputError` listing what
+each one looked for.
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import InputError
 from ..reading import RefusedInput
+from ..registry import PluginError, Registry, UnknownName
 
 Kind = Literal["specs", "submissions"]
 ENTRY_POINT_GROUP = "diagnosis_judge.formats"
@@ -80,154 +84,83 @@ class FunctionAdapter:
             self.cross_checker(specs, submissions)
 
 
-def builtin_adapters() -> list[FormatAdapter]:
-    """The native format and the shipped benchmark adapters, in detection-tie order. Imported
-    here, not looked up by name: an adapter that cannot be imported is an error, not a gap."""
-    from ..loaders import NATIVE
-    from . import aiopslab, cloudopsbench, forge, itbench, openrca, sregym, srezero
-
-    return [
-        NATIVE,
-        FunctionAdapter(
-            "itbench",
-            {
-                "specs": "ground_truth*/groundtruth* YAML/JSON (v1 groups and propagations, or v2"
-                " entities), alone or in scenario folders",
-                "submissions": "<incident>/<trial>/agent_output.json with entities, or an"
-                " AgentBeats leaderboard JSON",
-            },
-            itbench.looks_like_itbench_specs,
-            itbench.looks_like_itbench_submissions,
-            itbench.load_itbench_specs,
-            itbench.load_itbench_submissions,
-        ),
-        FunctionAdapter(
-            "sregym",
-            {
-                "specs": "a SREGym checkout (sregym/conductor/problems/registry.py and its"
-                " problem modules), or YAML/JSON mapping problem ids to root-cause strings",
-                "submissions": "result CSV or JSON with per-problem diagnosis text",
-            },
-            sregym.looks_like_sregym_specs,
-            sregym.looks_like_sregym_submissions,
-            sregym.load_sregym_specs,
-            sregym.load_sregym_submissions,
-        ),
-        FunctionAdapter(
-            "srezero",
-            {
-                "specs": "task-config JSON (task_id, correct_fix, root_cause_keywords)",
-                "submissions": "run-record JSON (records with task_id and trajectory)",
-            },
-            srezero.looks_like_srezero_specs,
-            srezero.looks_like_srezero_submissions,
-            srezero.load_srezero_specs,
-            srezero.load_srezero_submissions,
-        ),
-        FunctionAdapter(
-            "aiopslab",
-            {
-                "specs": "an AIOpsLab checkout (aiopslab/orchestrator/problems/registry.py and"
-                " its problem modules), or YAML/JSON of AIOpsLab problems",
-                "submissions": "session JSON (problem_id, trace, submission)",
-            },
-            aiopslab.looks_like_aiopslab_specs,
-            aiopslab.looks_like_aiopslab_submissions,
-            aiopslab.load_aiopslab_specs,
-            aiopslab.load_aiopslab_submissions,
-            aiopslab.cross_check_aiopslab,
-        ),
-        FunctionAdapter(
-            "openrca",
-            {
-                "specs": "CSV with instruction, prediction, groundtruth (agent-*.csv) or with"
-                " instruction, scoring_points, task_index (query.csv)",
-                "submissions": "CSV with instruction, prediction, groundtruth (agent-*.csv)",
-            },
-            openrca.looks_like_openrca_specs,
-            openrca.looks_like_openrca_submissions,
-            openrca.load_openrca_specs,
-            openrca.load_openrca_submissions,
-        ),
-        FunctionAdapter(
-            "forge",
-            {
-                "specs": "label_*.csv (fault_id, fault_level, fault_entity, fault_type) or a"
-                " diagnoses JSON",
-                "submissions": "diagnoses JSON (hypotheses with type, location, justification)",
-            },
-            forge.looks_like_forge_specs,
-            forge.looks_like_forge_submissions,
-            forge.load_forge_specs,
-            forge.load_forge_submissions,
-        ),
-        cloudopsbench.ADAPTER,
-    ]
+def as_adapter(obj: Any, name: str) -> FormatAdapter:
+    """The protocol check: `obj` (or an instance of it, for a class) as the adapter `name`."""
+    adapter = obj() if isinstance(obj, type) else obj
+    if not isinstance(adapter, FormatAdapter) or not isinstance(adapter.name, str):
+        raise TypeError(
+            f"{obj!r} is not a format adapter: it needs name, sniff(path, kind),"
+            " load_specs(path) and load_submissions(path)"
+        )
+    if adapter.name != name:
+        raise TypeError(f"the adapter is named {adapter.name!r}, not {name!r}")
+    return adapter
 
 
-def plugin_adapters() -> list[FormatAdapter]:
-    """Adapters other packages register under the `diagnosis_judge.formats` entry point."""
-    found = []
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        try:
-            obj = point.load()
-            adapter = obj() if isinstance(obj, type) else obj
-        except Exception as exc:
-            raise AdapterError(
-                f"format adapter entry point {point.name!r} ({point.value}) cannot be loaded:"
-                f" {type(exc).__name__}: {exc}"
-            ) from exc
-        if not isinstance(adapter, FormatAdapter) or not isinstance(adapter.name, str):
-            raise AdapterError(
-                f"format adapter entry point {point.name!r} ({point.value}) is not a format"
-                " adapter: it needs name, sniff(path, kind), load_specs(path) and"
-                " load_submissions(path)"
-            )
-        found.append(adapter)
-    return found
+FORMATS: Registry[FormatAdapter] = Registry("format", ENTRY_POINT_GROUP, as_adapter)
+register_format = FORMATS.register
+for _name, _reference in {
+    "native": "ground_truth.loaders:NATIVE",
+    "itbench": "ground_truth.formats.itbench:ADAPTER",
+    "sregym": "ground_truth.formats.sregym:ADAPTER",
+    "srezero": "ground_truth.formats.srezero:ADAPTER",
+    "aiopslab": "ground_truth.formats.aiopslab:ADAPTER",
+    "openrca": "ground_truth.formats.openrca:ADAPTER",
+    "forge": "ground_truth.formats.forge:ADAPTER",
+    "cloud-opsbench": "ground_truth.formats.cloudopsbench:ADAPTER",
+}.items():
+    register_format(_name, _reference)
 
 
 def adapters() -> list[FormatAdapter]:
-    """Every adapter: built-in first, then third-party ones. Two with one name is an error."""
-    every = builtin_adapters() + plugin_adapters()
-    seen: set[str] = set()
-    for adapter in every:
-        if adapter.name in seen:
-            raise AdapterError(f"two format adapters are named {adapter.name!r}")
-        seen.add(adapter.name)
-    return every
+    """Every usable adapter, in detection order (this imports all of them)."""
+    return [adapter for _, adapter in FORMATS.items()]
 
 
 def get_adapter(name: str, path: Path | None = None) -> FormatAdapter:
-    """The format adapter called `name`; else InputError (naming `path`) listing the known ones."""
-    every = adapters()
-    for adapter in every:
-        if adapter.name == name:
-            return adapter
-    names = ", ".join(a.name for a in every)
-    raise InputError(path, f"unknown format {name!r} (expected one of: {names})", field="format")
+    """The format adapter called `name`; else InputError (naming `path`) listing the known ones,
+    or saying why the plugin of that name cannot be used."""
+    try:
+        return FORMATS.get(name)
+    except (UnknownName, PluginError) as exc:
+        raise InputError(path, str(exc), field="format") from None
 
 
 def detect(path: Path, kind: Kind) -> FormatAdapter:
-    """The adapter most confident it can read `path` as `kind`."""
+    """The adapter most confident it can read `path` as `kind`: adapters are imported and asked
+    in order until one is certain."""
     if not path.exists():
         raise InputError(path, "no such file or directory")
     if _is_empty(path):
         raise InputError(path, f"is empty: {EMPTY_MEANS[kind]}")
-    every = adapters()
+    asked: list[FormatAdapter] = []
     best: tuple[float, FormatAdapter] | None = None
     reasons: dict[str, InputError] = {}
-    for adapter in every:
+    for _, adapter in FORMATS.items():
+        asked.append(adapter)
         confidence, reason = _sniff(adapter, path, kind)
         if reason:
             reasons[adapter.name] = reason
         if confidence > 0 and (best is None or confidence > best[0]):
             best = (confidence, adapter)
+        if confidence >= 1:
+            break
     if best is not None:
         return best[1]
     if path.is_file() and "native" in reasons:
         raise reasons["native"]  # a file of ours that does not parse: say where, exactly
-    raise InputError(path, _unclaimed(every, kind, reasons), field="format")
+    raise InputError(path, _unclaimed(asked, kind, reasons), field="format")
+
+
+def read(adapter: FormatAdapter, path: Path, kind: Kind) -> list[Any]:
+    """What `adapter` loads from `path` as `kind`, every item's `source` naming the adapter's
+    format where the adapter left it out (a plugin's items are never taken for native ones)."""
+    items = adapter.load_specs(path) if kind == "specs" else adapter.load_submissions(path)
+    for item in items:
+        source = getattr(item, "source", None)
+        if isinstance(source, dict):
+            source.setdefault("format", adapter.name)
+    return items
 
 
 def _is_empty(path: Path) -> bool:
@@ -267,6 +200,8 @@ def _unclaimed(
         wanted = (getattr(adapter, "looks_for", None) or {}).get(kind) or "(no description)"
         why = f" [{_reason(reasons[adapter.name])}]" if adapter.name in reasons else ""
         lines.append(f"  {adapter.name}: {wanted}{why}")
+    for name, reason in FORMATS.skipped().items():
+        lines.append(f"  {name}: a plugin that cannot be used ({reason})")
     return "\n".join(lines)
 
 

@@ -46,7 +46,7 @@ from typing import Any
 from ..errors import InputError
 from ..fault_spec import parse_fault_spec
 from ..models import ComponentRef, IncidentSpec, Submission, Trajectory
-from .detect import (
+from .files import (
     STRUCTURED_SUFFIXES,
     any_file,
     csv_header,
@@ -56,6 +56,7 @@ from .detect import (
     sniff_structured,
     warn_format,
 )
+from .registry import FunctionAdapter
 from .sregym_registry import extract_root_causes, registry_file
 
 FORMAT = "sregym"
@@ -436,3 +437,17 @@ def load_sregym_checklist(path: str | Path) -> list[dict[str, Any]]:
                     }
                 )
     return out
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "a SREGym checkout (sregym/conductor/problems/registry.py and its"
+        " problem modules), or YAML/JSON mapping problem ids to root-cause strings",
+        "submissions": "result CSV or JSON with per-problem diagnosis text",
+    },
+    looks_like_sregym_specs,
+    looks_like_sregym_submissions,
+    load_sregym_specs,
+    load_sregym_submissions,
+)

@@ -28,7 +28,7 @@ from .aiopslab_registry import (
     find_registry,
     parse_module,
 )
-from .detect import warn_format
+from .files import warn_format
 
 REGISTRY = Path("sregym") / "conductor" / "problems" / "registry.py"
 BUILDER = "build_structured_root_cause"

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import InputError
 from ..models import Action, ComponentRef, IncidentSpec, Submission, Trajectory
 from ..reading import input_files, parse_json, read_text
+from .registry import FunctionAdapter
 
 FORMAT = "srezero"
 
@@ -504,3 +505,16 @@ def _validation_error(path: Path, exc: ValidationError, prefix: str) -> InputErr
     field = ".".join(p for p in (prefix, loc) if p) or None
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return InputError(path, f"{first['msg']}{more}", field=field)
+
+
+ADAPTER = FunctionAdapter(
+    FORMAT,
+    {
+        "specs": "task-config JSON (task_id, correct_fix, root_cause_keywords)",
+        "submissions": "run-record JSON (records with task_id and trajectory)",
+    },
+    looks_like_srezero_specs,
+    looks_like_srezero_submissions,
+    load_srezero_specs,
+    load_srezero_submissions,
+)

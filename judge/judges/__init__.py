@@ -7,7 +7,14 @@ from typing import Any
 
 from .base import Cacheable, Gated, Judge, JudgeTask, RequestGate, check_judge
 from .panel import PanelJudge, TieRule
-from .registry import ENTRY_POINT_GROUP, find_judge, register_judge, registered_judges
+from .registry import (
+    ENTRY_POINT_GROUP,
+    JUDGES,
+    find_judge,
+    register_judge,
+    registered_judges,
+    unregister_judge,
+)
 from .rules import RulesJudge
 
 
@@ -66,6 +73,7 @@ def _repetition(model: str | None, index: int, llm_options: dict[str, Any]) -> J
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "JUDGES",
     "Cacheable",
     "Gated",
     "Judge",
@@ -78,4 +86,5 @@ __all__ = [
     "make_judge",
     "register_judge",
     "registered_judges",
+    "unregister_judge",
 ]

@@ -15,15 +15,17 @@ strings:
 - `package.module:Attribute` for any importable judge class or factory, called with no
   argument (the module must be importable: installed, or on `PYTHONPATH`).
 
-What a factory returns is checked (`check_judge`) before any call is made.
+What a factory returns is checked (`check_judge`) before any call is made. The judges by name
+are a `ground_truth.registry.Registry` (`JUDGES`), the shape formats and resolution checks use.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from typing import Any
+
+from ground_truth.registry import REFERENCE, Registry, load_reference
 
 from .base import Judge, check_judge
 
@@ -33,14 +35,23 @@ RESERVED = frozenset({"rules", "replay", "panel", "llm"})
 JudgeFactory = Callable[..., Judge]
 """A class or function that builds a judge: `factory()` or `factory(args: str)`."""
 
-_registered: dict[str, JudgeFactory] = {}
-_IDENTIFIER = r"[A-Za-z_]\w*"
-_MODULE_ATTRIBUTE = re.compile(rf"^({_IDENTIFIER}(?:\.{_IDENTIFIER})*):({_IDENTIFIER})$")
 _NAME = re.compile(r"^[A-Za-z_][\w-]*$")
 
 
-def register_judge(name: str, factory: JudgeFactory, *, replace: bool = False) -> None:
-    """Make `factory` available to `make_judge` and the CLI as `name` (or `name:ARGS`).
+def _as_factory(obj: Any, name: str) -> JudgeFactory:
+    """The protocol check of an entry: a judge factory is callable (what it builds is checked
+    by `check_judge` when it is called)."""
+    if not callable(obj):
+        raise TypeError(f"the factory for judge {name!r} is not callable: {obj!r}")
+    return obj
+
+
+JUDGES: Registry[JudgeFactory] = Registry("judge", ENTRY_POINT_GROUP, _as_factory)
+
+
+def register_judge(name: str, factory: JudgeFactory | str, *, replace: bool = False) -> None:
+    """Make `factory` (or a lazy `module:attr` string) available to `make_judge` and the CLI
+    as `name` (or `name:ARGS`).
 
     Registering a name twice is an error unless `replace=True`; the built-in names (`rules`,
     `replay`, `panel`, `llm`) cannot be taken.
@@ -50,64 +61,44 @@ def register_judge(name: str, factory: JudgeFactory, *, replace: bool = False) -
             f"cannot register a judge as {name!r}: a name is letters, digits, '_' and '-', "
             f"and not one of {', '.join(sorted(RESERVED))}"
         )
-    if not callable(factory):
-        raise TypeError(f"the factory for judge {name!r} is not callable: {factory!r}")
-    if name in _registered and not replace and _registered[name] is not factory:
-        raise ValueError(f"a judge named {name!r} is already registered (pass replace=True)")
-    _registered[name] = factory
+    JUDGES.register(name, factory, replace=replace)
 
 
 def unregister_judge(name: str) -> None:
     """Forget a judge registered with `register_judge` (tests, notebooks)."""
-    _registered.pop(name, None)
+    JUDGES.unregister(name)
 
 
 def registered_judges() -> dict[str, str]:
     """Every judge name available by name, with where it comes from."""
-    found = {ep.name: f"entry point {ep.value}" for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    found.update({name: f"registered {factory!r}" for name, factory in _registered.items()})
-    return dict(sorted(found.items()))
+    return dict(sorted(JUDGES.origins().items()))
 
 
 def find_judge(model: str) -> Judge | None:
     """The judge `model` names as `NAME[:ARGS]` or `module:Attribute`; None when it names none
-    (then it is a litellm model string)."""
+    (then it is a litellm model string). A plugin of that name that cannot be used is a
+    `ValueError` (`PluginError`) naming it and its distribution."""
     name, colon, args = model.partition(":")
-    factory = _by_name(name)
+    factory = JUDGES.find(name)
     if factory is not None:
         judge = factory(args) if colon else factory()
         return check_judge(judge, f"judge {model!r}")
-    if _MODULE_ATTRIBUTE.match(model):
+    if REFERENCE.match(model):
         return check_judge(_load_attribute(model)(), f"judge {model!r}")
-    return None
-
-
-def _by_name(name: str) -> JudgeFactory | None:
-    if name in _registered:
-        return _registered[name]
-    found = entry_points(group=ENTRY_POINT_GROUP, name=name)
-    for entry in found:
-        try:
-            factory = entry.load()
-        except Exception as exc:
-            raise ValueError(
-                f"judge {name!r}: cannot load entry point {entry.value} "
-                f"({ENTRY_POINT_GROUP}): {type(exc).__name__}: {exc}"
-            ) from exc
-        return factory
     return None
 
 
 def _load_attribute(model: str) -> JudgeFactory:
     module_name, _, attribute = model.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        factory = load_reference(model)
     except ImportError as exc:
         raise ValueError(
             f"judge {model!r}: cannot import {module_name} ({exc}); "
             "install it or put its directory on PYTHONPATH"
         ) from exc
-    factory = getattr(module, attribute, None)
+    except AttributeError:
+        factory = None
     if not callable(factory):
         raise ValueError(f"judge {model!r}: {module_name} has no class or function {attribute}")
     return factory

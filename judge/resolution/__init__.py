@@ -4,8 +4,9 @@
     summary = summarize_resolution(results)
     table = side_by_side({key: passed, ...}, {key: result, ...})
 
-Checks are registered per format (`register_check`); SRE-Zero's semantics and an SREGym-style
-`Mitigation.success` check ship built in. Importing this package registers them.
+Checks are registered per format (`register_check`, or `CHECKS`, the registry shape formats and
+judges use, with its `diagnosis_judge.checks` entry points); SRE-Zero's semantics and an
+SREGym-style `Mitigation.success` check ship built in. Importing this package registers them.
 """
 
 from . import sregym as _sregym  # noqa: F401  (registers the SREGym check)
@@ -23,6 +24,7 @@ from .models import (
 from .parity import compare_metrics
 from .registry import (
     ANY_FORMAT,
+    CHECKS,
     CheckFn,
     register_check,
     registered_checks,
@@ -34,6 +36,7 @@ from .srezero import SREZeroEpisode, SREZeroMetrics, replay_srezero
 
 __all__ = [
     "ANY_FORMAT",
+    "CHECKS",
     "CheckAggregate",
     "CheckFn",
     "CheckOutcome",

@@ -11,6 +11,14 @@ every format with `"*"`:
 A check named `success` decides `ResolutionResult.success`; one named `evidence_coverage`
 fills `ResolutionResult.evidence_coverage`. A check that raises is recorded as an outcome with
 `error` set, so one broken user check does not stop a sweep.
+
+The checks are a `ground_truth.registry.Registry` (`CHECKS`, the shape formats and judges use),
+each under the name `FORMAT.NAME`; an installed package adds its own under the entry-point group
+`diagnosis_judge.checks`, and `CHECKS.register("myformat.name", "package.module:function")`
+registers one lazily:
+
+    [project.entry-points."diagnosis_judge.checks"]
+    "mysim.pods_healthy" = "mysim_checks:pods_healthy"
 """
 
 from __future__ import annotations
@@ -19,18 +27,34 @@ from collections.abc import Callable
 from typing import Any
 
 from ground_truth.models import IncidentSpec, Trajectory
+from ground_truth.registry import Registry
 
 from .models import CheckOutcome
 
 CheckFn = Callable[[IncidentSpec, Trajectory], CheckOutcome | bool | int | float | None]
 ANY_FORMAT = "*"
+ENTRY_POINT_GROUP = "diagnosis_judge.checks"
 
-_REGISTRY: dict[str, dict[str, CheckFn]] = {}
+
+def _as_check(obj: Any, name: str) -> CheckFn:
+    """The protocol check of an entry: a check is callable as `fn(spec, trajectory)`."""
+    if not callable(obj):
+        raise TypeError(f"check {name!r} is not callable: {obj!r}")
+    return obj
+
+
+CHECKS: Registry[CheckFn] = Registry("resolution check", ENTRY_POINT_GROUP, _as_check)
 
 
 def normalize_format(name: str) -> str:
     """`SRE-Zero`, `sre_zero` and `srezero` name the same format."""
     return name if name == ANY_FORMAT else name.lower().replace("-", "").replace("_", "")
+
+
+def _split(key: str) -> tuple[str, str]:
+    """(normalised format, check name) of a registry key `FORMAT.NAME`."""
+    fmt, _, name = key.partition(".")
+    return normalize_format(fmt), name
 
 
 def register_check(
@@ -39,25 +63,23 @@ def register_check(
     """Decorator: register `fn` as check `name` for `format` (`"*"` = every format)."""
     if not name:
         raise ValueError("a check needs a name")
-
-    def decorator(fn: CheckFn) -> CheckFn:
-        checks = _REGISTRY.setdefault(normalize_format(format), {})
-        if name in checks and checks[name] is not fn and not replace:
-            raise ValueError(f"check {name!r} is already registered for format {format!r}")
-        checks[name] = fn
-        return fn
-
-    return decorator
+    return CHECKS.register(f"{normalize_format(format)}.{name}", replace=replace)
 
 
 def unregister_check(format: str, name: str) -> None:
     """Remove a check from `format`; nothing happens if it is not registered."""
-    _REGISTRY.get(normalize_format(format), {}).pop(name, None)
+    CHECKS.unregister(f"{normalize_format(format)}.{name}")
 
 
 def registered_checks(format: str) -> dict[str, CheckFn]:
     """The checks that apply to `format`: the `"*"` ones, overridden by the format's own."""
-    return {**_REGISTRY.get(ANY_FORMAT, {}), **_REGISTRY.get(normalize_format(format), {})}
+    wanted = {ANY_FORMAT, normalize_format(format)}
+    general: dict[str, CheckFn] = {}
+    own: dict[str, CheckFn] = {}
+    for key, fn in CHECKS.items(lambda key: _split(key)[0] in wanted):
+        fmt, name = _split(key)
+        (general if fmt == ANY_FORMAT else own)[name] = fn
+    return {**general, **own}
 
 
 def run_checks(
