@@ -16,18 +16,34 @@ from ground_truth.models import IncidentSpec
 from ...judgment import DimensionVerdict, QuestionAnswer
 from ..base import JudgeTask
 from .questions import RULES, Case, bind, binding_warnings, rule_for_text
+from .size import Excerpt, SizePolicy
 from .truth import Truth, parse_truth
 
 CASE_CACHE_SIZE = 256
 
-__all__ = ["RULES", "Case", "RulesJudge", "bind", "binding_warnings", "rule_for_text"]
+__all__ = [
+    "RULES",
+    "Case",
+    "Excerpt",
+    "RulesJudge",
+    "SizePolicy",
+    "bind",
+    "binding_warnings",
+    "rule_for_text",
+]
 
 
 class RulesJudge:
-    """Deterministic, offline; the default when no model is configured."""
+    """Deterministic, offline; the default when no model is configured.
 
-    def __init__(self, name: str = "rules"):
+    `size_policy` says what it reads of a huge diagnosis (default: the first and last 512 Ki
+    characters of one longer than 1 Mi, see `SizePolicy`); an answer on a cut diagnosis says so
+    at the end of its evidence.
+    """
+
+    def __init__(self, name: str = "rules", size_policy: SizePolicy | None = None):
         self.name = name
+        self.size_policy = size_policy or SizePolicy()
         self._cases: dict[tuple[int, str], tuple[IncidentSpec, Case]] = {}
         self._truths: dict[int, tuple[IncidentSpec, Truth]] = {}
 
@@ -49,12 +65,18 @@ class RulesJudge:
             return cached[1]
         if len(self._cases) >= CASE_CACHE_SIZE:
             self._cases.pop(next(iter(self._cases)))
-        case = Case.build(task.spec, task.submission.diagnosis, self._truth(task.spec))
+        case = Case.build(
+            task.spec, task.submission.diagnosis, self._truth(task.spec), self.size_policy
+        )
         self._cases[key] = (task.spec, case)
         return case
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "rules", "model": None, "params": {"rules": sorted(RULES)}}
+        return {
+            "name": "rules",
+            "model": None,
+            "params": {"rules": sorted(RULES), "size_policy": self.size_policy.model_dump()},
+        }
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
         return self.answer(task)
@@ -72,5 +94,15 @@ class RulesJudge:
                     )
                 )
             else:
-                answers.append(rule(question.id, case))
+                answers.append(_noting_the_cut(rule(question.id, case), case))
         return DimensionVerdict(answers=answers)
+
+
+def _noting_the_cut(answer: QuestionAnswer, case: Case) -> QuestionAnswer:
+    """An answer on a diagnosis the size policy cut says so, after its quote."""
+    excerpt = case.diagnosis.excerpt
+    if excerpt is None or not excerpt.cut or answer.answer is None:
+        return answer
+    note = f"[{excerpt.note}]"
+    evidence = f"{answer.evidence} {note}" if answer.evidence else note
+    return answer.model_copy(update={"evidence": evidence})

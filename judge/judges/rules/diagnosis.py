@@ -20,6 +20,7 @@ the diagnosis presents as faulty. "No faults were detected" with nothing blamed 
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from typing import Literal
 from ground_truth.models import ComponentRef
 
 from . import names, taxonomy
+from .size import Excerpt, SizePolicy
+from .spans import QUOTE_WIDTH, Joined, lower_same_length, pieces, quote_span
 from .truth import Truth, same
 
 Role = Literal["blamed", "exonerated", "effect", "mentioned", "listed"]
@@ -274,8 +277,26 @@ class Diagnosis:
     no_fault: bool = False
     salad: bool = False
     has_cause: bool = False
-    cause_text: str = ""
-    claim_text: str = ""
+    cause: Joined = field(default_factory=Joined)
+    claim: Joined = field(default_factory=Joined)
+    excerpt: Excerpt | None = None
+
+    @property
+    def cause_text(self) -> str:
+        """What the diagnosis blames, lowercased: its cause segments joined."""
+        return self.cause.text
+
+    @property
+    def claim_text(self) -> str:
+        """What the diagnosis claims, lowercased: all but its exonerating and listed segments."""
+        return self.claim.text
+
+    @functools.cached_property
+    def effect_keys(self) -> frozenset[str]:
+        """The name keys (`names.keys`) of every component the diagnosis names as suffering."""
+        return frozenset(
+            k for m in self.mentions if m.role == "effect" for k in names.keys(m.component)
+        )
 
     @property
     def blamed(self) -> list[Mention]:
@@ -296,11 +317,19 @@ class Diagnosis:
         origin = self.origin_blamed
         return [m for m in self.blamed if not involved(m) and (m.strong or not origin)]
 
-    def quote(self, at: int, width: int = 160) -> str:
-        start = max(self.text.rfind(". ", 0, at) + 2, self.text.rfind("\n", 0, at) + 1, 0)
-        end = self.text.find(". ", at)
-        end = len(self.text) if end == -1 else end + 1
-        return self.text[start:end].strip()[:width]
+    def quote(self, at: int, end: int | None = None, width: int = QUOTE_WIDTH) -> str:
+        """The sentence holding `text[at:end]`, verbatim: cut to about `width` characters around
+        it at word boundaries when longer (see `quote_span`)."""
+        start, stop = quote_span(self.text, at, at if end is None else end, width)
+        return self.text[start:stop]
+
+    def claim_quote(self, at: int, width: int = QUOTE_WIDTH) -> str:
+        """The quote for offset `at` of `claim_text`."""
+        return self.quote(self.claim.origin(at), width=width)
+
+    def cause_quote(self, at: int, width: int = QUOTE_WIDTH) -> str:
+        """The quote for offset `at` of `cause_text`."""
+        return self.quote(self.cause.origin(at), width=width)
 
 
 def is_word_salad(low: str) -> bool:
@@ -318,26 +347,31 @@ def _keyword_list(low: str) -> bool:
     return len(items) >= LIST_OF_EVERYTHING and all(len(i.split()) <= 3 for i in items)
 
 
-def parse_diagnosis(text: str, truth: Truth) -> Diagnosis:
-    """Read `text` against the ground truth: split it into role-tagged segments and find its
-    component mentions. Word salad gives an empty, `salad` diagnosis; a diagnosis that says there
-    is no fault (and blames nothing outright) has its blamed mentions demoted to mentioned.
+def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -> Diagnosis:
+    """Read `text` (what `policy` keeps of it) against the ground truth: split it into
+    role-tagged segments and find its component mentions. Word salad gives an empty, `salad`
+    diagnosis; a diagnosis that says there is no fault (and blames nothing outright) has its
+    blamed mentions demoted to mentioned.
     """
-    low = text.lower()
+    excerpt = (policy or SizePolicy()).apply(text)
+    text = excerpt.text
+    low = lower_same_length(text)
     if is_word_salad(low):
-        return Diagnosis(text=text, low=low, segments=[], salad=True)
+        return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
     segments = _segments(low)
-    diagnosis = Diagnosis(text=text, low=low, segments=segments, starts=[s.start for s in segments])
+    diagnosis = Diagnosis(
+        text=text, low=low, segments=segments, starts=[s.start for s in segments], excerpt=excerpt
+    )
     diagnosis.has_cause = any(s.role == "blamed" for s in segments)
     diagnosis.mentions = _mentions(diagnosis, truth)
     _blame_the_subject(diagnosis)
     if not diagnosis.has_cause:
         _blame_the_failing(diagnosis)
-    diagnosis.cause_text = " ".join(low[s.start : s.end] for s in segments if s.role == "blamed")
-    diagnosis.claim_text = " ".join(
-        low[s.start : s.end] for s in segments if s.role not in {"exonerated", "listed"}
+    diagnosis.cause = Joined.of(low, [(s.start, s.end) for s in segments if s.role == "blamed"])
+    diagnosis.claim = Joined.of(
+        low, [(s.start, s.end) for s in segments if s.role not in {"exonerated", "listed"}]
     )
-    said_no_fault = any(_NO_FAULT.search(low[s.start : s.end]) for s in segments)
+    said_no_fault = any(_NO_FAULT.search(low, s.start, s.end) for s in segments)
     diagnosis.no_fault = said_no_fault and not any(m.strong for m in diagnosis.blamed)
     if diagnosis.no_fault:
         for mention in diagnosis.blamed:
@@ -362,17 +396,21 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 def _segments(low: str) -> list[Segment]:
     segments: list[Segment] = []
     alternatives = _alternative_sections(low)
+    section = 0
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
-        alternative = bool(_ALTERNATIVE.match(low, sentence.start())) or any(
-            a <= sentence.start() < b for a, b in alternatives
+        while section < len(alternatives) and alternatives[section][1] <= sentence.start():
+            section += 1
+        alternative = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end())) or (
+            section < len(alternatives) and alternatives[section][0] <= sentence.start()
         )
-        for start, end in _spans(_CLAUSE_BREAK, low, sentence.start(), sentence.end()):
-            clause = len(segments)
-            for segment in _clause(low, start, end):
-                segment.clause, segment.sentence = clause, number
-                if alternative:
-                    segment.role, segment.strong = "listed", False
-                segments.append(segment)
+        for piece_start, piece_end in pieces(low, sentence.start(), sentence.end()):
+            for start, end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
+                clause = len(segments)
+                for segment in _clause(low, start, end):
+                    segment.clause, segment.sentence = clause, number
+                    if alternative:
+                        segment.role, segment.strong = "listed", False
+                    segments.append(segment)
     return segments
 
 
@@ -505,8 +543,14 @@ def _segment_of(diagnosis: Diagnosis, at: int) -> Segment | None:
     return None
 
 
+_TOKEN = re.compile(r"[a-z0-9_-]+")
+TOKEN_REACH = 160
+# Patterns anchored at the end of a lead-in (`calls to the X`) read at most this much of it.
+TAIL_REACH = 160
+
+
 def _token_at(low: str, start: int) -> str:
-    match = re.match(r"[a-z0-9_-]+", low[start:])
+    match = _TOKEN.match(low, start, start + TOKEN_REACH)
     return match.group(0) if match else ""
 
 
@@ -558,6 +602,7 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
     client of X`) is context. Without an origin in the cause, a component after an object
     preposition is context and any other is blamed."""
     grouped = _by_segment(diagnosis, mentions)
+    starts = [m.start for m in mentions]
     for segment in diagnosis.segments:
         if segment.role != "blamed":
             continue
@@ -565,8 +610,8 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
         if not inside:
             continue
         lead = diagnosis.low[segment.start : inside[0].start]
-        if _PRONOUN_SUBJECT.search(lead) and _OBJECT_BEFORE.search(lead):
-            _blame_the_referent(diagnosis, mentions, segment)
+        if _PRONOUN_SUBJECT.search(lead) and _OBJECT_BEFORE.search(_tail(lead)):
+            _blame_the_referent(diagnosis, mentions, starts, segment)
             for mention in inside:
                 mention.role = "mentioned"
             continue
@@ -581,7 +626,7 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
         for mention in inside[1:]:
             gap = diagnosis.low[_end_of(diagnosis, previous) : mention.start]
             joined = same(mention.component, previous.component) or _COORDINATED.match(gap)
-            if not joined and _OBJECT_BEFORE.search(gap):
+            if not joined and _OBJECT_BEFORE.search(_tail(gap)):
                 mention.role = "mentioned"
                 continue
             previous = mention
@@ -592,7 +637,7 @@ def _all_targets(diagnosis: Diagnosis, segment: Segment, inside: list[Mention]) 
     what its unnamed subject points at; the cause is about the subject (see _blame_the_subject)."""
     previous_end = segment.start
     for mention in inside:
-        if not _TARGET_BEFORE.search(diagnosis.low[previous_end : mention.start]):
+        if not _TARGET_BEFORE.search(_tail(diagnosis.low[previous_end : mention.start])):
             return False
         previous_end = _end_of(diagnosis, mention)
     return True
@@ -605,15 +650,16 @@ def _origin_only_as_object(diagnosis: Diagnosis, inside: list[Mention]) -> bool:
     segment = _segment_of(diagnosis, first.start)
     opens = bool(segment and _CLAUSE_OPENING.fullmatch(diagnosis.low[segment.start : first.start]))
     if first.origin or not (
-        opens or _SUBJECT_AFTER.match(diagnosis.low[_end_of(diagnosis, first) :])
+        opens
+        or _SUBJECT_AFTER.match(diagnosis.low, (end := _end_of(diagnosis, first)), end + TAIL_REACH)
     ):
         return False
-    if segment and _TARGET_BEFORE.search(diagnosis.low[segment.start : first.start]):
+    if segment and _TARGET_BEFORE.search(_tail(diagnosis.low[segment.start : first.start])):
         return False
     previous_end = _end_of(diagnosis, first)
     for mention in inside[1:]:
         gap = diagnosis.low[previous_end : mention.start]
-        if mention.origin and not _OBJECT_BEFORE.search(gap):
+        if mention.origin and not _OBJECT_BEFORE.search(_tail(gap)):
             return False
         previous_end = _end_of(diagnosis, mention)
     return True
@@ -640,13 +686,20 @@ def _coordinated(diagnosis: Diagnosis, a: Mention, b: Mention) -> bool:
     return bool(_COORDINATED.match(gap))
 
 
+def _tail(text: str) -> str:
+    """The end of `text` that a pattern anchored at its end (`... to the $`) can reach."""
+    return text[-TAIL_REACH:]
+
+
 def _end_of(diagnosis: Diagnosis, mention: Mention) -> int:
     return mention.start + len(_token_at(diagnosis.low, mention.start))
 
 
-def _blame_the_referent(diagnosis: Diagnosis, mentions: list[Mention], segment: Segment) -> None:
+def _blame_the_referent(
+    diagnosis: Diagnosis, mentions: list[Mention], starts: list[int], segment: Segment
+) -> None:
     """`its client for Y is misconfigured`: `its` is the previous sentence's subject."""
-    i = bisect.bisect_left([m.start for m in mentions], segment.start) - 1
+    i = bisect.bisect_left(starts, segment.start) - 1
     while i >= 0 and mentions[i].role in {"exonerated", "listed"}:
         i -= 1
     if i < 0:
@@ -665,12 +718,21 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         m for m in diagnosis.mentions if m.role not in {"exonerated", "listed"} and not m.foreign
     ]
     grouped = _by_segment(diagnosis, diagnosis.mentions)
-    located = [(m, _segment_of(diagnosis, m.start)) for m in mentions]
     starts = [m.start for m in mentions]
+    effects_by_clause: dict[int, list[Mention]] = {}
+    first_by_sentence: dict[int, Mention] = {}
+    for mention in mentions:
+        located = _segment_of(diagnosis, mention.start)
+        if located is None:
+            continue
+        first_by_sentence.setdefault(located.sentence, mention)
+        if located.role == "effect":
+            effects_by_clause.setdefault(located.clause, []).append(mention)
+    any_blamed = any(m.role == "blamed" for m in mentions)
     for segment in diagnosis.segments:
         if (
             segment.role != "blamed"
-            or len(_WORDS.findall(diagnosis.low[segment.start : segment.end])) < 2
+            or len(_WORDS.findall(diagnosis.low, segment.start, segment.end)) < 2
         ):
             continue
         if any(m.role == "blamed" for m in grouped.get(id(segment), [])):
@@ -679,24 +741,20 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         before = bisect.bisect_left(starts, segment.start)
         referent = mentions[before - 1 : before] if before else []
         same_clause = [
-            m
-            for m, s in located
-            if s and s.clause == segment.clause and s.role == "effect" and s.start < segment.start
+            m for m in effects_by_clause.get(segment.clause, []) if m.start < segment.start
         ]
-        same_sentence = [
-            m
-            for m, s in located
-            if s and s.sentence == segment.sentence and m.start < segment.start
-        ][:1]
+        first = first_by_sentence.get(segment.sentence)
+        same_sentence = [first] if first is not None and first.start < segment.start else []
         if _PRONOUN_SUBJECT.search(text) and referent:
             chosen = referent
         else:
-            topic = [] if any(m.role == "blamed" for m in mentions) else mentions[:1]
+            topic = [] if any_blamed else mentions[:1]
             chosen = same_clause or same_sentence or topic
         for mention in chosen:
             if mention.role != "blamed" or segment.strong:
                 mention.strong = mention.strong or segment.strong
             mention.role = "blamed"
+            any_blamed = True
 
 
 def _blame_the_failing(diagnosis: Diagnosis) -> None:

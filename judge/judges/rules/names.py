@@ -135,6 +135,12 @@ def canonical(name: str) -> str:
     return joined
 
 
+def keys(component: ComponentRef) -> frozenset[str]:
+    """The `canonical` keys of all of a component's names: two components that share one are
+    the same component (see `truth.same`)."""
+    return frozenset(canonical(n) for n in component.all_names())
+
+
 def _token_regex(token: str) -> str:
     synonyms = STORE_SYNONYMS.get(token)
     if synonyms:
@@ -308,18 +314,27 @@ _VALUE_WORDS = re.compile(
 )
 
 
+_VALUE_TOKEN = re.compile(r"[\w./-]*")
+_WORD_TOKEN = re.compile(r"[a-z0-9_-]+")
+_PORT_AFTER = re.compile(r":\d")
+_TAG_AFTER = re.compile(r":[a-z0-9]")
+VALUE_REACH = 40
+
+
 def is_value_at(text_lower: str, start: int) -> bool:
     r"""A name used as a value, not as the component: `product-catalog:8080`, `repo/geo:app3`,
     `cart.astronomy-shop.svc`, `http://cart`, `ADDR=cart`, `the intended value \`frontend\``."""
-    token = re.match(r"[\w./-]*", text_lower[start:])
-    end = start + (len(token.group(0)) if token else 0)
-    word = re.match(r"[a-z0-9_-]+", text_lower[start:])
-    word_end = start + (len(word.group(0)) if word else 0)
+    token = _VALUE_TOKEN.match(text_lower, start, start + VALUE_REACH * 4)
+    end = token.end() if token else start
+    word = _WORD_TOKEN.match(text_lower, start, start + VALUE_REACH * 4)
+    word_end = word.end() if word else start
     before = text_lower[max(0, start - 8) : start]
-    if re.match(r":\d", text_lower[word_end:]) or re.match(r":\d", text_lower[end:]):
+    if _PORT_AFTER.match(text_lower, word_end, word_end + 2) or _PORT_AFTER.match(
+        text_lower, end, end + 2
+    ):
         return True
-    if before.endswith("/") and re.match(r":[a-z0-9]", text_lower[word_end:]):
+    if before.endswith("/") and _TAG_AFTER.match(text_lower, word_end, word_end + 2):
         return True  # an image reference: `yinfangchen/geo:app3`
     if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
         return True
-    return bool(_VALUE_WORDS.search(text_lower[max(0, start - 40) : start]))
+    return bool(_VALUE_WORDS.search(text_lower[max(0, start - VALUE_REACH) : start]))

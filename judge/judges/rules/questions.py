@@ -18,6 +18,7 @@ from ...judgment import QuestionAnswer
 from .. import text as text_match
 from . import names, taxonomy, values
 from .diagnosis import Diagnosis, Mention, claimed_families, parse_diagnosis
+from .size import SizePolicy
 from .truth import Truth, parse_truth, same
 
 _WORD = re.compile(r"[a-z][a-z-]{3,}")
@@ -86,9 +87,15 @@ class Case:
     diagnosis: Diagnosis
 
     @classmethod
-    def build(cls, spec: IncidentSpec, diagnosis: str, truth: Truth | None = None) -> Case:
+    def build(
+        cls,
+        spec: IncidentSpec,
+        diagnosis: str,
+        truth: Truth | None = None,
+        policy: SizePolicy | None = None,
+    ) -> Case:
         truth = truth or parse_truth(spec)
-        return cls(spec, truth, parse_diagnosis(diagnosis, truth))
+        return cls(spec, truth, parse_diagnosis(diagnosis, truth, policy))
 
     def quote(self, mention: Mention) -> str:
         return self.diagnosis.quote(mention.start)
@@ -153,7 +160,7 @@ def _is_victim(case: Case, mention: Mention) -> bool:
     component = mention.component
     if any(same(component, a) for a in case.truth.affected):
         return True
-    return any(m.role == "effect" and same(m.component, component) for m in case.diagnosis.mentions)
+    return bool(names.keys(component) & case.diagnosis.effect_keys)
 
 
 def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
@@ -195,7 +202,7 @@ def mechanism_matched(qid: str, case: Case) -> QuestionAnswer:
     for family in sorted(truth.families):
         match = taxonomy.FAMILY[family].pattern.search(d.claim_text)
         if match and _same_variant(family, truth, d):
-            return _yes(qid, _quote_at(d, d.claim_text, match.start()), "Medium")
+            return _yes(qid, d.claim_quote(match.start()), "Medium")
     return _no(qid, "", "Medium")
 
 
@@ -232,12 +239,12 @@ def parameters_named(qid: str, case: Case) -> QuestionAnswer:
     if truth.values:
         hits = values.matching(truth.values, d.claim_text)
         if hits:
-            return _yes(qid, _quote_at(d, d.claim_text, hits[0][1]))
+            return _yes(qid, d.claim_quote(hits[0][1]))
         return _no(qid, "", "Medium")
     if mechanism_matched(qid, case).answer == "Yes":
         concrete = values.CONCRETE.search(d.text)
         if concrete:
-            return _yes(qid, d.quote(concrete.start()), "Low")
+            return _yes(qid, d.quote(concrete.start(), concrete.end()), "Low")
         shared = _shared_words(case)
         if len(shared) >= 2:
             return _yes(qid, _quote_term(d, shared[0]), "Low")
@@ -350,25 +357,34 @@ def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
 # ------------------------------------------------------------------ evidence
 
 
-def _quote_at(d: Diagnosis, passage: str, at: int) -> str:
-    snippet = passage[at : at + 24]
-    where = d.low.find(snippet)
-    return d.quote(where) if where >= 0 else snippet
-
-
 def _quote_term(d: Diagnosis, term: str) -> str:
-    at = d.low.find(term.lower().split()[0]) if term.strip() else -1
-    return d.quote(at) if at >= 0 else term
+    """The quote for the first place the claim (else the text) states `term` as words."""
+    words = re.findall(r"[a-z0-9]+", term.lower())
+    if not words:
+        return ""
+    pattern = re.compile(r"(?<![a-z0-9])" + r"\W{0,3}".join(map(re.escape, words)))
+    hit = pattern.search(d.claim_text)
+    if hit:
+        return d.claim_quote(hit.start())
+    hit = pattern.search(d.low)
+    return d.quote(hit.start()) if hit else ""
+
+
+def _pattern_quote(d: Diagnosis, pattern: re.Pattern[str]) -> str:
+    """The quote for the first match of `pattern` in the claim (else anywhere in the text)."""
+    hit = pattern.search(d.claim_text)
+    if hit:
+        return d.claim_quote(hit.start())
+    hit = pattern.search(d.low)
+    return d.quote(hit.start(), hit.end()) if hit else ""
 
 
 def _family_quote(d: Diagnosis, family: str) -> str:
-    match = taxonomy.FAMILY[family].pattern.search(d.low)
-    return d.quote(match.start()) if match else ""
+    return _pattern_quote(d, taxonomy.FAMILY[family].pattern)
 
 
 def _impact_quote(d: Diagnosis, impact: str) -> str:
-    match = taxonomy.IMPACTS[impact].search(d.low)
-    return d.quote(match.start()) if match else ""
+    return _pattern_quote(d, taxonomy.IMPACTS[impact])
 
 
 # ------------------------------------------------------------------ binding

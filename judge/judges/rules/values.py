@@ -126,8 +126,14 @@ _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
 
 
 def with_digits(text: str) -> str:
-    """`scaled to zero replicas` states the same value as `replicas: 0`."""
-    return _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
+    """`scaled to zero replicas` states the same value as `replicas: 0`; padded with spaces so
+    that every offset into the text stays true."""
+    return _NUMBER_WORD.sub(_digits_for, text)
+
+
+def _digits_for(match: re.Match[str]) -> str:
+    digits = _NUMBER_WORDS[match.group(1).lower()]
+    return digits.ljust(len(match.group(1)))
 
 
 def make_value(value: str, key: str | None) -> Value | None:
@@ -245,6 +251,10 @@ def _key_near(value: Value, text: str, at: int) -> bool:
     return bool(value.key_pattern.search(window))
 
 
+KEY_REACH = 120
+_VALUE_AFTER = re.compile(r"\s*(?:=|:|\s+(?:is\s+)?set\s+to|\s+to|\s+of|\s+is)\s*[`'\"]?([\w./-]+)")
+
+
 def _names_key(value: Value, text: str) -> int | None:
     """A key written as an identifier (`CART_ADDR`, `failureThreshold`) counts as a detail unless
     the diagnosis gives it a different value."""
@@ -255,10 +265,7 @@ def _names_key(value: Value, text: str) -> int | None:
     match = value.key_pattern.search(text)
     if not match:
         return None
-    after = re.match(
-        r"\s*(?:=|:|\s+(?:is\s+)?set\s+to|\s+to|\s+of|\s+is)\s*[`'\"]?([\w./-]+)",
-        text[match.end() :],
-    )
+    after = _VALUE_AFTER.match(text, match.end(), match.end() + KEY_REACH)
     if (
         after
         and after.group(1)
