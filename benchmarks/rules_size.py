@@ -98,7 +98,7 @@ def answer_all(text: str, truth: Truth, policy: SizePolicy, asked: list[tuple[st
     from judge.judges.rules import RULES, Case
 
     case = Case.build(SPEC, text, truth, policy)
-    return sum(RULES[rule](qid, case).answer is not None for qid, rule in asked)
+    return sum(RULES[rule](qid, case).answer.answer is not None for qid, rule in asked)
 
 
 def run(size: int, default_policy: bool) -> dict[str, float]:

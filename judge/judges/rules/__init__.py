@@ -3,8 +3,8 @@
 The truth is parsed once per spec (`truth.py`: origin, namespaces, mechanism, values, other
 components, impact), the diagnosis once per submission (`diagnosis.py`: blamed, exonerated and
 victim components, claimed mechanism, impact), and each question is a small named rule over both
-(`questions.py`). The judge reads the diagnosis as text to match, so instructions inside it
-change nothing.
+(`questions.py`), which answers with what it rests on (`basis.py`). The judge reads the diagnosis
+as text to match, so instructions inside it change nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ground_truth.models import IncidentSpec
 
 from ...judgment import DimensionVerdict, QuestionAnswer
 from ..base import JudgeTask
+from .basis import Basis, Ruling
 from .questions import RULES, Case, bind, binding_warnings, rule_for_text
 from .size import Excerpt, SizePolicy
 from .truth import Truth, parse_truth
@@ -23,9 +24,11 @@ CASE_CACHE_SIZE = 256
 
 __all__ = [
     "RULES",
+    "Basis",
     "Case",
     "Excerpt",
     "RulesJudge",
+    "Ruling",
     "SizePolicy",
     "bind",
     "binding_warnings",
@@ -82,27 +85,30 @@ class RulesJudge:
         return self.answer(task)
 
     def answer(self, task: JudgeTask) -> DimensionVerdict:
+        return DimensionVerdict(answers=[ruling.answer for ruling in self.rulings(task)])
+
+    def rulings(self, task: JudgeTask) -> list[Ruling]:
+        """Each question's answer with what it rests on (`Basis`), in the dimension's order."""
         case = self._case(task)
-        answers = []
+        rulings = []
         for question in task.dimension.questions:
             rule = RULES.get(bind(question.rule, question.text) or "")
             if rule is None:
-                answers.append(
-                    QuestionAnswer(
-                        question_id=question.id,
-                        unscored_reason=f"the rules judge has no rule for {question.id}",
-                    )
+                reason = f"the rules judge has no rule for {question.id}"
+                rulings.append(
+                    Ruling(QuestionAnswer(question_id=question.id, unscored_reason=reason))
                 )
             else:
-                answers.append(_noting_the_cut(rule(question.id, case), case))
-        return DimensionVerdict(answers=answers)
+                rulings.append(_noting_the_cut(rule(question.id, case), case))
+        return rulings
 
 
-def _noting_the_cut(answer: QuestionAnswer, case: Case) -> QuestionAnswer:
+def _noting_the_cut(ruling: Ruling, case: Case) -> Ruling:
     """An answer on a diagnosis the size policy cut says so, after its quote."""
     excerpt = case.diagnosis.excerpt
+    answer = ruling.answer
     if excerpt is None or not excerpt.cut or answer.answer is None:
-        return answer
+        return ruling
     note = f"[{excerpt.note}]"
     evidence = f"{answer.evidence} {note}" if answer.evidence else note
-    return answer.model_copy(update={"evidence": evidence})
+    return Ruling(answer.model_copy(update={"evidence": evidence}), ruling.basis)

@@ -30,12 +30,14 @@ from typing import Literal
 
 from ground_truth.models import ComponentRef
 
-from . import names, taxonomy
+from . import names, systems, taxonomy
 from .size import Excerpt, SizePolicy
 from .spans import QUOTE_WIDTH, Joined, lower_same_length, pieces, quote_span
-from .truth import Truth, same
+from .truth import Relation, Truth, same
 
-Role = Literal["blamed", "exonerated", "effect", "mentioned", "listed"]
+Role = Literal["blamed", "exonerated", "effect", "mentioned", "listed", "context"]
+# Roles whose text is not part of what the diagnosis claims.
+NOT_CLAIMED = frozenset({"exonerated", "listed", "context"})
 LIST_OF_EVERYTHING = 4
 # A namespace stated this close to a mention (same clause) qualifies it.
 NAMESPACE_REACH = 60
@@ -54,7 +56,8 @@ _EXONERATING = re.compile(
     r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
     r"|\bno\s+(?:errors?|issues?|problems?|anomal\w+)\b|\bworking\s+(?:fine|normally|correctly|as expected)\b"
     r"|\b(?:functioning|operating|running|behaving)\s+(?:normally|correctly|as expected|fine)\b"
-    r"|\bnot\s+(?:involved|related|at fault|responsible)\b|\bexonerat\w+|\bhealthy\b(?=.*\bnot\b)",
+    r"|\bnot\s+(?:involved|related|at fault|responsible)\b|\bexonerat\w+|\bhealthy\b(?=.*\bnot\b)"
+    r"|\b(?:only|merely|simply|just)\s+(?:because|due\s+to|as\s+a\s+(?:result|consequence|side[- ]effect))\b",
     re.I,
 )
 _AFTER_CUE = re.compile(
@@ -64,14 +67,17 @@ _AFTER_CUE = re.compile(
     r"|\broot[-_ ]?cause[s]?\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:)|[\"']?\s*:)?"
     r"|\bfaulty[-_ ]components?\b[\"']?\s*:|\b(?:the\s+)?cause\s*(?:is|was)?\s*:"
     r"|\bculprit\s+(?:is|was)\b|\b(?:problem|issue|fault)\s+(?:is|lies|was)\s+(?:in|with)\b"
-    r"|\bsince\b|\bbroken\s+by\b",
+    r"|\bsince\b|\bbroken\s+by\b|\b(?:affected|impacted|hit|slowed(?:\s+down)?|degraded)\s+by\b"
+    r"|^\W*hypothesis\s*#?\s*\d*\s*[:.)-]",
     re.I,
 )
 _EFFECT_CUE = re.compile(
     r"\bcausing\b|\bcaus(?:es|ed)\s+(?!by)|\blead(?:s|ing)?\s+to\b|\bled\s+to\b|\bresult(?:s|ed|ing)?\s+in\b"
     r"|\bwhich\s+(?:in\s+turn\s+)?(?:prevents|breaks|makes|means|blocks|triggers)\b|\bso\s+that\b|,\s*so\b"
     r"|\btherefore\b|\bthus\b|\bhence\b|\bpreventing\b|\bmaking\b|\bbreaking\b|\bconsequently\b"
-    r"|\bso\s+(?=(?:the|pods?|requests?|it|its|they|calls?|traffic)\b)",
+    r"|\bso\s+(?=(?:the|pods?|requests?|it|its|they|calls?|traffic)\b)"
+    r"|\baffect(?:s|ing)?\b(?!\s+by)|\bimpact(?:s|ing)\b(?!\s+by)"
+    r"|\b(?:propagat|cascad|spread)\w*\s+(?:\w+\s+)?(?:to|into|through)\b",
     re.I,
 )
 _BLAME_CUE = re.compile(
@@ -106,10 +112,42 @@ _ALTERNATIVE = re.compile(
     r"|ruled\s+out)\b",
     re.I,
 )
+# `X could be the root cause of Y`: the cause before it, what it caused after it.
+_CAUSE_OF = re.compile(
+    r"\b(?:is|are|was|were|be|being)\s+(?:the\s+|a\s+|one\s+)?(?:likely\s+|probable\s+|main\s+|real\s+)?"
+    r"(?:root[-_ ]?)?cause\s+(?:of|for|behind)\b"
+)
+# `the logs of X indicate Y`: what is observed comes before the verb, what is claimed after it.
+_EVIDENTIAL = re.compile(
+    r"\b(?:indicat(?:e|es|ed|ing|ive\s+of)|suggest(?:s|ed|ing|ive\s+of)?)\b(?:\s+that\b)?"
+)
 _HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|\*\*)([^\n]*)")
+_LINE = re.compile(r"[^\n]*")
+# A line that reports, not claims: a propagation path, a log line, a table row.
+_ARROW = r"\s*(?:--?\([\w ./-]*\)--?>|-->|->|→)\s*"
+_CONTEXT_LINE = re.compile(
+    r"[\s>*`-]*(?:propagation[\s_-]*path|call[\s_-]*(?:path|chain)|trace[\s_-]*path)\s*:"
+    rf"|[\s>*`-]*[\w.\[\]-]+(?:{_ARROW}[\w.\[\] -]+?){{2,}}[\s`.]*$"
+    r"|[\s>*`\[-]*\d{4}-\d{2}-\d{2}[ t]\d{1,2}:\d{2}|[\s>*`\[-]*\d{1,2}:\d{2}:\d{2}[.,\d]*\s"
+)
+# An inline quote of pasted output: backticks or quotes around a log line.
+_QUOTED_OUTPUT = re.compile(
+    r"`[^`\n]*(?:\d{1,2}:\d{2}:\d{2}|\|[^`\n]*\||\b(?:error|warn\w*|info|debug|fatal)\b\s*[:|\]])[^`\n]*`"
+    r"|\"[^\"\n]*(?:\d{1,2}:\d{2}:\d{2}|\|[^\"\n]*\|)[^\"\n]*\""
+)
+# Ranked hypotheses: `Hypothesis 2:` (and below) opens an alternative; so does item 2 (and below)
+# of a numbered list introduced as ranked ("most likely first").
+_RANKED_ITEM = re.compile(
+    r"[\s>*#-]*(?:\*\*)?(?:hypothesis|candidate|possibility|option|suspect)\s*#?\s*(\d+)\b"
+)
+_NUMBERED_ITEM = re.compile(r"[\s>*-]*(\d+)[.)]\s")
+_RANKED_INTRO = re.compile(
+    r"\b(?:most\s+likely\s+first|ranked|in\s+order\s+of\s+(?:likelihood|probability|confidence)"
+    r"|(?:ordered|sorted)\s+by\s+(?:likelihood|probability|confidence))\b"
+)
 _OBSERVATION = re.compile(
     r"\blogs?\b|\blogged\b|\bshows?\b|\bsees?\b|\bshowing\b|\breports?\b|\bobserv\w+|\bkubectl\b"
-    r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+",
+    r"|\bevents?\b|\bmetrics?\b|\btraces?\b|\breceiv\w+|\balerts?\b|\balarms?\b",
     re.I,
 )
 # What follows a component that is the subject of its clause (`X is`, `X, which`, `X has`).
@@ -129,6 +167,11 @@ _CLAUSE_OPENING = re.compile(
     r"[\W\d]*(?:(?:the|most|likely|probably|possibly|maybe|perhaps|i|we|suspect|believe|think|that|so"
     r"|deployment|service|pod)[\s:,`'\"]+)*",
     re.I,
+)
+_AFFECTING_BEFORE = re.compile(
+    r"\b(?:overload|overwhelm|flood|saturat|exhaust|starv|hammer|affect|impact|swamp|bombard|hit"
+    r"|slow|degrad|stress)\w*\s+(?:down\s+)?(?:the\s+|its\s+|their\s+|all\s+|every\s+)?"
+    r"(?:[\w-]+\s+)?(?:(?:for|of|on|in|to|at)\s+(?:the\s+)?)?[`'\"(]?$"
 )
 _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:its|their|it|they|his|her|the\s+(?:client|caller)s?)\b", re.I
@@ -151,7 +194,7 @@ _NO_FAULT = re.compile(
     r"(?:root[- ]?causes?|faults?|issues?|problems?|culprits?|anything|faulty)\b"
     r"|\b(?:everything|all\s+(?:\w+\s+)?(?:pods|services|components|deployments))\s+(?:is|are|appears?|looks?|seems?)"
     r"\s+(?:to\s+be\s+)?(?:healthy|fine|normal|running)\b|\bno\s+faulty\b|\bnothing\s+(?:is\s+)?wrong\b"
-    r"|\bno\s+fault\b",
+    r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b",
     re.I,
 )
 _OBJECT_BEFORE = re.compile(
@@ -239,8 +282,11 @@ _CANDIDATE = re.compile(
 @dataclass
 class Mention:
     """A component named in a diagnosis at `start`: its role in the clause (blamed, exonerated,
-    effect, mentioned or listed), whether it is outside the incident (`foreign`), the fault's
-    origin, or blamed in so many words (`strong`).
+    effect, mentioned, listed or context), whether it is outside the incident (`foreign`), the
+    fault's origin, blamed in so many words (`strong`), and how the name as written stands to
+    the origin (`relation`: the origin itself, an instance of it, the service it is an instance
+    of, a sibling instance); `inferred` when the blame was read from a cause that does not
+    name it (`its logs show ...`, a failing component with no cause stated).
     """
 
     component: ComponentRef
@@ -249,6 +295,9 @@ class Mention:
     foreign: bool = False
     origin: bool = False
     strong: bool = False
+    relation: Relation = "none"
+    inferred: bool = False
+    written: str = ""
 
 
 @dataclass
@@ -261,6 +310,7 @@ class Segment:
     clause: int = 0
     sentence: int = 0
     strong: bool = False
+    observed: bool = False
 
 
 @dataclass
@@ -279,6 +329,8 @@ class Diagnosis:
     has_cause: bool = False
     cause: Joined = field(default_factory=Joined)
     claim: Joined = field(default_factory=Joined)
+    impact: Joined = field(default_factory=Joined)
+    headline: Joined = field(default_factory=Joined)
     excerpt: Excerpt | None = None
 
     @property
@@ -315,7 +367,22 @@ class Diagnosis:
         weakly implicated (named in a clause that merely mentions a mechanism, or said to fail)
         is context: the fault is put at the origin, the other is its client or victim."""
         origin = self.origin_blamed
-        return [m for m in self.blamed if not involved(m) and (m.strong or not origin)]
+        return [
+            m
+            for m in self.blamed
+            if not involved(m) and (m.strong or not origin or self._beside_the_origin(m))
+        ]
+
+    def _beside_the_origin(self, mention: Mention) -> bool:
+        """Coordinated with a blamed origin in one clause (`frontend-0, frontend-1 and
+        frontend-2 are out of memory`): blamed as much as the origin is."""
+        segment = _segment_of(self, mention.start)
+        origins = self._blamed_origins_by_segment.get(id(segment), [])
+        return any(_coordinated(self, m, mention) for m in origins)
+
+    @functools.cached_property
+    def _blamed_origins_by_segment(self) -> dict[int, list[Mention]]:
+        return _by_segment(self, [m for m in self.mentions if m.origin and m.role == "blamed"])
 
     def quote(self, at: int, end: int | None = None, width: int = QUOTE_WIDTH) -> str:
         """The sentence holding `text[at:end]`, verbatim: cut to about `width` characters around
@@ -367,16 +434,47 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     _blame_the_subject(diagnosis)
     if not diagnosis.has_cause:
         _blame_the_failing(diagnosis)
+    headlines = _keep_to_the_headline(diagnosis, _ranked_sections(low, [], 1))
+    diagnosis.headline = Joined.of(low, headlines)
     diagnosis.cause = Joined.of(low, [(s.start, s.end) for s in segments if s.role == "blamed"])
     diagnosis.claim = Joined.of(
-        low, [(s.start, s.end) for s in segments if s.role not in {"exonerated", "listed"}]
+        low, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
     )
+    diagnosis.impact = Joined.of(low, _impact_spans(diagnosis))
     said_no_fault = any(_NO_FAULT.search(low, s.start, s.end) for s in segments)
     diagnosis.no_fault = said_no_fault and not any(m.strong for m in diagnosis.blamed)
     if diagnosis.no_fault:
         for mention in diagnosis.blamed:
             mention.role = "mentioned"
     return diagnosis
+
+
+def _impact_spans(diagnosis: Diagnosis) -> list[tuple[int, int]]:
+    """The segments whose symptoms are this fault's impact as the diagnosis tells it: its
+    causes, their consequences, and the symptoms it reports (quoted logs included), but not
+    what it says in exonerating or alternative segments, nor in a sentence about components it
+    rules out only (`cart shows errors, but cart is not the cause`: a symptom of another
+    service, not of this fault)."""
+    blamed = {k for m in diagnosis.blamed for k in names.keys(m.component)}
+    cleared = {
+        k
+        for m in diagnosis.mentions
+        if m.role == "exonerated"
+        for k in names.keys(m.component)
+        if k not in blamed
+    }
+    about_others: dict[int, bool] = {}
+    for mention in diagnosis.mentions:
+        segment = _segment_of(diagnosis, mention.start)
+        if segment is not None:
+            other = bool(names.keys(mention.component) & cleared)
+            about_others[segment.sentence] = about_others.get(segment.sentence, True) and other
+    return [
+        (s.start, s.end)
+        for s in diagnosis.segments
+        if s.role not in {"exonerated", "listed"}
+        and (s.role in {"blamed", "effect"} or not about_others.get(s.sentence, False))
+    ]
 
 
 # ---------------------------------------------------------------- segments
@@ -396,33 +494,110 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 def _segments(low: str) -> list[Segment]:
     segments: list[Segment] = []
     alternatives = _alternative_sections(low)
-    section = 0
+    context = _context_spans(low)
+    section = spot = 0
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
         while section < len(alternatives) and alternatives[section][1] <= sentence.start():
             section += 1
         alternative = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end())) or (
             section < len(alternatives) and alternatives[section][0] <= sentence.start()
         )
-        for piece_start, piece_end in pieces(low, sentence.start(), sentence.end()):
-            for start, end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
-                clause = len(segments)
-                for segment in _clause(low, start, end):
-                    segment.clause, segment.sentence = clause, number
-                    if alternative:
-                        segment.role, segment.strong = "listed", False
-                    segments.append(segment)
+        while spot < len(context) and context[spot][1] <= sentence.start():
+            spot += 1
+        for start, end, quoted in _around(context, spot, sentence.start(), sentence.end()):
+            if quoted:
+                segments.append(Segment(start, end, "context", len(segments), number))
+                continue
+            for piece_start, piece_end in pieces(low, start, end):
+                for clause_start, clause_end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
+                    clause = len(segments)
+                    for segment in _clause(low, clause_start, clause_end):
+                        segment.clause, segment.sentence = clause, number
+                        if alternative:
+                            segment.role, segment.strong = "listed", False
+                        segments.append(segment)
     return segments
 
 
+def _around(
+    spans: list[tuple[int, int]], first: int, start: int, end: int
+) -> list[tuple[int, int, bool]]:
+    """`[start, end)` cut into (start, end, inside a span) parts by the sorted, disjoint
+    `spans` from index `first` on."""
+    out: list[tuple[int, int, bool]] = []
+    at = start
+    for span_start, span_end in spans[first:]:
+        if span_start >= end:
+            break
+        if span_start > at:
+            out.append((at, span_start, False))
+        if min(span_end, end) > max(at, span_start):
+            out.append((max(at, span_start), min(span_end, end), True))
+        at = max(at, span_end)
+    if at < end:
+        out.append((at, end, False))
+    return out
+
+
+def _context_spans(low: str) -> list[tuple[int, int]]:
+    """Lines and inline quotes that report rather than claim (propagation paths, log lines,
+    pasted output), as sorted, disjoint spans."""
+    spans = []
+    for line in _LINE.finditer(low):
+        if line.end() == line.start():
+            continue
+        if _CONTEXT_LINE.match(low, line.start(), line.end()):
+            spans.append((line.start(), line.end()))
+            continue
+        spans.extend(m.span() for m in _QUOTED_OUTPUT.finditer(low, line.start(), line.end()))
+    return spans
+
+
 def _alternative_sections(low: str) -> list[tuple[int, int]]:
-    """Spans under a markdown heading that names alternatives, up to the next heading."""
+    """Spans under a markdown heading that names alternatives, up to the next heading, and
+    lower-ranked hypotheses (`Hypothesis 2:`, item 2 of a list ranked most likely first), up to
+    the next hypothesis or heading; sorted and disjoint."""
     headings = [m for m in _HEADING.finditer(low) if m.start() == 0 or low[m.start() - 1] == "\n"]
     sections = []
     ends = [h.start() for h in headings[1:]] + [len(low)]
     for heading, end in zip(headings, ends[: len(headings)], strict=True):
         if _ALTERNATIVE.match(heading.group(1)):
             sections.append((heading.end(), end))
-    return sections
+    return _merged(sections + _ranked_sections(low, [h.start() for h in headings], 2))
+
+
+def _ranked_sections(low: str, headings: list[int], rank: int) -> list[tuple[int, int]]:
+    """Sections opened by a hypothesis (or an item of a list ranked most likely first)
+    numbered `rank` or more (`rank` 1 only: the first hypothesis), each up to the next
+    hypothesis, item or heading."""
+    marks: list[tuple[int, int]] = []
+    ranked_list = False
+    for line in _LINE.finditer(low):
+        if line.end() == line.start():
+            continue
+        item = _RANKED_ITEM.match(low, line.start(), line.end())
+        if item is None and ranked_list:
+            item = _NUMBERED_ITEM.match(low, line.start(), line.end())
+        if item is not None:
+            marks.append((line.start(), int(item.group(1))))
+        elif _RANKED_INTRO.search(low, line.start(), line.end()):
+            ranked_list = True
+    stops = sorted({*headings, *(at for at, _ in marks), len(low)})
+    return [
+        (at, stops[bisect.bisect_right(stops, at)] if at < stops[-1] else len(low))
+        for at, number in marks
+        if (number >= 2 if rank >= 2 else number == 1)
+    ]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _clause(low: str, start: int, end: int) -> list[Segment]:
@@ -437,6 +612,16 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         return [Segment(start, end, "listed")]
     if _CAUSE_BEFORE.search(clause):
         return [Segment(start, end, "blamed", strong=True)]
+    if (cue := _EVIDENTIAL.search(clause)) and _OBSERVATION.search(clause, 0, cue.start()):
+        return [
+            Segment(start, start + cue.end(), "mentioned", observed=True),
+            *_clause(low, start + cue.end(), end),
+        ]
+    if cue := _CAUSE_OF.search(clause):
+        return [
+            Segment(start, start + cue.start(), "blamed", strong=True),
+            Segment(start + cue.end(), end, "effect"),
+        ]
     if cue := _AFTER_CUE.search(clause):
         before = Segment(start, start + cue.start(), "effect")
         after = [Segment(start + cue.end(), end, "blamed", strong=True)]
@@ -469,15 +654,16 @@ def _mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     low = diagnosis.low
     found: list[Mention] = []
     truth_names = truth.listed
+    candidates: list[tuple[int, int, ComponentRef]] = []
     for component in truth.catalog + [
         c for c in truth_names if not any(same(c, k) for k in truth.catalog)
     ]:
         strict = not any(same(component, t) for t in truth_names)
-        origin = any(same(component, o) for o in truth.origins) or truth.owned_by_origin(component)
-        for start in names.find(low, component, strict=strict):
-            if names.is_value_at(low, start):
-                continue
-            found.append(_mention(diagnosis, truth, component, start, origin))
+        for start, end in names.find_spans(low, component, strict=strict):
+            if not names.is_value_at(low, start):
+                candidates.append((start, end, component))
+    for start, end, component in _most_specific(candidates, low):
+        found.append(_mention(diagnosis, truth, component, start, low[start:end]))
     found.extend(_unknown_components(diagnosis, truth, found))
     found.sort(key=lambda m: m.start)
     _mark_lists(diagnosis, found, truth)
@@ -485,14 +671,51 @@ def _mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     return found
 
 
+def _most_specific(
+    candidates: list[tuple[int, int, ComponentRef]], low: str
+) -> list[tuple[int, int, ComponentRef]]:
+    """Where a name is part of a longer one (`redis-cart` in `redis-cart-0`'s service, the
+    service `shippingservice` in the pod `shippingservice-1`), the longer, or the one named
+    exactly as written; other components written alike are all kept."""
+
+    def exact(item: tuple[int, int, ComponentRef]) -> bool:
+        written = names.canonical(low[item[0] : item[1]])
+        return any(names.canonical(n) == written for n in item[2].all_names())
+
+    kept: list[tuple[int, int, ComponentRef]] = []
+    widest: tuple[int, int, ComponentRef] | None = None  # the kept match reaching furthest
+    for item in sorted(candidates, key=lambda c: (c[0], c[0] - c[1], not exact(c))):
+        start, end, component = item
+        if widest is None or start >= widest[1] or not _one_family(widest[2], component):
+            kept.append(item)
+            if widest is None or end > widest[1]:
+                widest = item
+    return kept
+
+
+def _one_family(a: ComponentRef, b: ComponentRef) -> bool:
+    """Whether one is an instance of the other."""
+    return any(
+        systems.instance_of(x, y) or systems.instance_of(y, x)
+        for x in a.all_names()
+        for y in b.all_names()
+    )
+
+
 def _mention(
-    diagnosis: Diagnosis, truth: Truth, component: ComponentRef, start: int, origin: bool
+    diagnosis: Diagnosis, truth: Truth, component: ComponentRef, start: int, written: str
 ) -> Mention:
+    relation = truth.relation(written, component)
+    if relation == "sibling":
+        component = ComponentRef(name=written.strip("`'\"()[]-_ ."))
+    origin = relation in {"exact", "instance", "container"} or truth.owned_by_origin(component)
     foreign = _foreign(diagnosis, truth, start)
     segment = _segment_of(diagnosis, start)
     role: Role = segment.role if segment else "mentioned"
     strong = bool(segment and segment.strong)
-    return Mention(component, start, role, foreign, origin and not foreign, strong)
+    return Mention(
+        component, start, role, foreign, origin and not foreign, strong, relation, written=written
+    )
 
 
 def _role(diagnosis: Diagnosis, at: int) -> Role:
@@ -606,6 +829,7 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
     for segment in diagnosis.segments:
         if segment.role != "blamed":
             continue
+        _release_the_affected(diagnosis, segment, grouped.get(id(segment), []))
         inside = [m for m in grouped.get(id(segment), []) if m.role == "blamed"]
         if not inside:
             continue
@@ -630,6 +854,21 @@ def _release_objects(diagnosis: Diagnosis, mentions: list[Mention]) -> None:
                 mention.role = "mentioned"
                 continue
             previous = mention
+
+
+def _release_the_affected(diagnosis: Diagnosis, segment: Segment, inside: list[Mention]) -> None:
+    """`the request flood overloads frontend-proxy`: the object of a verb that says what a
+    cause does to something is what suffers it, not the cause (but `saturates X's CPU` is about
+    X)."""
+    low, previous_end = diagnosis.low, segment.start
+    for mention in inside:
+        gap = low[previous_end : mention.start]
+        end = _end_of(diagnosis, mention)
+        previous_end = end
+        if mention.role != "blamed" or low.startswith("'s", end):
+            continue
+        if _AFFECTING_BEFORE.search(_tail(gap)):
+            mention.role = "effect"
 
 
 def _all_targets(diagnosis: Diagnosis, segment: Segment, inside: list[Mention]) -> bool:
@@ -700,7 +939,7 @@ def _blame_the_referent(
 ) -> None:
     """`its client for Y is misconfigured`: `its` is the previous sentence's subject."""
     i = bisect.bisect_left(starts, segment.start) - 1
-    while i >= 0 and mentions[i].role in {"exonerated", "listed"}:
+    while i >= 0 and mentions[i].role in NOT_CLAIMED:
         i -= 1
     if i < 0:
         return
@@ -708,22 +947,45 @@ def _blame_the_referent(
     while i > 0 and _segment_of(diagnosis, mentions[i - 1].start) is home:
         i -= 1
     mentions[i].role, mentions[i].strong = "blamed", segment.strong
+    mentions[i].inferred = True
+
+
+def _keep_to_the_headline(
+    diagnosis: Diagnosis, sections: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """`Hypothesis 1: node CPU load at node-6.` then its description and justification: where
+    the headline blames a component in so many words, what the section says of others only in
+    passing (services that show alerts, a caller named as evidence) is its evidence, not more
+    culprits. The headlines that do, as spans."""
+    starts = [m.start for m in diagnosis.mentions]
+    headlines = []
+    for start, end in sections:
+        headline = diagnosis.low.find("\n", start, end)
+        headline = end if headline < 0 else headline
+        first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
+        inside = diagnosis.mentions[first:last]
+        if not any(m.role == "blamed" and m.strong and m.start < headline for m in inside):
+            continue
+        headlines.append((start, headline))
+        for mention in inside:
+            evidence = not mention.strong or mention.inferred
+            if mention.start >= headline and mention.role == "blamed" and evidence:
+                mention.role = "mentioned"
+    return headlines
 
 
 def _blame_the_subject(diagnosis: Diagnosis) -> None:
     """`X fails to pull its image due to "pull access denied"`, `X requires TLS but its
     certificate is invalid`: a cause naming no component is about the component its clause,
     else its sentence, else the diagnosis is about."""
-    mentions = [
-        m for m in diagnosis.mentions if m.role not in {"exonerated", "listed"} and not m.foreign
-    ]
+    mentions = [m for m in diagnosis.mentions if m.role not in NOT_CLAIMED and not m.foreign]
     grouped = _by_segment(diagnosis, diagnosis.mentions)
     starts = [m.start for m in mentions]
     effects_by_clause: dict[int, list[Mention]] = {}
     first_by_sentence: dict[int, Mention] = {}
     for mention in mentions:
         located = _segment_of(diagnosis, mention.start)
-        if located is None:
+        if located is None or located.observed:
             continue
         first_by_sentence.setdefault(located.sentence, mention)
         if located.role == "effect":
@@ -753,6 +1015,7 @@ def _blame_the_subject(diagnosis: Diagnosis) -> None:
         for mention in chosen:
             if mention.role != "blamed" or segment.strong:
                 mention.strong = mention.strong or segment.strong
+            mention.inferred = mention.inferred or mention.role != "blamed"
             mention.role = "blamed"
             any_blamed = True
 
@@ -769,13 +1032,29 @@ def _blame_the_failing(diagnosis: Diagnosis) -> None:
         if id(segment) not in failing:
             failing[id(segment)] = bool(_FAILING.search(diagnosis.low, segment.start, segment.end))
         if failing[id(segment)]:
-            mention.role = "blamed"
+            mention.role, mention.inferred = "blamed", True
+
+
+def claimed_in_headline(diagnosis: Diagnosis) -> bool:
+    """Whether the diagnosis states its fault type in a hypothesis' headline (`Hypothesis 1:
+    container CPU load at X`): that is its claim, whatever the justification mentions."""
+    return bool(taxonomy.families_in(diagnosis.headline.text))
+
+
+def mechanism_families(diagnosis: Diagnosis) -> set[str]:
+    """The families the diagnosis states as the mechanism: its headline's, else its causes',
+    else anything it claims."""
+    for text in (diagnosis.headline.text, diagnosis.cause_text, diagnosis.claim_text):
+        families = taxonomy.families_in(text)
+        if families:
+            return families
+    return set()
 
 
 def claimed_families(diagnosis: Diagnosis) -> tuple[set[str], set[str], set[str]]:
     """(families, categories, generic groups) the diagnosis claims: what its causes say (`because
     of a port problem` is a category, whatever else it mentions), else what it says at all."""
-    cause = diagnosis.cause_text
+    cause = diagnosis.headline.text if claimed_in_headline(diagnosis) else diagnosis.cause_text
     families = taxonomy.families_in(cause)
     categories, generic = taxonomy.categories_in(cause), taxonomy.generic_groups_in(cause)
     if families or categories or generic:

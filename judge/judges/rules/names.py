@@ -30,6 +30,8 @@ STORE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "valkey": ("valkey", "redis"),
     "memcached": ("memcached", "memcache"),
 }
+# Token spellings that name the same thing inside a name (`geo-db` is `the geo database`).
+TOKEN_SYNONYMS: dict[str, tuple[str, ...]] = {"db": ("db", "database")}
 # Names that are ordinary words: recognised only beside their kind or in a qualified form.
 COMMON_WORDS = frozenset(
     [
@@ -99,6 +101,13 @@ KIND_WORDS: dict[str, str] = {
     "topic": r"topic",
     "clusterrole": r"cluster\s*role|clusterrole",
 }
+# Origins a truth names by kind only (`the stale PersistentVolumes`, `disk read/write
+# operations`): any mention of the kind names them.
+KIND_ONLY = {
+    "persistentvolume": r"persistent\s*volumes?|pvs?|pvcs?|persistent\s*volume\s*claims?|volumes?",
+    "namespace": r"namespaces?",
+    "disk": r"disks?|storage|volumes?|block\s+devices?|sectors?",
+}
 _WILDCARD_KIND = {
     "deployment": r"deployments|services|microservices|workloads|pods|components",
     "node": r"nodes?|worker nodes?|kubelet",
@@ -142,7 +151,7 @@ def keys(component: ComponentRef) -> frozenset[str]:
 
 
 def _token_regex(token: str) -> str:
-    synonyms = STORE_SYNONYMS.get(token)
+    synonyms = STORE_SYNONYMS.get(token) or TOKEN_SYNONYMS.get(token)
     if synonyms:
         return "(?:" + "|".join(re.escape(s) for s in synonyms) + ")"
     return re.escape(token)
@@ -174,6 +183,8 @@ def _variants(name: str) -> list[list[str]]:
 def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[str]:
     """The pattern for one name; `strict` asks a bare common word for a qualifier."""
     parts = tokens(name)
+    if name in {"*", "all"} and kind.lower() in KIND_ONLY:
+        return re.compile(rf"\b(?:{KIND_ONLY[kind.lower()]})\b")
     if name in {"*", "all"} and kind.lower() == "node":
         return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b|\bkubelet\b")
     if name in {"*", "all"}:
@@ -189,9 +200,13 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
     for variant in _variants(name):
         if service_named and variant is not None and variant[-1] in {"service", "svc"}:
             body = _body(variant[:-1]) + rf"[-_ ]?(?:service|svc|srv)(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
+        elif variant[-1].isdigit():
+            body = (
+                _body(variant) + r"(?![-.]?\d)"
+            )  # `frontend-2` is one instance, not `frontend2-0`
         else:
             body = _body(variant) + rf"(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
-        alternatives.append(body + _POD_HASH)
+        alternatives.append(body + ("" if variant[-1].isdigit() else _POD_HASH))
     bare = "(?:" + "|".join(alternatives) + ")"
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
@@ -221,10 +236,19 @@ def component_regexes(component: ComponentRef, strict: bool = False) -> list[re.
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
     """Start offsets of every mention of `component` in lowercased text."""
-    starts: set[int] = set()
+    return [start for start, _ in find_spans(text_lower, component, strict)]
+
+
+def find_spans(
+    text_lower: str, component: ComponentRef, strict: bool = False
+) -> list[tuple[int, int]]:
+    """`[start, end)` of every mention of `component` in lowercased text (the longest match of
+    its names at each start), sorted."""
+    spans: dict[int, int] = {}
     for pattern in component_regexes(component, strict):
-        starts.update(m.start() for m in pattern.finditer(text_lower))
-    return sorted(starts)
+        for match in pattern.finditer(text_lower):
+            spans[match.start()] = max(spans.get(match.start(), 0), match.end())
+    return sorted(spans.items())
 
 
 def mentions(text: str, component: ComponentRef) -> bool:
@@ -319,6 +343,7 @@ _WORD_TOKEN = re.compile(r"[a-z0-9_-]+")
 _PORT_AFTER = re.compile(r":\d")
 _TAG_AFTER = re.compile(r":[a-z0-9]")
 VALUE_REACH = 40
+_DOTTED_BEFORE = re.compile(r"[a-z0-9_]\.$")
 
 
 def is_value_at(text_lower: str, start: int) -> bool:
@@ -337,4 +362,6 @@ def is_value_at(text_lower: str, start: int) -> bool:
         return True  # an image reference: `yinfangchen/geo:app3`
     if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
         return True
+    if _DOTTED_BEFORE.search(before):
+        return True  # a part of a dotted identifier: `hipstershop.CartService/GetCart`
     return bool(_VALUE_WORDS.search(text_lower[max(0, start - VALUE_REACH) : start]))

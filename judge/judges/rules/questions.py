@@ -17,7 +17,8 @@ from ground_truth.models import ComponentRef, IncidentSpec
 from ...judgment import QuestionAnswer
 from .. import text as text_match
 from . import names, taxonomy, values
-from .diagnosis import Diagnosis, Mention, claimed_families, parse_diagnosis
+from .basis import Basis, Claim, NameMatch, Ruling
+from .diagnosis import Diagnosis, Mention, claimed_families, mechanism_families, parse_diagnosis
 from .size import SizePolicy
 from .truth import Truth, parse_truth, same
 
@@ -74,6 +75,27 @@ _STOPWORDS = frozenset(
         "application",
         "configured",
         "config",
+        # Words every kind of fault shares: naming one is no mechanism (issue 22, mode 1).
+        "container",
+        "containers",
+        "node",
+        "nodes",
+        "load",
+        "injected",
+        "consumption",
+        "usage",
+        "high",
+        "level",
+        "instance",
+        "anomalies",
+        "anomaly",
+        "system",
+        "performance",
+        "degradation",
+        "metric",
+        "metrics",
+        "alert",
+        "alerts",
     ]
 )
 
@@ -107,16 +129,75 @@ class Case:
         return mention.origin or any(same(mention.component, c) for c in self.truth.contributing)
 
 
-def _yes(qid: str, evidence: str, confidence: str = "High") -> QuestionAnswer:
-    return QuestionAnswer(question_id=qid, answer="Yes", evidence=evidence, confidence=confidence)  # type: ignore[arg-type]
+def _yes(qid: str, evidence: str, confidence: str = "High", basis: Basis | None = None) -> Ruling:
+    answer = QuestionAnswer(
+        question_id=qid,
+        answer="Yes",
+        evidence=evidence,
+        confidence=confidence,  # type: ignore[arg-type]
+    )
+    return Ruling(answer, basis or Basis())
 
 
-def _no(qid: str, evidence: str = "", confidence: str = "High") -> QuestionAnswer:
-    return QuestionAnswer(question_id=qid, answer="No", evidence=evidence, confidence=confidence)  # type: ignore[arg-type]
+def _no(
+    qid: str, evidence: str = "", confidence: str = "High", basis: Basis | None = None
+) -> Ruling:
+    answer = QuestionAnswer(
+        question_id=qid,
+        answer="No",
+        evidence=evidence,
+        confidence=confidence,  # type: ignore[arg-type]
+    )
+    return Ruling(answer, basis or Basis())
 
 
-def _unscored(qid: str, reason: str) -> QuestionAnswer:
-    return QuestionAnswer(question_id=qid, unscored_reason=reason)
+def _unscored(qid: str, reason: str, basis: Basis | None = None) -> Ruling:
+    return Ruling(QuestionAnswer(question_id=qid, unscored_reason=reason), basis or Basis())
+
+
+def _basis(
+    case: Case,
+    mention: Mention | None = None,
+    claim: Claim | None = None,
+    conflicting: bool = False,
+) -> Basis:
+    """What an answer about `mention` (or a `claim` of the text) rests on."""
+    excerpt = case.diagnosis.excerpt
+    name: NameMatch = "none"
+    if mention is not None:
+        name = _name_match(mention)
+        if claim is None:
+            claim = _claim_of(mention)
+    return Basis(
+        truth=case.truth.reading,
+        name=name,
+        claim=claim or "none",
+        conflicting=conflicting,
+        cut=bool(excerpt and excerpt.cut),
+    )
+
+
+def _name_match(mention: Mention) -> NameMatch:
+    if mention.relation in {"instance", "container"}:
+        return mention.relation
+    written = names.canonical(mention.written) if mention.written else ""
+    return "exact" if written == names.canonical(mention.component.name) else "alias"
+
+
+def _claim_of(mention: Mention) -> Claim:
+    if mention.role != "blamed":
+        return "mention"
+    if mention.inferred:
+        return "inferred"
+    return "explicit" if mention.strong else "implied"
+
+
+def _text_claim(case: Case) -> Claim:
+    """How the diagnosis states its mechanism: in a headline or a cause, or only somewhere."""
+    d = case.diagnosis
+    if taxonomy.families_in(d.headline.text) or taxonomy.families_in(d.cause_text):
+        return "explicit"
+    return "implied" if d.claim_text.strip() else "none"
 
 
 def _origin_blamed(case: Case) -> list[Mention]:
@@ -130,28 +211,31 @@ def _wrongly_blamed(case: Case) -> list[Mention]:
 # ------------------------------------------------------------------ D1: localization
 
 
-def origin_named(qid: str, case: Case) -> QuestionAnswer:
+def origin_named(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis blames an origin component (in the truth's namespace) as faulty."""
     if not case.truth.origins:
-        return _unscored(qid, "the ground truth names no fault origin")
+        return _unscored(qid, "the ground truth names no fault origin", _basis(case))
     hits = _origin_blamed(case)
     if hits and not case.diagnosis.no_fault:
-        return _yes(qid, case.quote(hits[0]))
+        conflicting = bool(_wrongly_blamed(case))
+        return _yes(qid, case.quote(hits[0]), basis=_basis(case, hits[0], conflicting=conflicting))
     named = [m for m in case.diagnosis.mentions if m.origin]
-    return _no(qid, case.quote(named[0]) if named else "", "Medium" if named else "High")
+    basis = _basis(case, named[0]) if named else _basis(case)
+    return _no(qid, case.quote(named[0]) if named else "", "Medium" if named else "High", basis)
 
 
-def origin_distinguished(qid: str, case: Case) -> QuestionAnswer:
+def origin_distinguished(qid: str, case: Case) -> Ruling:
     """Yes iff the origin is blamed and no victim or other component is blamed beside it."""
     if not case.truth.origins:
-        return _unscored(qid, "the ground truth names no fault origin")
+        return _unscored(qid, "the ground truth names no fault origin", _basis(case))
     hits = _origin_blamed(case)
     if not hits or case.diagnosis.no_fault:
-        return _no(qid)
+        return _no(qid, basis=_basis(case))
     victims = [m for m in _wrongly_blamed(case) if _is_victim(case, m)]
     if victims:
-        return _no(qid, case.quote(victims[0]), "Medium")
-    return _yes(qid, case.quote(hits[0]))
+        basis = _basis(case, victims[0], conflicting=True)
+        return _no(qid, case.quote(victims[0]), "Medium", basis)
+    return _yes(qid, case.quote(hits[0]), basis=_basis(case, hits[0]))
 
 
 def _is_victim(case: Case, mention: Mention) -> bool:
@@ -163,47 +247,62 @@ def _is_victim(case: Case, mention: Mention) -> bool:
     return bool(names.keys(component) & case.diagnosis.effect_keys)
 
 
-def no_healthy_component_blamed(qid: str, case: Case) -> QuestionAnswer:
+def no_healthy_component_blamed(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis blames something and everything it blames is an origin (or a
     component the truth's mechanism involves)."""
     return _only_involved_blamed(qid, case)
 
 
-def _only_involved_blamed(qid: str, case: Case) -> QuestionAnswer:
+def _only_involved_blamed(qid: str, case: Case) -> Ruling:
     """D1-Q3 and D3-Q1 ask the same of the text (the guide: a positive claim, and nothing
     blamed beyond the origin and the truth's contributors); they differ only in the question."""
     if not case.truth.origins:
-        return _unscored(qid, "the ground truth names no fault origin")
+        return _unscored(qid, "the ground truth names no fault origin", _basis(case))
     blamed = case.diagnosis.blamed
     if not blamed or case.diagnosis.no_fault:
-        return _no(qid, "", "Medium")
+        return _no(qid, "", "Medium", _basis(case))
     wrong = _wrongly_blamed(case)
     if wrong:
-        return _no(qid, case.quote(wrong[0]))
-    return _yes(qid, case.quote(blamed[0]), "Medium")
+        conflicting = bool(_origin_blamed(case))
+        return _no(qid, case.quote(wrong[0]), basis=_basis(case, wrong[0], conflicting=conflicting))
+    return _yes(qid, case.quote(blamed[0]), "Medium", _basis(case, blamed[0]))
 
 
 # ------------------------------------------------------------------ D2: characterization
 
 
-def mechanism_matched(qid: str, case: Case) -> QuestionAnswer:
+def mechanism_matched(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis states a mutation of the truth's fault family (a category such as
-    "a TLS issue" or "a configuration problem" is not enough)."""
+    "a TLS issue" or "a configuration problem" is not enough). The mechanism is what the
+    diagnosis claims as the cause; words it only uses elsewhere (an observed metric, a quoted
+    log line) name no mechanism."""
     d, truth = case.diagnosis, case.truth
+    basis = _basis(case, claim=_text_claim(case))
     if d.no_fault or not d.claim_text.strip():
-        return _no(qid)
+        return _no(qid, basis=basis)
     keywords = case.spec.mechanism_keywords
     if keywords:
         hits = text_match.found_any(d.claim_text, keywords)
         if len(hits) >= math.ceil(len(keywords) / 2):
-            return _yes(qid, _quote_term(d, hits[0]))
+            return _yes(qid, _quote_term(d, hits[0]), basis=basis)
     if not truth.families:
         return _by_shared_words(qid, case)
-    for family in sorted(truth.families):
-        match = taxonomy.FAMILY[family].pattern.search(d.claim_text)
-        if match and _same_variant(family, truth, d):
-            return _yes(qid, d.claim_quote(match.start()), "Medium")
-    return _no(qid, "", "Medium")
+    claimed = mechanism_families(d)
+    for family in sorted(truth.families & claimed):
+        if _same_variant(family, truth, d):
+            conflicting = bool(claimed - truth.families - _related(truth))
+            basis = _basis(case, claim=basis.claim, conflicting=conflicting)
+            return _yes(qid, _family_quote(d, family), "Medium", basis)
+    return _no(qid, "", "Medium", basis)
+
+
+def _related(truth: Truth) -> set[str]:
+    """The truth's families and their named neighbours: one fault's related mechanisms."""
+    return {
+        f.name
+        for f in taxonomy.FAMILIES
+        if any(taxonomy.compatible(f.name, {t}) for t in truth.families)
+    }
 
 
 def _same_variant(family: str, truth: Truth, d: Diagnosis) -> bool:
@@ -222,78 +321,86 @@ def _shared_words(case: Case) -> list[str]:
     return sorted(truth_words & set(_WORD.findall(case.diagnosis.claim_text)))
 
 
-def _by_shared_words(qid: str, case: Case) -> QuestionAnswer:
+def _by_shared_words(qid: str, case: Case) -> Ruling:
     """Outside the taxonomy: two content words of the truth's mechanism in the diagnosis."""
     shared = _shared_words(case)
+    basis = _basis(case, claim="implied" if shared else "none")
     if len(shared) >= 2:
-        return _yes(qid, _quote_term(case.diagnosis, shared[0]), "Low")
-    return _no(qid, "", "Low")
+        return _yes(qid, _quote_term(case.diagnosis, shared[0]), "Low", basis)
+    return _no(qid, "", "Low", basis)
 
 
-def parameters_named(qid: str, case: Case) -> QuestionAnswer:
+def parameters_named(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis states one of the truth's concrete details (a value, beside its key
     when it is a one-digit number; or the key itself) without a different value for that key."""
     d, truth = case.diagnosis, case.truth
     if d.no_fault:
-        return _no(qid)
+        return _no(qid, basis=_basis(case))
     if truth.values:
         hits = values.matching(truth.values, d.claim_text)
         if hits:
-            return _yes(qid, d.claim_quote(hits[0][1]))
-        return _no(qid, "", "Medium")
-    if mechanism_matched(qid, case).answer == "Yes":
+            return _yes(qid, d.claim_quote(hits[0][1]), basis=_basis(case, claim="explicit"))
+        return _no(qid, "", "Medium", _basis(case))
+    if mechanism_matched(qid, case).answer.answer == "Yes":
+        implied = _basis(case, claim="implied")
         concrete = values.CONCRETE.search(d.text)
         if concrete:
-            return _yes(qid, d.quote(concrete.start(), concrete.end()), "Low")
+            return _yes(qid, d.quote(concrete.start(), concrete.end()), "Low", implied)
         shared = _shared_words(case)
         if len(shared) >= 2:
-            return _yes(qid, _quote_term(d, shared[0]), "Low")
-    return _no(qid, "", "Low")
+            return _yes(qid, _quote_term(d, shared[0]), "Low", implied)
+    return _no(qid, "", "Low", _basis(case))
 
 
-def fault_type_consistent(qid: str, case: Case) -> QuestionAnswer:
+def fault_type_consistent(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis characterises the fault (a family, a category, or a generic
-    "configuration problem") and that characterisation fits the truth's fault type."""
+    "configuration problem") and that characterisation fits the truth's fault type. Related
+    mechanisms of one fault (a port mismatch and the missing file behind it) do not conflict:
+    one fitting family is enough."""
     d, truth = case.diagnosis, case.truth
     if d.no_fault:
-        return _no(qid)
+        return _no(qid, basis=_basis(case))
     families, categories, generic = claimed_families(d)
+    claim = _text_claim(case)
     if families:
         fitting = [
             f for f in sorted(families) if taxonomy.compatible(f, truth.families | truth.categories)
         ]
         if fitting:
-            return _yes(qid, _family_quote(d, fitting[0]), "Medium")
+            basis = _basis(case, claim=claim, conflicting=len(fitting) < len(families))
+            return _yes(qid, _family_quote(d, fitting[0]), "Medium", basis)
         if truth.families:
-            return _no(qid, _family_quote(d, sorted(families)[0]), "Medium")
+            basis = _basis(case, claim=claim)
+            return _no(qid, _family_quote(d, sorted(families)[0]), "Medium", basis)
         return _by_shared_words(qid, case)
+    vague = _basis(case, claim="implied")
     if categories & (truth.families | truth.categories) or generic & truth.groups:
-        return _yes(qid, "", "Low")
+        return _yes(qid, "", "Low", vague)
     category_groups = {taxonomy.FAMILY[c].group for c in categories}
     if category_groups & truth.groups & taxonomy.CONFIGURED_GROUPS or taxonomy.vaguely_configured(
         generic, truth.groups
     ):
-        return _yes(qid, "", "Low")
-    return _no(qid, "", "Medium")
+        return _yes(qid, "", "Low", vague)
+    return _no(qid, "", "Medium", _basis(case))
 
 
 # ------------------------------------------------------------------ D3: scope
 
 
-def no_uninvolved_component_blamed(qid: str, case: Case) -> QuestionAnswer:
+def no_uninvolved_component_blamed(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis blames something and blames no component outside the origin and
     the truth's contributing components (victims named as affected are fine)."""
     return _only_involved_blamed(qid, case)
 
 
-def all_components_named(qid: str, case: Case) -> QuestionAnswer:
+def all_components_named(qid: str, case: Case) -> Ruling:
     """Yes iff every component the truth lists (origins, contributing, affected) is mentioned in
     the truth's namespace and not called healthy."""
     truth, d = case.truth, case.diagnosis
     if not truth.listed:
-        return _unscored(qid, "the ground truth lists no components")
+        return _unscored(qid, "the ground truth lists no components", _basis(case))
     if d.no_fault or not _origin_blamed(case):
-        return _no(qid)
+        return _no(qid, basis=_basis(case))
     last = None
     everything = any(
         m.origin and m.component.name == "*" and m.role == "blamed" for m in d.mentions
@@ -309,9 +416,10 @@ def all_components_named(qid: str, case: Case) -> QuestionAnswer:
             and m.role not in {"exonerated", "listed"}
         ]
         if not mentions and not _named_as_value(case, component):
-            return _no(qid, "", "Medium")
+            return _no(qid, "", "Medium", _basis(case))
         last = mentions[0] if mentions else last
-    return _yes(qid, case.quote(last) if last else "")
+    basis = _basis(case, last, claim="mention") if last else _basis(case, claim="mention")
+    return _yes(qid, case.quote(last) if last else "", basis=basis)
 
 
 def _named_as_value(case: Case, component: ComponentRef) -> bool:
@@ -325,23 +433,29 @@ def _named_as_value(case: Case, component: ComponentRef) -> bool:
     )
 
 
-def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
-    """Yes iff the diagnosis states an impact the truth states or its mechanism implies."""
+def symptoms_matched(qid: str, case: Case) -> Ruling:
+    """Yes iff the diagnosis states an impact the truth states or its mechanism implies, or,
+    where the truth states none, one that follows from the diagnosis's own cause when that
+    cause fits the truth's fault type. What it says only of components it rules out is not
+    this fault's impact."""
     d, truth = case.diagnosis, case.truth
     if d.no_fault or not d.claim_text.strip():
-        return _no(qid)
+        return _no(qid, basis=_basis(case))
+    text = d.impact.text
+    stated_basis = _basis(case, claim="explicit")
     if case.spec.symptoms:
-        hits = text_match.found_any(d.claim_text, case.spec.symptoms)
+        hits = text_match.found_any(text, case.spec.symptoms)
         if hits:
-            return _yes(qid, _quote_term(d, hits[0]))
-    stated = taxonomy.impacts_in(taxonomy.without_denied_impacts(d.claim_text))
-    contradicted = taxonomy.contradicted_impacts(d.claim_text, truth.impacts, truth.families)
+            return _yes(qid, _quote_term(d, hits[0]), basis=stated_basis)
+    stated = taxonomy.impacts_in(taxonomy.without_denied_impacts(text))
+    contradicted = taxonomy.contradicted_impacts(text, truth.impacts, truth.families)
     if contradicted:
-        return _no(qid, _impact_quote(d, sorted(contradicted)[0]), "Medium")
+        basis = _basis(case, claim="explicit", conflicting=bool(stated & truth.impacts))
+        return _no(qid, _impact_quote(d, sorted(contradicted)[0]), "Medium", basis)
     if not truth.impacts:
         if stated:
-            return _yes(qid, _impact_quote(d, sorted(stated)[0]), "Low")
-        return _no(qid, "", "Low")
+            return _yes(qid, _impact_quote(d, sorted(stated)[0]), "Low", stated_basis)
+        return _no(qid, "", "Low", _basis(case))
     shared = (stated & truth.impacts) - taxonomy.BROAD_IMPACTS
     if (
         not shared
@@ -350,8 +464,21 @@ def symptoms_matched(qid: str, case: Case) -> QuestionAnswer:
     ):
         shared = stated & taxonomy.BROAD_IMPACTS
     if shared:
-        return _yes(qid, _impact_quote(d, sorted(shared)[0]), "Medium")
-    return _no(qid, "", "Medium")
+        return _yes(qid, _impact_quote(d, sorted(shared)[0]), "Medium", stated_basis)
+    follows = stated & _impacts_of_a_fitting_cause(case) if not truth.stated_impacts else set()
+    if follows:
+        basis = _basis(case, claim="implied")
+        return _yes(qid, _impact_quote(d, sorted(follows)[0]), "Low", basis)
+    return _no(qid, "", "Medium", _basis(case, claim="explicit" if stated else "none"))
+
+
+def _impacts_of_a_fitting_cause(case: Case) -> set[str]:
+    """What the diagnosis's own cause implies, when that cause fits the truth's fault type."""
+    claimed, _, _ = claimed_families(case.diagnosis)
+    fitting = [
+        f for f in claimed if taxonomy.compatible(f, case.truth.families | case.truth.categories)
+    ]
+    return {impact for f in fitting for impact in taxonomy.FAMILY[f].impacts}
 
 
 # ------------------------------------------------------------------ evidence
@@ -384,23 +511,55 @@ def _family_quote(d: Diagnosis, family: str) -> str:
 
 
 def _impact_quote(d: Diagnosis, impact: str) -> str:
+    hit = taxonomy.IMPACTS[impact].search(d.impact.text)
+    if hit:
+        return d.quote(d.impact.origin(hit.start()))
     return _pattern_quote(d, taxonomy.IMPACTS[impact])
+
+
+# ------------------------------------------------------------------ a truth with no fault
+
+
+def fault_free(qid: str, case: Case) -> Ruling:
+    """The truth says no fault was injected (a no-op problem): every question then asks
+    whether the diagnosis says so too, blaming nothing."""
+    d = case.diagnosis
+    if d.no_fault:
+        said = next((s for s in d.segments if s.role == "exonerated"), None)
+        evidence = d.quote(said.start) if said else ""
+        return _yes(qid, evidence, "Medium", _basis(case, claim="explicit"))
+    blamed = d.blamed
+    basis = _basis(case, blamed[0]) if blamed else _basis(case)
+    return _no(qid, case.quote(blamed[0]) if blamed else "", "Medium", basis)
+
+
+Rule = Callable[[str, Case], Ruling]
+
+
+def _unless_fault_free(rule: Rule) -> Rule:
+    def checked(qid: str, case: Case) -> Ruling:
+        return fault_free(qid, case) if case.truth.no_fault else rule(qid, case)
+
+    checked.__name__ = checked.__qualname__ = rule.__name__
+    checked.__doc__ = rule.__doc__
+    return checked
 
 
 # ------------------------------------------------------------------ binding
 
-Rule = Callable[[str, Case], QuestionAnswer]
-
 RULES: dict[str, Rule] = {
-    "origin_named": origin_named,
-    "origin_distinguished": origin_distinguished,
-    "no_healthy_component_blamed": no_healthy_component_blamed,
-    "mechanism_matched": mechanism_matched,
-    "parameters_named": parameters_named,
-    "fault_type_consistent": fault_type_consistent,
-    "no_uninvolved_component_blamed": no_uninvolved_component_blamed,
-    "all_components_named": all_components_named,
-    "symptoms_matched": symptoms_matched,
+    rule.__name__: _unless_fault_free(rule)
+    for rule in (
+        origin_named,
+        origin_distinguished,
+        no_healthy_component_blamed,
+        mechanism_matched,
+        parameters_named,
+        fault_type_consistent,
+        no_uninvolved_component_blamed,
+        all_components_named,
+        symptoms_matched,
+    )
 }
 
 # What a question asking for each rule says (checked in this order; the first match binds).

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
 
 from ..catalog import INFRASTRUCTURE, KNOWN_SERVICES
-from . import names, taxonomy, values
+from . import names, systems, taxonomy, values
+from .fields import Fields, read_fields
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
 MAX_PARAMETER_VALUES = 200
@@ -49,6 +50,12 @@ _KIND_NEAR = re.compile(
 )
 
 
+# How the origin was read: the spec's own fields, a `[fault_spec]` string, fields written in the
+# ground-truth text (`fault_entity=...`), the subject of its prose, or not at all.
+Reading = Literal["structured", "fault_spec", "fields", "prose", "none"]
+Relation = Literal["exact", "instance", "container", "sibling", "none"]
+
+
 @dataclass
 class Truth:
     """A spec as the rules judge reads it: the origin components and their namespaces, the
@@ -68,6 +75,31 @@ class Truth:
     contributing: list[ComponentRef] = field(default_factory=list)
     affected: list[ComponentRef] = field(default_factory=list)
     catalog: list[ComponentRef] = field(default_factory=list)
+    system: systems.System | None = None
+    reading: Reading = "structured"
+    no_fault: bool = False
+    stated_impacts: set[str] = field(default_factory=set)
+
+    def relation(self, written: str, component: ComponentRef) -> Relation:
+        """How a mention of `component`, written `written`, stands to the origin: the origin
+        (`exact`), one of its instances (`instance`: `cartservice-0` of `cartservice`), the
+        service the origin is an instance of (`container`: `shippingservice` of
+        `shippingservice-1`), another instance of that service (`sibling`), or none."""
+        written = written.lower().strip("`'\"()[] ")
+        for origin in self.origins:
+            if same(component, origin):
+                if any(systems.instance_of(written, n) for n in origin.all_names()):
+                    return "instance"
+                return "exact"
+        for origin in self.origins:
+            if not any(systems.instance_of(origin.name, n) for n in component.all_names()):
+                continue
+            if names.canonical(written) == names.canonical(origin.name):
+                return "exact"
+            if any(systems.instance_of(written, n) for n in component.all_names()):
+                return "sibling"
+            return "container"
+        return "none"
 
     @property
     def involved(self) -> list[ComponentRef]:
@@ -105,41 +137,45 @@ class Truth:
 
 
 def parse_truth(spec: IncidentSpec) -> Truth:
-    """Read a spec's ground truth: origins from `fault_origin`, the fault-spec string or, failing
-    both, the prose; families from the mechanism text and the structured fields.
+    """Read a spec's ground truth: origins from `fault_origin`, the fault-spec string, fields
+    written in the text or, failing all, the prose; the system they belong to; families from the
+    mechanism text, the fault types written as fields and the structured fields.
     """
     parsed = parse_fault_spec(spec.ground_truth)
     description = parsed[2] if parsed else spec.ground_truth
-    namespace = parsed[1] if parsed else None
-    origins = list(spec.fault_origin) or (parsed[0] if parsed else [])
-    namespaces = {c.namespace for c in [*origins] if c.namespace}
-    if namespace:
-        namespaces.add(namespace)
-    if not origins:
-        origins, guessed = _origins_in_prose(description)
-        namespaces |= guessed
-    mechanism_text = _mechanism_text(description)
+    fields = Fields() if parsed else read_fields(spec.ground_truth)
+    origins, namespaces, reading = _origins(spec, parsed, fields, description)
+    system = systems.system_of(namespaces, spec.extra, spec.ground_truth, [o.name for o in origins])
+    if reading == "fields" and fields.types:
+        mechanism_text, consequence = "; ".join(fields.types), ""
+    else:
+        mechanism_text = _mechanism_text(description)
+        consequence = description[len(mechanism_text) :].lower()
     low_mechanism = _without_names(mechanism_text.lower(), namespaces)
     structured = " ".join(
         [
             spec.mechanism or "",
             spec.problem_class or "",
+            *fields.types,
             *(k.replace("|", " ") for k in spec.mechanism_keywords),
         ]
     ).lower()
-    families = taxonomy.families_in(low_mechanism) | taxonomy.families_in(structured)
+    declared = taxonomy.families_in(structured)
+    families = declared | (
+        set() if declared and reading == "fields" else taxonomy.families_in(low_mechanism)
+    )
     if not families:
         families = taxonomy.families_in(_without_names(description.lower(), namespaces))
     categories = taxonomy.categories_in(low_mechanism)
     groups = {taxonomy.FAMILY[f].group for f in families | categories}
-    consequence = description[len(mechanism_text) :].lower()
-    impacts = taxonomy.impacts_in(consequence) | taxonomy.impacts_in(
+    stated = taxonomy.impacts_in(consequence) | taxonomy.impacts_in(
         " ".join(s.replace("|", " ") for s in spec.symptoms).lower()
     )
+    impacts = set(stated)
     for family in families:
         impacts |= set(taxonomy.FAMILY[family].impacts)
     origins = [_with_node_alias(o) for o in origins]
-    catalog = _catalog(namespaces, origins)
+    catalog = _catalog(namespaces, origins, system)
     origins = [next((c for c in catalog if same(c, o)), o) for o in origins]
     truth = Truth(
         origins=origins,
@@ -152,16 +188,74 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         impacts=impacts,
         values=[],
         catalog=catalog,
+        system=system,
+        reading=reading,
+        stated_impacts=stated,
+        no_fault=not origins and _states_no_fault(spec, fields),
     )
     truth.contributing, truth.affected = _others(truth, spec, consequence)
-    truth.values = values.truth_values(mechanism_text, truth, _parameter_values(spec.parameters))
+    truth.values = values.truth_values(
+        _without_times(mechanism_text), truth, _parameter_values(spec.parameters)
+    )
     return truth
 
 
+def _origins(
+    spec: IncidentSpec,
+    parsed: tuple[list[ComponentRef], str | None, str] | None,
+    fields: Fields,
+    description: str,
+) -> tuple[list[ComponentRef], set[str], Reading]:
+    """The origins, the namespaces they are in, and how they were read."""
+    reading: Reading = "structured"
+    origins = list(spec.fault_origin)
+    if not origins and parsed and parsed[0]:
+        origins, reading = list(parsed[0]), "fault_spec"
+    if not origins and fields.origins:
+        origins = [ComponentRef(name=n, kind=k) for n, k in fields.origins]
+        reading = "fields"
+    namespaces = {c.namespace for c in origins if c.namespace} | set(fields.namespaces)
+    if parsed and parsed[1]:
+        namespaces.add(parsed[1])
+    if not origins:
+        origins, guessed = _origins_in_prose(description)
+        namespaces |= guessed
+        reading = "prose" if origins else "none"
+    return origins, namespaces, reading
+
+
+_NO_FAULT = re.compile(
+    r"\bno[_ -]?op\b|\bexpected\s+detection\s+answer:\s*no\b|\bno\s+fault\s+(?:was\s+)?injected\b"
+    r"|\bnothing\s+(?:was\s+)?injected\b",
+    re.I,
+)
+
+
+def _states_no_fault(spec: IncidentSpec, fields: Fields) -> bool:
+    """A truth that no fault was injected (AIOpsLab's no-op detection problems)."""
+    declared = " ".join([spec.mechanism or "", spec.problem_class or "", *fields.types])
+    return bool(_NO_FAULT.search(declared) or _NO_FAULT.search(spec.ground_truth))
+
+
+_TIMES = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d{10,13}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+)
+
+
+def _without_times(text: str) -> str:
+    """Dates, clock times, epoch timestamps and IP addresses say when and where a fault was
+    injected, not what it mutated."""
+    return _TIMES.sub(" ", text)
+
+
 def _with_node_alias(origin: ComponentRef) -> ComponentRef:
-    """A node-level origin (`node/kubelet`, `node/system-clock`) is also named as "the node"."""
+    """A node-level origin named by function (`node/kubelet`, `node/system-clock`) is also named
+    as "the node"; a numbered node (`node-5`) is not any node."""
     if (origin.kind or "").lower() != "node" or origin.name == "*" or "*" in origin.aliases:
         return origin
+    if re.search(r"\d", origin.name):
+        return origin  # `node-5` is one node, not any node
     return origin.model_copy(update={"aliases": [*origin.aliases, "*"]})
 
 
@@ -177,17 +271,21 @@ def _without_names(text: str, namespaces: set[str]) -> str:
     return text
 
 
-def _catalog(namespaces: set[str], origins: list[ComponentRef]) -> list[ComponentRef]:
-    """Every component the rules know for the truth's namespaces, as ComponentRefs; the one
-    datastore of its kind in an application also answers to the store's name (`valkey`,
-    `redis` for `valkey-cart`)."""
+def _catalog(
+    namespaces: set[str], origins: list[ComponentRef], system: systems.System | None = None
+) -> list[ComponentRef]:
+    """Every component the rules know for the truth's namespaces and system, as ComponentRefs;
+    the one datastore of its kind in an application also answers to the store's name
+    (`valkey`, `redis` for `valkey-cart`)."""
     known = [
         ComponentRef(name=name, namespace=ns)
         for ns in sorted(namespaces)
         for name in KNOWN_SERVICES.get(ns, [])
     ]
+    if system is not None and not (system.key in KNOWN_SERVICES and system.key in namespaces):
+        known.extend(systems.components_of(system))
     infrastructure = [ComponentRef(name=name) for name in INFRASTRUCTURE]
-    catalog = _unique([*origins, *known, *infrastructure])
+    catalog = _unique([*origins, *known, *_services_of_instances(origins, known), *infrastructure])
     stores: dict[str, list[int]] = {}
     for i, c in enumerate(catalog):
         parts = names.tokens(c.name)
@@ -200,6 +298,28 @@ def _catalog(namespaces: set[str], origins: list[ComponentRef]) -> list[Componen
                 update={"aliases": [*c.aliases, names.tokens(c.name)[0]]}
             )
     return catalog
+
+
+_INSTANCE_NUMBER = re.compile(r"[-_]?\d{1,3}$")
+
+
+def _services_of_instances(
+    origins: list[ComponentRef], known: list[ComponentRef]
+) -> list[ComponentRef]:
+    """`frontend` for an origin `frontend-1` that no known catalog has a service for: so that
+    its siblings (`frontend-0`) are seen as other components and `frontend` as its service."""
+    out = []
+    known_names = {n.lower() for k in known for n in k.all_names()}
+    for origin in origins:
+        service = _INSTANCE_NUMBER.sub("", origin.name)
+        if (origin.kind or "").lower() in {"node", "host"} or origin.name.lower() in known_names:
+            continue
+        if service == origin.name or len(service) < 2:
+            continue
+        derived = systems.instance_of(origin.name, service)
+        if derived and not any(systems.instance_of(origin.name, n) for n in known_names):
+            out.append(ComponentRef(name=service, namespace=origin.namespace))
+    return out
 
 
 def _unique(components: list[ComponentRef]) -> list[ComponentRef]:
@@ -296,7 +416,27 @@ def _origins_in_prose(description: str) -> tuple[list[ComponentRef], set[str]]:
             return found, _namespaces_of(found, low)
     if re.search(r"\b(?:all|every)\s+(?:\w+\s+)?(?:deployments|services|pods)\b", low):
         return [ComponentRef(name="*", kind="deployment")], set()
-    return [], set()
+    leading = systems.leading_component(first)
+    if leading is not None:
+        name, system = leading
+        in_namespace = system is not None and system.key in systems.K8S_NAMESPACES
+        return [ComponentRef(name=name)], {system.key} if in_namespace and system else set()
+    kinds = dict.fromkeys(_KIND_WORDS[m.group(1)] for m in _KIND_WORD.finditer(first.lower()))
+    return [ComponentRef(name="*", kind=kind) for kind in kinds], set()
+
+
+_KIND_WORDS = {
+    "persistentvolume": "persistentvolume",
+    "persistentvolumes": "persistentvolume",
+    "persistent volume": "persistentvolume",
+    "persistent volumes": "persistentvolume",
+    "pv": "persistentvolume",
+    "pvs": "persistentvolume",
+    "namespace": "namespace",
+    "disk": "disk",
+    "disks": "disk",
+}
+_KIND_WORD = re.compile(r"\b(" + "|".join(sorted(_KIND_WORDS, key=len, reverse=True)) + r")\b")
 
 
 def _named_in(passage: str) -> list[ComponentRef]:
@@ -330,6 +470,12 @@ def _namespaces_of(components: list[ComponentRef], low: str) -> set[str]:
     return set(winners) if len(winners) == 1 else set()
 
 
+# Parameters that say when a fault ran or which record it is, not what it mutated.
+_WHEN_KEY = re.compile(
+    r"(?:^|_)(?:time|date|datetime|timestamp|duration|st|ed|start|end|id)(?:_|$)", re.I
+)
+
+
 def _parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
     """(key, value) leaves of a spec's `parameters`, bounded in depth and count: an alias bomb
     or a 900-level value is cut short, never expanded."""
@@ -348,6 +494,6 @@ def _parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
         elif isinstance(value, (list, tuple)):
             if depth < MAX_PARAMETER_DEPTH:
                 stack.extend((key, v, depth + 1) for v in reversed(value[:MAX_PARAMETER_VALUES]))
-        elif value is not None and not isinstance(value, bool):
+        elif value is not None and not isinstance(value, bool) and not _WHEN_KEY.search(key):
             out.append((key, str(value).strip()))
     return out

@@ -164,7 +164,7 @@ def truth_values(
         ns.lower() for ns in truth.namespaces
     }
     found: list[Value] = []
-    mechanism_text = with_digits(mechanism_text)
+    mechanism_text = _without_names(with_digits(mechanism_text), excluded, truth)
     keyed = {
         m.group(2).lower().strip("`'\""): m.group(1) for m in _KEY_VALUE.finditer(mechanism_text)
     }
@@ -187,6 +187,26 @@ def truth_values(
         if value:
             found.append(value)
     return list({(v.value, v.key): v for v in found}.values())
+
+
+_TOKEN = re.compile(r"[\w./:-]+")
+
+
+def _without_names(text: str, names: set[str], truth: Truth) -> str:
+    """`text` with every word that is a component's name, an instance of one
+    (`checkoutservice-2`) or the system's name (`Online-Boutique-cloudbed-1`) blanked: the
+    number in a pod's name is no injected value."""
+    from . import systems
+
+    system_names = truth.system.names if truth.system else ()
+
+    def blank(match: re.Match[str]) -> str:
+        word = match.group(0).lower().strip(".:")
+        is_name = word in names or any(systems.instance_of(word, n) for n in names)
+        is_system = any(word.startswith(n) for n in system_names)
+        return " " * len(match.group(0)) if is_name or is_system else match.group(0)
+
+    return _TOKEN.sub(blank, text)
 
 
 def _key_around(text: str, start: int, end: int, value: str) -> str | None:
