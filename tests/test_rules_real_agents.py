@@ -107,6 +107,17 @@ def test_2_a_caller_named_as_what_the_fault_caused_is_not_blamed() -> None:
     assert got["D1-Q1"] == got["D1-Q3"] == got["D3-Q1"] == "Yes"
 
 
+def test_2_a_claim_before_which_indicates_stays_a_claim() -> None:
+    """Observations split from what they indicate only when they are observations."""
+    truth = "level=service; fault_entity=frontend; fault_type=container memory load"
+    said = "Metrics show frontend is OOMKilled, which indicates its memory limit is too low."
+    case = evaluate_submission(
+        IncidentSpec(id="m", ground_truth=truth), Submission(incident_id="m", diagnosis=said)
+    )
+    got = {j.question_id: j.answer for j in case.judgments}
+    assert got["D1-Q1"] == got["D2-Q1"] == "Yes"
+
+
 # 3 ---------------------------------------------------- structured truths with no prose
 
 
@@ -171,6 +182,23 @@ def test_3_every_format_leaves_under_5_percent_unscored(fmt: str, path: Path) ->
     text_only = [IncidentSpec(id=s.id, ground_truth=s.ground_truth) for s in specs]
     assert unscored_share(specs) < 0.05
     assert unscored_share(text_only) < 0.05
+
+
+def test_3_a_rendered_label_states_its_fault_type_not_the_query_around_it() -> None:
+    """OpenRCA's record as the adapter renders it: the query's dates and `Root cause 1` are no
+    injected details, `high memory usage` is the fault type."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = next(
+            s
+            for s in load_specs(FIXTURES / "formats/openrca", format="openrca")
+            if s.id == "Bank-0"
+        )
+    for truth in (spec, IncidentSpec(id=spec.id, ground_truth=spec.ground_truth)):
+        said = "Root cause 1: component Mysql02; reason: high CPU usage; occurred at 2021-03-04 14:57:00."
+        case = evaluate_submission(truth, Submission(incident_id=spec.id, diagnosis=said))
+        got = {j.question_id: j.answer for j in case.judgments}
+        assert got["D1-Q1"] == "Yes" and got["D2-Q1"] == got["D2-Q2"] == got["D2-Q3"] == "No"
 
 
 def test_3_a_truth_that_no_fault_was_injected_is_scored() -> None:

@@ -117,6 +117,7 @@ _CAUSE_OF = re.compile(
     r"\b(?:is|are|was|were|be|being)\s+(?:the\s+|a\s+|one\s+)?(?:likely\s+|probable\s+|main\s+|real\s+)?"
     r"(?:root[-_ ]?)?cause\s+(?:of|for|behind)\b"
 )
+_RELATIVE_END = re.compile(r"\b(?:which|that|this|it|what|and)\s*$")
 # `the logs of X indicate Y`: what is observed comes before the verb, what is claimed after it.
 _EVIDENTIAL = re.compile(
     r"\b(?:indicat(?:e|es|ed|ing|ive\s+of)|suggest(?:s|ed|ing|ive\s+of)?)\b(?:\s+that\b)?"
@@ -600,6 +601,13 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def _observed_before(clause: str, at: int) -> bool:
+    """`the LOG alerts from redis-cart-0 indicate ...`: what comes before the evidential verb
+    is an observation (not `X is OOMKilled, which indicates ...`, where it is a claim)."""
+    lead = clause[:at]
+    return bool(_OBSERVATION.search(lead)) and not _RELATIVE_END.search(lead[-TAIL_REACH:])
+
+
 def _clause(low: str, start: int, end: int) -> list[Segment]:
     """A clause as segments: cause (`blamed`, strong when an explicit cue says so), effect,
     exonerating, or a plain mention."""
@@ -612,7 +620,7 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         return [Segment(start, end, "listed")]
     if _CAUSE_BEFORE.search(clause):
         return [Segment(start, end, "blamed", strong=True)]
-    if (cue := _EVIDENTIAL.search(clause)) and _OBSERVATION.search(clause, 0, cue.start()):
+    if (cue := _EVIDENTIAL.search(clause)) and _observed_before(clause, cue.start()):
         return [
             Segment(start, start + cue.end(), "mentioned", observed=True),
             *_clause(low, start + cue.end(), end),

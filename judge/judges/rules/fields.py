@@ -114,7 +114,7 @@ def read_fields(text: str) -> Fields:
                 value.lower().replace(" ", "_"), value if key != "level" else None
             )
         elif key in TYPE_KEYS:
-            out.types.append(value)
+            out.types.append(value.rstrip(" .;,)"))
         elif key in NAMESPACE_KEYS:
             out.namespaces.append(value.lower())
     for match in _INJECTED.finditer(text):

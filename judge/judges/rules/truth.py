@@ -146,7 +146,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     fields = Fields() if parsed else read_fields(spec.ground_truth)
     origins, namespaces, reading = _origins(spec, parsed, fields, description)
     system = systems.system_of(namespaces, spec.extra, spec.ground_truth, [o.name for o in origins])
-    if reading == "fields" and fields.types:
+    if _written_as_fields(spec, fields, reading):
         mechanism_text, consequence = "; ".join(fields.types), ""
     else:
         mechanism_text = _mechanism_text(description)
@@ -198,6 +198,16 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         _without_times(mechanism_text), truth, _parameter_values(spec.parameters)
     )
     return truth
+
+
+def _written_as_fields(spec: IncidentSpec, fields: Fields, reading: Reading) -> bool:
+    """Whether the text states its fault type as a field (a label row, or the sentence an
+    adapter renders from one): then that type is the mechanism, not the prose around it (an
+    OpenRCA query's dates and "Root cause 1")."""
+    if not fields.types:
+        return False
+    declared = (spec.mechanism or "").strip(" .").lower()
+    return reading == "fields" or declared in {t.lower() for t in fields.types}
 
 
 def _origins(
