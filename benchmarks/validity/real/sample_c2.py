@@ -13,7 +13,8 @@ stratum, and inside a stratum the draw goes round-robin over fault types / task 
 preferring incidents no earlier source of the same benchmark took.
 
 AIOpsLab sessions (github.com/n1k0ver3E/ai_sre_data) carry no licence: their cases are written
-with `diagnosis: null`; extract_c2.py rebuilds the text from the public source.
+with `diagnosis: null` and the sha256 of the text (read from that repository's mirror under
+`--mirrors`); extract.py rebuilds the text from the public source.
 """
 
 from __future__ import annotations
@@ -461,14 +462,34 @@ def sample_openrca(corpus: Path, mirrors: Path, out: Path) -> None:
     write_source(out, "openrca-qwen3-32b-rcaagent-aurora", picked)
 
 
-def sample_aiopslab(corpus: Path, out: Path) -> None:
+def sample_aiopslab(corpus: Path, mirrors: Path, out: Path) -> None:
     avoid: set[str] = set()
     for model_dir, source, model in AIOPSLAB_RUNS:
         agent = (
             f"AIOpsLab's ReAct-style client (the fork used by n1k0ver3E/ai_sre_data) with {model}"
         )
         pool = aiopslab_candidates(corpus, model_dir, source, agent)
-        write_source(out, source, draw(pool, AIOPSLAB_QUOTAS, f"c2:{source}", avoid))
+        picked = draw(pool, AIOPSLAB_QUOTAS, f"c2:{source}", avoid)
+        for c in picked:
+            _pin_text(c.case, mirrors)
+        write_source(out, source, picked)
+
+
+def _pin_text(case: dict[str, Any], mirrors: Path) -> None:
+    """Add the sha256 of the case's text, right after `diagnosis`, so a rebuild is checked."""
+    from extract import aiopslab_final_submit, sha256
+
+    origin = case["origin"]
+    text = aiopslab_final_submit(
+        git_show(mirrors, origin["repo"], origin["commit"], origin["path"])
+    )
+    pinned = {}
+    for key, value in case.items():
+        pinned[key] = value
+        if key == "diagnosis":
+            pinned["diagnosis_sha256"] = sha256(text)
+    case.clear()
+    case.update(pinned)
 
 
 def main() -> None:
@@ -479,7 +500,7 @@ def main() -> None:
     args = parser.parse_args()
     sample_forge(args.corpus, args.out)
     sample_openrca(args.corpus, args.mirrors, args.out)
-    sample_aiopslab(args.corpus, args.out)
+    sample_aiopslab(args.corpus, args.mirrors, args.out)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ at the commit `COMMIT`. Each report is one run of the author's multi-agent SRE s
 on a fault that AIOpsLab injected; its `final_report.root_cause` is the diagnosis, and its
 `evaluation` holds the author's own scores (an LLM judge's `rca_score` 1-5 with a reason, and
 detection/localization flags). The repository has no licence, so the cases are written with
-`diagnosis: null` and a `diagnosis_sha256`; extract_c3.py rebuilds the text.
+`diagnosis: null` and a `diagnosis_sha256`; extract.py rebuilds the text.
 
 Runs are deduplicated by `stats.run_id` (the `aggregate-results/` folder repeats other folders),
 kept when the run succeeded, gave a root cause (not "No analysis data available"), its fault maps to an AIOpsLab problem whose facts agree with the
