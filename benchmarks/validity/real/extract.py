@@ -147,10 +147,13 @@ def fetch_bytes(origin: Origin, sources: Sources) -> tuple[bytes, str]:
     """The file at `origin` and the kind of place it came from."""
     tried: list[str] = []
     copy = CORPUS_COPIES.get((origin.repo, origin.commit, origin.path))
-    if copy is not None and sources.corpus is not None:
-        if (sources.corpus / copy).is_file():
+    if sources.corpus is not None:
+        if copy is None:
+            tried.append("the corpus holds no copy")
+        elif (sources.corpus / copy).is_file():
             return (sources.corpus / copy).read_bytes(), "corpus"
-        tried.append(f"corpus {sources.corpus / copy} (absent)")
+        else:
+            tried.append(f"corpus {sources.corpus / copy} (absent)")
     mirror = sources.mirrors.get(origin.repo)
     if mirror is not None:
         shown = subprocess.run(
