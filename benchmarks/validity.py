@@ -1,24 +1,32 @@
-"""How far a judge agrees with careful human labels on the validity set (`benchmarks/validity/`).
+"""How far a judge agrees with the project's labels on the validity sets (`benchmarks/validity/`).
 
-    python benchmarks/validity.py [--half tune|test|all] [--judge-model MODEL ...]
-                                  [--api-base URL] [--granularity dimension|submission]
+    python benchmarks/validity.py [--set real|handwritten|all]
+                                  [--split test|tune|all] [--source NAME ...]
+                                  [--cache DIR | --no-cache] [--corpus DIR]
+                                  [--half tune|test|dev|all] [--labels-glob GLOB ...] [--structured]
+                                  [--judge-model MODEL ...] [--api-base URL]
+                                  [--granularity dimension|submission]
                                   [--store S.sqlite] [--result-file R.json]
-                                  [--labels-glob GLOB ...] [--structured]
                                   [--json PATH] [--sregym-bench]
 
-Loads `cases/<half>.yaml` (one hand-written diagnosis per case), builds one `IncidentSpec` per
-incident from the ground-truth text alone (the judge parses `[fault_spec]` itself; with
-`--structured`, through the project's SREGym adapter instead) or, for `spec_path`, with the
-ITBench adapter, runs the judge through the public API (the offline `rules` judge unless
-`--judge-model` names models; `JUDGE_MODEL` is deliberately not read, so the benchmark never
-calls a paid model unasked), and compares it with every labeller's sheet `labels/<half>.<who>.csv`.
+Two sets, printed in this order (`--set` picks one):
+- real agents' diagnoses (`validity/real/`, loaded by `validity_real.py`): published agents' text
+  with each benchmark's own ground truth, split by source; printed test split first, then tune,
+  per source and pooled, then labeller a against labeller b on the cases both labelled;
+- the hand-written halves (`validity/cases/<half>.yaml`), as before: one `IncidentSpec` per
+  incident from the ground-truth text alone (`--structured`: through the SREGym adapter) or, for
+  `spec_path`, the ITBench adapter.
 
+The judge runs through the public API: the offline `rules` judge unless `--judge-model` names
+models (`JUDGE_MODEL` is deliberately not read, so the benchmark never calls a paid model unasked).
 A labeller labels the 9 questions only; their verdict is derived from those labels with the
 rubric's weights and threshold (composite = sum of weight x share of Yes, pass >= threshold).
-Printed per labeller: Cohen's kappa per question, per dimension (its questions pooled), over all
-questions and on the verdict, each with a 95% cluster-bootstrap CI (incidents resampled);
-verdict accuracy; composite MAE; the judge's unscored rate; and, with two or more labellers,
-the human-human kappa on the cases both labelled (the ceiling). Exit 2 on a bad input file.
+Printed against each labeller: Cohen's kappa per question, per dimension (its questions pooled),
+over all questions and on the verdict, each with a 95% cluster-bootstrap CI (incidents
+resampled); verdict accuracy; false passes and false fails; composite MAE; the judge's unscored
+rate; and labeller against labeller on the cases both labelled (the ceiling). The labels are the
+project's (helper sessions following a written guide), not labels by people outside the project.
+`--json` writes every number. Exit 2 on a bad input file.
 """
 
 from __future__ import annotations
