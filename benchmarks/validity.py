@@ -1,24 +1,32 @@
-"""How far a judge agrees with careful human labels on the validity set (`benchmarks/validity/`).
+"""How far a judge agrees with the project's labels on the validity sets (`benchmarks/validity/`).
 
-    python benchmarks/validity.py [--half tune|test|all] [--judge-model MODEL ...]
-                                  [--api-base URL] [--granularity dimension|submission]
+    python benchmarks/validity.py [--set real|handwritten|all]
+                                  [--split test|tune|all] [--source NAME ...]
+                                  [--cache DIR | --no-cache] [--corpus DIR]
+                                  [--half tune|test|dev|all] [--labels-glob GLOB ...] [--structured]
+                                  [--judge-model MODEL ...] [--api-base URL]
+                                  [--granularity dimension|submission]
                                   [--store S.sqlite] [--result-file R.json]
-                                  [--labels-glob GLOB ...] [--structured]
                                   [--json PATH] [--sregym-bench]
 
-Loads `cases/<half>.yaml` (one hand-written diagnosis per case), builds one `IncidentSpec` per
-incident from the ground-truth text alone (the judge parses `[fault_spec]` itself; with
-`--structured`, through the project's SREGym adapter instead) or, for `spec_path`, with the
-ITBench adapter, runs the judge through the public API (the offline `rules` judge unless
-`--judge-model` names models; `JUDGE_MODEL` is deliberately not read, so the benchmark never
-calls a paid model unasked), and compares it with every labeller's sheet `labels/<half>.<who>.csv`.
+Two sets, printed in this order (`--set` picks one):
+- real agents' diagnoses (`validity/real/`, loaded by `validity_real.py`): published agents' text
+  with each benchmark's own ground truth, split by source; printed test split first, then tune,
+  per source and pooled, then labeller a against labeller b on the cases both labelled;
+- the hand-written halves (`validity/cases/<half>.yaml`), as before: one `IncidentSpec` per
+  incident from the ground-truth text alone (`--structured`: through the SREGym adapter) or, for
+  `spec_path`, the ITBench adapter.
 
+The judge runs through the public API: the offline `rules` judge unless `--judge-model` names
+models (`JUDGE_MODEL` is deliberately not read, so the benchmark never calls a paid model unasked).
 A labeller labels the 9 questions only; their verdict is derived from those labels with the
 rubric's weights and threshold (composite = sum of weight x share of Yes, pass >= threshold).
-Printed per labeller: Cohen's kappa per question, per dimension (its questions pooled), over all
-questions and on the verdict, each with a 95% cluster-bootstrap CI (incidents resampled);
-verdict accuracy; composite MAE; the judge's unscored rate; and, with two or more labellers,
-the human-human kappa on the cases both labelled (the ceiling). Exit 2 on a bad input file.
+Printed against each labeller: Cohen's kappa per question, per dimension (its questions pooled),
+over all questions and on the verdict, each with a 95% cluster-bootstrap CI (incidents
+resampled); verdict accuracy; false passes and false fails; composite MAE; the judge's unscored
+rate; and labeller against labeller on the cases both labelled (the ceiling). The labels are the
+project's (helper sessions following a written guide), not labels by people outside the project.
+`--json` writes every number. Exit 2 on a bad input file.
 """
 
 from __future__ import annotations
@@ -37,8 +45,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (REPO, REPO / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import validity_real as real  # noqa: E402
 
 from agreement import (  # noqa: E402
     ClusterBootstrap,
@@ -315,6 +326,8 @@ class Comparison(BaseModel):
     pooled: Kappa = Field(description="All questions pooled.")
     verdict: Kappa
     verdict_accuracy: Estimate
+    false_pass: int = Field(description="Cases the rater passes and the reference fails.")
+    false_fail: int = Field(description="Cases the rater fails and the reference passes.")
     composite_mae: Estimate
     rater_pass_rate: float | None
     reference_pass_rate: float | None
@@ -350,7 +363,6 @@ class ValidityReport(BaseModel):
     unlabelled_cases: dict[str, list[str]] = Field(
         description="Per labeller, cases of the run with no complete set of labels."
     )
-    sregym_bench: BenchResult | None = None
     bootstrap_B: int
     seed: int
     confidence: float = CONFIDENCE
@@ -383,6 +395,10 @@ def compare(
     units = _question_dimensions(rubric)
     present = set(table.units("question"))
     verdict = _pair(report, "verdict", a, b)
+    c = verdict.confusion
+    passes_only_a, passes_only_b = (
+        (c.yes_no, c.no_yes) if verdict.rater_a == a else (c.no_yes, c.yes_no)
+    )
     return Comparison(
         rater=a,
         reference=b,
@@ -396,6 +412,8 @@ def compare(
         pooled=_kappa(_pair(report, "question", a, b), "all questions"),
         verdict=_kappa(verdict, VERDICT),
         verdict_accuracy=verdict.agreement,
+        false_pass=passes_only_a,
+        false_fail=passes_only_b,
         composite_mae=composite_mae(table[a], table[b], bootstrap),
         rater_pass_rate=verdict.yes_rate_a if verdict.rater_a == a else verdict.yes_rate_b,
         reference_pass_rate=verdict.yes_rate_b if verdict.rater_a == a else verdict.yes_rate_a,
@@ -425,10 +443,15 @@ def composite_mae(a: RaterLabels, b: RaterLabels, bootstrap: ClusterBootstrap) -
     return Estimate(value=value, ci_low=float(low), ci_high=float(high))
 
 
-def unscored_counts(result: Any) -> tuple[int, int]:
-    """(questions asked, questions left unscored) by the result's own judge."""
+def unscored_counts(result: Any, wanted: set[tuple[str, str]] | None = None) -> tuple[int, int]:
+    """(questions asked, questions left unscored) by the result's own judge, on the cases
+    `wanted` (default: all)."""
     own = result.config.get("judge", {}).get("label")
-    mine = [j for j in result.judgments if not own or j.judge == own]
+    mine = [
+        j
+        for j in result.judgments
+        if (not own or j.judge == own) and (wanted is None or (j.incident_id, j.trial) in wanted)
+    ]
     return len(mine), sum(j.answer is None for j in mine)
 
 
@@ -481,16 +504,21 @@ def measure(
     )
 
 
-def _restricted(people: RatingTable, wanted: set[tuple[str, str]]) -> list[RaterLabels]:
-    """People's labels on the cases of this run only (a sheet may cover both halves)."""
+def _restricted(raters: RatingTable, wanted: set[tuple[str, str]]) -> list[RaterLabels]:
+    """Every rater's answers on the cases `wanted` only (a sheet may cover both halves)."""
     out = []
-    for rater in people.raters:
-        kept = RaterLabels(name=rater.name, kind="human", source=rater.source)
+    for rater in raters.raters:
+        kept = RaterLabels(
+            name=rater.name, kind=rater.kind, source=rater.source, rubric=rater.rubric
+        )
         for level, labels in rater.labels.items():
             kept.labels[level] = {
                 k: v for k, v in labels.items() if (k.incident_id, k.trial) in wanted
             }
         kept.composites = {k: v for k, v in rater.composites.items() if k in wanted}
+        kept.dimension_scores = {
+            k: v for k, v in rater.dimension_scores.items() if (k.incident_id, k.trial) in wanted
+        }
         kept.dimension_of = dict(rater.dimension_of)
         out.append(kept)
     return out
@@ -524,6 +552,249 @@ def sregym_bench(
         label_pass_rate=pair.yes_rate_b,
         unscored_rate=unscored / asked if asked else None,
     )
+
+
+# --- the real-agent set ----------------------------------------------------------------------
+
+LABELLED_BY = (
+    "labels by the project's labellers a and b (helper sessions following"
+    " benchmarks/validity/real/GUIDE.md), not by people outside the project"
+)
+
+
+class Numbers(BaseModel):
+    """The judge on one source's cases, or on a split's sources pooled."""
+
+    source: str
+    formats: list[str]
+    cases: int = Field(description="Cases judged (their text was available).")
+    incidents: int
+    questions_asked: int
+    unscored: int
+    unscored_rate: float | None
+    vs_labellers: list[Comparison] = Field(description="Judge vs each labeller with labels here.")
+    unlabelled: dict[str, int] = Field(
+        description="Per labeller of the set, cases judged here that they have not labelled."
+    )
+
+
+class SplitNumbers(BaseModel):
+    split: str
+    sources: list[Numbers]
+    pooled: Numbers
+
+
+class Ceiling(BaseModel):
+    """Labeller against labeller on the cases both labelled, in one scope (a split, or pooled)."""
+
+    scope: str
+    comparison: Comparison | None
+
+
+class RealReport(BaseModel):
+    judge: str
+    rubric: str
+    threshold: float
+    labellers: list[str]
+    labelled_by: str = LABELLED_BY
+    splits: list[SplitNumbers]
+    ceiling: list[Ceiling]
+    without_labels: dict[str, list[str]] = Field(
+        description="Per labeller, the selected sources they have no label sheet for."
+    )
+    unlabelled_sources: list[str] = Field(description="Selected sources nobody has labelled yet.")
+    missing_texts: list[real.MissingText] = Field(
+        description="Cases left out because their text is not available, with the reason."
+    )
+    rebuild_command: str = real.REBUILD_COMMAND
+    texts_from: dict[str, int] = Field(description="Cases by where their text came from.")
+    judged_as_text: dict[str, str] = Field(
+        description="ITBench cases the ITBench adapter does not read as an agent output (why)."
+    )
+    provider_errors: dict[str, int]
+    retried_errors: dict[str, int]
+    complete: bool
+    bootstrap_B: int
+    seed: int
+    confidence: float = CONFIDENCE
+
+
+class RealRun(BaseModel):
+    """What the real-agent set's run needs, loaded before any judge call."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    selection: dict[str, list[str]]
+    cases: list[real.RealCase]
+    loaded: list[real.Loaded]
+    missing: list[real.MissingText]
+    specs: list[IncidentSpec]
+    submissions: list[Submission]
+    judged_as_text: dict[str, str]
+    people: Any
+    sheets: dict[str, dict[str, Path]]
+
+
+def prepare_real(
+    root: Path,
+    splits: Sequence[str],
+    sources: Sequence[str] | None,
+    cache: Path | None,
+    corpus: Path,
+    rubric: Any,
+) -> RealRun:
+    """Cases, texts, specs, submissions and labels of the selected sources; InputError when a
+    file is bad."""
+    selection = real.select_sources(real.read_split(root), splits, sources)
+    chosen = [s for names in selection.values() for s in names]
+    cases = [c for s in chosen for c in real.load_source(root / "cases" / f"{s}.yaml")]
+    loaded, missing = real.find_texts(cases, cache, corpus)
+    if not loaded:
+        raise InputError(root / "cases", "no selected case has its text: nothing to judge")
+    specs = real.build_specs([item.case for item in loaded], corpus)
+    submissions, as_text = real.build_submissions(loaded)
+    sheets = real.label_sheets(root, chosen)
+    files = [path for by_who in sheets.values() for path in by_who.values()]
+    return RealRun(
+        selection=selection,
+        cases=cases,
+        loaded=loaded,
+        missing=missing,
+        specs=specs,
+        submissions=submissions,
+        judged_as_text=as_text,
+        people=read_people(files, rubric),
+        sheets=sheets,
+    )
+
+
+def measure_real(run: RealRun, result: Any, rubric: Any, B: int, seed: int) -> RealReport:
+    judge_table = read_result(result.model_dump(mode="json"))
+    judge_name = judge_table.names[0]
+    raters = RatingTable()
+    raters.extend(judge_table)
+    raters.extend(run.people)
+    labellers = sorted(r.name for r in run.people.raters)
+    keys: dict[str, set[tuple[str, str]]] = {}
+    formats: dict[str, set[str]] = {}
+    for item in run.loaded:
+        keys.setdefault(item.case.source, set()).add((item.case.incident_id, item.case.case))
+    for case in run.cases:
+        formats.setdefault(case.source, set()).add(case.format)
+
+    def numbers(name: str, sources: Sequence[str]) -> Numbers:
+        wanted = set().union(*(keys.get(s, set()) for s in sources))
+        kinds = sorted(set().union(*(formats.get(s, set()) for s in sources)))
+        return _numbers(name, kinds, wanted, raters, judge_name, result, rubric, B, seed)
+
+    splits = [
+        SplitNumbers(
+            split=split,
+            sources=[numbers(s, [s]) for s in sources],
+            pooled=numbers("pooled", sources),
+        )
+        for split, sources in run.selection.items()
+    ]
+    scopes = {split: sources for split, sources in run.selection.items()}
+    if len(scopes) > 1:
+        scopes["pooled"] = [s for sources in run.selection.values() for s in sources]
+    chosen = [s for sources in run.selection.values() for s in sources]
+    places: dict[str, int] = {}
+    for item in run.loaded:
+        places[item.place] = places.get(item.place, 0) + 1
+    return RealReport(
+        judge=judge_name,
+        rubric=rubric.name or "sregym-v3",
+        threshold=rubric.scoring.threshold,
+        labellers=labellers,
+        splits=splits,
+        ceiling=[
+            Ceiling(
+                scope=scope,
+                comparison=_ceiling(
+                    run.people,
+                    set().union(*(keys.get(s, set()) for s in names)),
+                    labellers,
+                    rubric,
+                    B,
+                    seed,
+                ),
+            )
+            for scope, names in scopes.items()
+        ],
+        without_labels={
+            who: [s for s in chosen if who not in run.sheets.get(s, {})] for who in labellers
+        },
+        unlabelled_sources=[s for s in chosen if s not in run.sheets],
+        missing_texts=run.missing,
+        texts_from=places,
+        judged_as_text=run.judged_as_text,
+        provider_errors=dict(result.errors),
+        retried_errors=dict(result.attempt_errors),
+        complete=result.complete,
+        bootstrap_B=B,
+        seed=seed,
+    )
+
+
+def _numbers(
+    name: str,
+    formats: list[str],
+    wanted: set[tuple[str, str]],
+    raters: RatingTable,
+    judge_name: str,
+    result: Any,
+    rubric: Any,
+    B: int,
+    seed: int,
+) -> Numbers:
+    table = RatingTable(_restricted(raters, wanted))
+    people = [r.name for r in table.raters if r.kind == "human" and _labelled(r)]
+    comparisons = []
+    if people:
+        report = agreement_report(table, levels=("question", "verdict"), B=B, seed=seed)
+        bootstrap = ClusterBootstrap(table.incidents(), B=B, seed=seed)
+        comparisons = [compare(report, table, judge_name, p, rubric, bootstrap) for p in people]
+    asked, unscored = unscored_counts(result, wanted)
+    return Numbers(
+        source=name,
+        formats=formats,
+        cases=len(wanted),
+        incidents=len({incident for incident, _ in wanted}),
+        questions_asked=asked,
+        unscored=unscored,
+        unscored_rate=unscored / asked if asked else None,
+        vs_labellers=comparisons,
+        unlabelled={r.name: len(_unlabelled(r, wanted)) for r in table.raters if r.kind == "human"},
+    )
+
+
+def _labelled(rater: RaterLabels) -> bool:
+    return any(v is not None for v in rater.composites.values())
+
+
+def _ceiling(
+    people: RatingTable,
+    wanted: set[tuple[str, str]],
+    labellers: Sequence[str],
+    rubric: Any,
+    B: int,
+    seed: int,
+) -> Comparison | None:
+    """The first two labellers against each other on the cases both labelled, or None."""
+    if len(labellers) < 2:
+        return None
+    a, b = labellers[:2]
+    table = RatingTable(_restricted(people, wanted))
+    both = {k for k, v in table[a].composites.items() if v is not None} & {
+        k for k, v in table[b].composites.items() if v is not None
+    }
+    if not both:
+        return None
+    table = RatingTable(_restricted(people, both))
+    report = agreement_report(table, levels=("question", "verdict"), B=B, seed=seed)
+    bootstrap = ClusterBootstrap(table.incidents(), B=B, seed=seed)
+    return compare(report, table, a, b, rubric, bootstrap)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -562,20 +833,125 @@ def render(report: ValidityReport) -> str:
                 f"Labeller {person} did not label {len(missing)} case(s), left out of their"
                 f" comparisons: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
             )
-    if report.sregym_bench:
-        b = report.sregym_bench
-        lines += [
-            "",
-            f"SREGym judge bench ({b.items} items, verdict labels by SREGym's developers):",
-            f"  {b.verdict.n} with a judge verdict: "
-            f"kappa {b.verdict.kappa.text()}, accuracy {b.verdict.agreement.text()}, "
-            f"judge pass rate {_pct(b.judge_pass_rate)}, label pass rate {_pct(b.label_pass_rate)}, "
-            f"unscored {_pct(b.unscored_rate)}",
-        ]
     lines.append(
         f"95% CIs: cluster bootstrap over incidents, B={report.bootstrap_B}, seed={report.seed}."
     )
     return "\n".join(lines) + "\n"
+
+
+def render_bench(b: BenchResult) -> str:
+    return (
+        f"SREGym judge bench ({b.items} items, verdict labels by SREGym's developers):\n"
+        f"  {b.verdict.n} with a judge verdict: "
+        f"kappa {b.verdict.kappa.text()}, accuracy {b.verdict.agreement.text()}, "
+        f"judge pass rate {_pct(b.judge_pass_rate)}, label pass rate {_pct(b.label_pass_rate)}, "
+        f"unscored {_pct(b.unscored_rate)}\n"
+    )
+
+
+SPLIT_TITLES = {
+    "test": "TEST split (sources the rules judge was never tuned on)",
+    "tune": "TUNE split (sources the rules judge may be tuned on)",
+}
+HEADER = (
+    f"  {'source':<47}{'format':<9}{'cases':>5}{'n':>5}  {'verdict kappa [95% CI]':<24}"
+    f"{'pooled question kappa':<24}{'accuracy':>8}{'unscored':>9}{'FP':>4}{'FN':>4}"
+)
+
+
+def render_real(report: RealReport) -> str:
+    lines = [
+        f"Real agents' diagnoses (benchmarks/validity/real/): judge `{report.judge}`"
+        f" ({report.rubric}; pass = composite >= {report.threshold:.2f})",
+        f"Labels: {report.labelled_by}.",
+    ]
+    for split in report.splits:
+        for who in report.labellers:
+            lines += [
+                "",
+                f"{SPLIT_TITLES.get(split.split, split.split)}: judge vs labeller {who}",
+                HEADER,
+            ]
+            lines += [_source_row(n, who) for n in [*split.sources, split.pooled]]
+    lines += _render_ceiling(report)
+    lines += _real_notes(report)
+    lines.append(
+        f"95% CIs: cluster bootstrap over incidents, B={report.bootstrap_B}, seed={report.seed};"
+        " n = cases with a verdict from both; FP = judge passes, labeller fails; FN = the reverse."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _source_row(n: Numbers, who: str) -> str:
+    kinds = "+".join(n.formats) if len(n.formats) == 1 else f"{len(n.formats)} fmts"
+    head = f"  {n.source:<47}{kinds:<9}{n.cases:>5}"
+    c = next((c for c in n.vs_labellers if c.reference == who), None)
+    if not n.cases:
+        return f"{head}{0:>5}  no text (see 'Not judged' below)"
+    if c is None:
+        return f"{head}{0:>5}  no labels from {who}; unscored {_pct(n.unscored_rate)}"
+    return (
+        f"{head}{c.cases:>5}  {c.verdict.kappa.text():<24}{c.pooled.kappa.text():<24}"
+        f"{c.verdict_accuracy.text(ci=False):>8}{_pct(n.unscored_rate):>9}"
+        f"{c.false_pass:>4}{c.false_fail:>4}"
+    )
+
+
+def _render_ceiling(report: RealReport) -> list[str]:
+    if len(report.labellers) < 2:
+        return ["", "Ceiling: fewer than two labellers, no ceiling."]
+    a, b = report.labellers[:2]
+    lines = [
+        "",
+        f"Ceiling: labeller {a} vs labeller {b} on the cases both labelled ({report.labelled_by})",
+        f"  {'scope':<8}{'n':>5}{'inc':>5}  {'verdict kappa [95% CI]':<24}"
+        f"{'pooled question kappa':<24}{'accuracy':>8}",
+    ]
+    for row in report.ceiling:
+        c = row.comparison
+        if c is None:
+            lines.append(f"  {row.scope:<8}{0:>5}  no case labelled by both")
+            continue
+        lines.append(
+            f"  {row.scope:<8}{c.cases:>5}{c.verdict.n_incidents:>5}  {c.verdict.kappa.text():<24}"
+            f"{c.pooled.kappa.text():<24}{c.verdict_accuracy.text(ci=False):>8}"
+        )
+    return lines
+
+
+def _real_notes(report: RealReport) -> list[str]:
+    lines = [
+        "",
+        "Texts: " + ", ".join(f"{n} {place}" for place, n in sorted(report.texts_from.items())),
+    ]
+    if report.provider_errors or not report.complete:
+        lines.append(f"Provider errors {report.provider_errors}; complete: {report.complete}")
+    if report.missing_texts:
+        lines.append(
+            f"Not judged, their text is not available ({len(report.missing_texts)} cases;"
+            f" rebuild with `{report.rebuild_command}`, or --download):"
+        )
+        by_source: dict[str, list[real.MissingText]] = {}
+        for m in report.missing_texts:
+            by_source.setdefault(m.source, []).append(m)
+        for source, items in by_source.items():
+            reasons = sorted({m.reason for m in items})
+            ids = ", ".join(m.case.removeprefix(f"{source}-") for m in items)
+            lines.append(
+                f"  {source}: {len(items)} cases ({ids}): {reasons[0]}"
+                + (f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else "")
+            )
+    if report.unlabelled_sources:
+        lines.append(
+            "No labels yet (judged, not measured): " + ", ".join(report.unlabelled_sources)
+        )
+    for who, sources in report.without_labels.items():
+        rest = [s for s in sources if s not in report.unlabelled_sources]
+        if rest:
+            lines.append(f"No label sheet from labeller {who}: " + ", ".join(rest))
+    for case, why in report.judged_as_text.items():
+        lines.append(f"ITBench case {case} judged on its text, not as an agent output: {why}")
+    return lines
 
 
 def _render_comparison(title: str, c: Comparison) -> list[str]:
@@ -638,34 +1014,75 @@ def _label_problems(root: Path, half: str, cases: list[Case], questions: list[st
     files = sorted((root / "labels").glob(f"{half}.*.csv"))
     if not files:
         return [f"{root / 'labels'}: no label sheet {half}.<labeller>.csv for {half}.yaml"]
-    problems = []
     wanted = {(c.incident_id, c.case) for c in cases}
-    for path in files:
+    # the first labeller labels every case; a second one may label a subset, but whole cases
+    return [
+        problem
+        for path in files
+        for problem in _sheet_problems(
+            path, wanted, questions, every_case=path.name.split(".")[-2] == "a", file=f"{half}.yaml"
+        )
+    ]
+
+
+def _sheet_problems(
+    path: Path, wanted: set[tuple[str, str]], questions: list[str], every_case: bool, file: str
+) -> list[str]:
+    """A label sheet's problems: a case it labels that is not in `file`, a case it labels (or,
+    with `every_case`, any case) without all nine labels."""
+    try:
+        table = read_labels(path, annotator=path.name.split(".")[-2])
+    except LabelFileError as exc:
+        return [str(exc)]
+    problems = []
+    for rater in table.raters:
+        labelled = {
+            (k.incident_id, k.trial, k.unit)
+            for k, v in rater.labels["question"].items()
+            if v is not None
+        }
+        touched = {(i, t) for i, t, _ in labelled}
+        for incident, trial in sorted(wanted if every_case else wanted & touched):
+            missing = [q for q in questions if (incident, trial, q) not in labelled]
+            if missing:
+                problems.append(f"{path}: {trial} ({incident}): no label for {', '.join(missing)}")
+        problems += [
+            f"{path}: {t} ({i}): labels a case that is not in {file}"
+            for i, t in sorted(touched - wanted)
+        ]
+    return problems
+
+
+def check_real_set(root: Path = real.REAL) -> list[str]:
+    """Problems with the committed real-agent set: a bad split or case file, a label sheet that
+    labels a case that is not there, or a labelled case without all nine labels, or a sheet of
+    no source. Empty when the set is sound. (A source nobody has labelled yet is not a problem.)"""
+    from judge import load_rubric
+
+    questions = list(_question_dimensions(load_rubric("sregym-v3")))
+    try:
+        sources = [s for names in real.read_split(root).values() for s in names]
+    except InputError as exc:
+        return [str(exc)]
+    problems: list[str] = []
+    sheets = real.label_sheets(root, sources)
+    for source in sources:
         try:
-            table = read_labels(path, annotator=path.name.split(".")[-2])
-        except LabelFileError as exc:
+            cases = real.load_source(root / "cases" / f"{source}.yaml")
+        except InputError as exc:
             problems.append(str(exc))
             continue
-        for rater in table.raters:
-            labelled = {
-                (k.incident_id, k.trial, k.unit)
-                for k, v in rater.labels["question"].items()
-                if v is not None
-            }
-            # the first labeller labels every case; a second one may label a subset, but whole cases
-            first = path.name.split(".")[-2] == "a"
-            touched = {(i, t) for i, t, _ in labelled}
-            for incident, trial in sorted(wanted if first else wanted & touched):
-                missing = [q for q in questions if (incident, trial, q) not in labelled]
-                if missing:
-                    problems.append(
-                        f"{path}: {trial} ({incident}): no label for {', '.join(missing)}"
-                    )
-            extra = {(i, t) for i, t, _ in labelled} - wanted
-            problems += [
-                f"{path}: {t} ({i}): labels a case that is not in {half}.yaml"
-                for i, t in sorted(extra)
-            ]
+        if len({c.case for c in cases}) != len(cases):
+            problems.append(f"{root / 'cases' / source}.yaml: a case id repeats")
+        wanted = {(c.incident_id, c.case) for c in cases}
+        for path in sheets.get(source, {}).values():
+            problems += _sheet_problems(path, wanted, questions, False, f"{source}.yaml")
+    known = {path for by_who in sheets.values() for path in by_who.values()}
+    problems += [
+        f"{path}: a label sheet of no source in split.json"
+        for path in sorted((root / "labels").glob("*.csv"))
+        if path not in known and not path.name.startswith("kinds.")
+    ]
     return problems
 
 
@@ -675,10 +1092,23 @@ def _label_problems(root: Path, half: str, cases: list[Case], questions: list[st
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
+        "--set",
+        choices=["real", "handwritten", "all"],
+        default="all",
+        help="the real agents' diagnoses, the hand-written halves, or both (default)",
+    )
+    p.add_argument(
+        "--split",
+        choices=[*real.SPLITS, "all"],
+        default="all",
+        help="real set: which split (default: all, test first)",
+    )
+    p.add_argument("--source", action="append", help="real set: only this source (repeatable)")
+    p.add_argument(
         "--half",
         choices=[*HALVES, DEV, "all"],
         default="test",
-        help="which cases (default: test; all = tune + test)",
+        help="hand-written set: which half (default: test; all = tune + test)",
     )
     p.add_argument(
         "--judge-model", action="append", help="litellm model; repeat for a panel (default: rules)"
@@ -694,15 +1124,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--store", type=Path, help="SQLite store: a stopped run resumes from it")
     p.add_argument(
-        "--result-file", type=Path, help="also write the judge's result file (for real_model.py)"
+        "--result-file",
+        type=Path,
+        help="also write the judge's result file (for real_model.py; needs one --set)",
     )
     p.add_argument(
         "--labels-glob",
         action="append",
-        help="label sheets (default: labels/<half>.*.csv under --root)",
+        help="hand-written set: label sheets (default: labels/<half>.*.csv under --root)",
     )
     p.add_argument(
-        "--structured", action="store_true", help="SREGym specs through the SREGym adapter"
+        "--structured",
+        action="store_true",
+        help="hand-written set: SREGym specs through the SREGym adapter",
     )
     p.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     p.add_argument(
@@ -710,45 +1144,100 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--root", type=Path, default=VALIDITY, help="the validity set's folder")
-    return p.parse_args(argv)
+    p.add_argument("--root", type=Path, default=VALIDITY, help="the hand-written set's folder")
+    p.add_argument("--real-root", type=Path, default=real.REAL, help="the real set's folder")
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=real.extract.default_corpus(),
+        help="the shared corpus ($DIAGNOSIS_JUDGE_CORPUS, default ../shared/corpus)",
+    )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        help="real set: rebuilt texts of unlicensed cases (default: <real-root>/.cache)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="real set: only texts that are committed or rebuilt from the corpus",
+    )
+    args = p.parse_args(argv)
+    if args.result_file and args.set == "all":
+        p.error("--result-file writes one judge run: give --set real or --set handwritten")
+    return args
+
+
+class Reports(BaseModel):
+    """Everything one run measured (`--json`): each set asked for, and SREGym's 29 items."""
+
+    real: RealReport | None = None
+    handwritten: ValidityReport | None = None
+    sregym_bench: BenchResult | None = None
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     args = parse_args(argv)
-    halves = list(HALVES) if args.half == "all" else [args.half]
     from judge import load_rubric
 
     rubric = load_rubric("sregym-v3")
     try:
-        loaded = load_halves(args.root, halves, sys.stderr)
-        cases = [c for half in loaded.values() for c in half]
-        if not cases:
-            print("error: no cases to run", file=sys.stderr)
-            return EXIT_INPUT
-        specs = build_specs(cases, args.structured)
-        people = read_people(label_files(args.root, list(loaded), args.labels_glob), rubric)
+        real_run = _prepare_real(args, rubric) if args.set in ("real", "all") else None
+        hand = _prepare_handwritten(args, rubric) if args.set in ("handwritten", "all") else None
         judge = make_judge(args.judge_model, args.api_base, args.timeout)
     except (InputError, LabelFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    result = run_judge(
-        specs, build_submissions(cases), judge, args.max_concurrent, args.granularity, args.store
-    )
+    reports = Reports()
+    if real_run is not None:
+        result = _run(real_run.specs, real_run.submissions, judge, args)
+        reports.real = measure_real(real_run, result, rubric, args.bootstrap, args.seed)
+        out.write(render_real(reports.real))
+    if hand is not None:
+        cases, halves, people = hand
+        specs = build_specs(cases, args.structured)
+        result = _run(specs, build_submissions(cases), judge, args)
+        reports.handwritten = measure(
+            result, cases, people, rubric, halves, args.bootstrap, args.seed
+        )
+        out.write(("\n" if reports.real else "") + render(reports.handwritten))
+    if args.sregym_bench:
+        reports.sregym_bench = sregym_bench(judge, args.max_concurrent, args.bootstrap, args.seed)
+        out.write("\n" + render_bench(reports.sregym_bench))
+    if args.json:
+        from judge.checklist.results import write_json_atomic
+
+        write_json_atomic(args.json, reports.model_dump_json(indent=2) + "\n")
+    return EXIT_OK
+
+
+def _prepare_real(args: argparse.Namespace, rubric: Any) -> RealRun:
+    splits = list(real.SPLITS) if args.split == "all" else [args.split]
+    cache = None if args.no_cache else (args.cache or args.real_root / ".cache")
+    return prepare_real(args.real_root, splits, args.source, cache, args.corpus, rubric)
+
+
+def _prepare_handwritten(
+    args: argparse.Namespace, rubric: Any
+) -> tuple[list[Case], list[str], RatingTable]:
+    halves = list(HALVES) if args.half == "all" else [args.half]
+    loaded = load_halves(args.root, halves, sys.stderr)
+    cases = [c for half in loaded.values() for c in half]
+    if not cases:
+        raise InputError(args.root / "cases", "no cases to run")
+    build_specs(cases, args.structured)  # a bad spec_path fails here, before any judge call
+    people = read_people(label_files(args.root, list(loaded), args.labels_glob), rubric)
+    return cases, list(loaded), people
+
+
+def _run(specs: list[IncidentSpec], subs: list[Submission], judge: Any, args: Any) -> Any:
+    result = run_judge(specs, subs, judge, args.max_concurrent, args.granularity, args.store)
     if args.result_file:
         from judge.checklist.results import write_result
 
         write_result(result, args.result_file)
-    report = measure(result, cases, people, rubric, list(loaded), args.bootstrap, args.seed)
-    if args.sregym_bench:
-        report.sregym_bench = sregym_bench(judge, args.max_concurrent, args.bootstrap, args.seed)
-    out.write(render(report))
-    if args.json:
-        from judge.checklist.results import write_json_atomic
-
-        write_json_atomic(args.json, report.model_dump_json(indent=2) + "\n")
-    return EXIT_OK
+    return result
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ TINY = [
     },
 ]
 FLIPS = {("t-1", "D2-Q2"), ("t-2", "D1-Q1"), ("t-3", "D3-Q1")}
+HAND = ["--set", "handwritten"]
 
 
 def _load_module():
@@ -138,6 +139,8 @@ def test_main_prints_and_writes_the_numbers(tmp_path):
     out = io.StringIO()
     code = validity.main(
         [
+            "--set",
+            "handwritten",
             "--half",
             "tune",
             "--root",
@@ -150,7 +153,7 @@ def test_main_prints_and_writes_the_numbers(tmp_path):
         out=out,
     )
     assert code == 0
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = json.loads((tmp_path / "r.json").read_text())["handwritten"]
     text = out.getvalue()
 
     assert report["cases"] == 3 and report["incidents"] == 3
@@ -202,7 +205,9 @@ def test_labeller_verdict_uses_the_rubric_weights_and_threshold():
 def test_a_missing_half_is_skipped_with_a_message(tmp_path, capsys):
     root = _write_root(tmp_path / "v", TINY[:1])
     assert (
-        validity.main(["--half", "all", "--root", str(root), "--bootstrap", "0"], out=io.StringIO())
+        validity.main(
+            [*HAND, "--half", "all", "--root", str(root), "--bootstrap", "0"], out=io.StringIO()
+        )
         == 0
     )
     assert "test.yaml does not exist; skipping the test half" in capsys.readouterr().err
@@ -221,7 +226,7 @@ def test_a_bad_case_file_exits_2_naming_file_and_field(tmp_path, capsys, edit, f
     cases = [dict(c) for c in TINY]
     edit(cases)
     root = _write_root(tmp_path / "v", cases)
-    assert validity.main(["--half", "tune", "--root", str(root)], out=io.StringIO()) == 2
+    assert validity.main([*HAND, "--half", "tune", "--root", str(root)], out=io.StringIO()) == 2
     err = capsys.readouterr().err
     assert str(root / "cases" / "tune.yaml") in err and field in err
 
@@ -285,10 +290,10 @@ def test_provider_failures_are_reported_and_left_out_of_kappa(tmp_path, monkeypa
     monkeypatch.setattr(validity, "make_judge", lambda *args: _D3Fails())
     out = io.StringIO()
     code = validity.main(
-        ["--half", "tune", "--root", str(root), "--json", str(tmp_path / "r.json")], out=out
+        [*HAND, "--half", "tune", "--root", str(root), "--json", str(tmp_path / "r.json")], out=out
     )
     assert code == 0
-    report = json.loads((tmp_path / "r.json").read_text())
+    report = json.loads((tmp_path / "r.json").read_text())["handwritten"]
     assert report["unscored"] == 6 and report["unscored_rate"] == pytest.approx(6 / 18)
     assert report["provider_errors"] == {"server_error": 2}
     assert report["vs_labellers"][0]["pooled"]["n"] == 12
@@ -330,7 +335,7 @@ def test_a_stored_real_model_run_is_measured_again_offline_by_replay(tmp_path, g
     labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:2] for q in QUESTIONS}
     _write_labels(root / "labels" / "tune.a.csv", labels, "a")
     store = tmp_path / "s.sqlite"
-    common = ["--half", "tune", "--root", str(root), "--granularity", granularity]
+    common = [*HAND, "--half", "tune", "--root", str(root), "--granularity", granularity]
     with FakeProvider(FakeProviderConfig()) as server:
         live = [*common, "--judge-model", "openai/fake-judge", "--api-base", server.url]
         args = [*live, "--store", str(store), "--json", str(tmp_path / "live.json")]
@@ -340,7 +345,7 @@ def test_a_stored_real_model_run_is_measured_again_offline_by_replay(tmp_path, g
     assert validity.main(replay, out=io.StringIO()) == 0
     assert asked == (2 if granularity == "submission" else 6)
     live_report, replayed = (
-        json.loads((tmp_path / n).read_text()) for n in ("live.json", "r.json")
+        json.loads((tmp_path / n).read_text())["handwritten"] for n in ("live.json", "r.json")
     )
     assert replayed["unscored"] == 0
     (live_numbers,), (replayed_numbers,) = live_report["vs_labellers"], replayed["vs_labellers"]
