@@ -43,6 +43,7 @@ _EXPORTS = {
         "register_judge",
     ],
     "judge.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
+    "judge.labelling.estimate": ["LabelledEstimates", "estimate_with_labels"],
     "judge.checklist.prompts": ["PromptRenderer"],
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
     "judge.checklist.rubric": ["Rubric", "load_rubric"],
@@ -62,6 +63,7 @@ __all__ = [
     "Judge",
     "JudgeTask",
     "Judgment",
+    "LabelledEstimates",
     "Limits",
     "PromptRenderer",
     "QuestionAnswer",
@@ -70,6 +72,7 @@ __all__ = [
     "RulesJudge",
     "Storage",
     "Submission",
+    "estimate_with_labels",
     "evaluate",
     "evaluate_async",
     "evaluate_submission",
@@ -117,6 +120,7 @@ if TYPE_CHECKING:
         register_judge,
     )
     from .judgment import DimensionVerdict, Judgment, QuestionAnswer
+    from .labelling.estimate import LabelledEstimates, estimate_with_labels
 
 
 def __getattr__(name: str) -> Any:

@@ -33,6 +33,7 @@ from ground_truth.errors import InputError
 from ..errors import StorageError
 from . import agreement as agreement_command
 from . import check as check_command
+from . import estimate as estimate_command
 from . import eval as eval_command
 from . import merge as merge_command
 from . import report as report_command
@@ -55,6 +56,7 @@ COMMANDS = [
     check_command,
     report_command,
     agreement_command,
+    estimate_command,
     resolve_command,
     rubric_command,
     schema_command,
