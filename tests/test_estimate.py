@@ -132,6 +132,19 @@ def test_the_numbers_are_ppi_on_the_labels_through_the_rubric(result):
     assert expected.ppi.value is not None  # the example's one pair that both sides labelled
 
 
+def test_report_with_labels_adds_the_section_to_the_terminal_and_html(result, tmp_path, capsys):
+    html = tmp_path / "report.html"
+    args = ["report", str(result), "--labels", str(LABELS), "-o", str(html)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "Corrected means" in printed and "Is agent A better than agent B?" in printed
+    page = html.read_text(encoding="utf-8")
+    assert '<section id="estimates">' in page and 'href="#estimates"' in page
+    assert "Pass rate by agent" in page and "cannot tell them apart" in page
+    assert main(["report", str(result), "-o", str(tmp_path / "plain.html")]) == 0
+    assert 'id="estimates"' not in (tmp_path / "plain.html").read_text(encoding="utf-8")
+
+
 # --- labels through the rubric ---------------------------------------------------------------
 
 

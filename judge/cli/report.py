@@ -95,6 +95,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
     p.add_argument("--title", help="report title")
+    p.add_argument(
+        "--labels",
+        type=Path,
+        help="label CSV on some of the cases: adds the means corrected with them (as `judge "
+        "estimate`) to the terminal and the HTML report",
+    )
+    p.add_argument("--annotator", help="with --labels: whose labels, when the CSV holds several")
     add_max_input_argument(p)
     p.set_defaults(handler=cmd_report)
 
@@ -112,8 +119,22 @@ def cmd_report(args: argparse.Namespace) -> int:
     raw: dict[str, Any] = {}
     result = load_result(args.result, raw)
     texts = load_texts(args.ground_truth, args.outputs, result.config.get("rubric"), args.format)
+    if args.labels:
+        raw["estimates"] = _estimates(result, args)
     write_exports(result, args, texts=texts, raw=raw)
     return EXIT_OK
+
+
+def _estimates(result: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The corrected-with-labels section: printed here, and handed to the HTML report."""
+    from ..labelling.estimate import estimate_with_labels
+    from ..report.estimates import render
+    from .common import console
+
+    estimates = estimate_with_labels(result, args.labels, annotator=args.annotator)
+    estimates.result = str(args.result)
+    console().print(render(estimates))
+    return estimates.model_dump(mode="json")
 
 
 _FLAGS = {"html": "--output", "csv": "--csv", "jsonl": "--jsonl", "junit": "--junit"}

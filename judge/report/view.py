@@ -19,11 +19,13 @@ from ..checklist.results import CallRecord, EvalResult
 from ..checklist.scoring import CaseResult, Estimate, IncidentSummary
 from ..judgment import Judgment
 from . import plots
+from .estimates import EstimatesView
+from .estimates import from_section as estimates_view
 from .highlight import highlight
 from .safe_text import visible
 from .texts import ReportTexts, case_key
 
-OPTIONAL_SECTIONS = ("resolution", "agreement", "entities")
+OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates")
 
 
 @dataclass
@@ -196,6 +198,8 @@ class ReportView:
     agreement: list[Table] | None = None
     agreement_raw: str | None = None
     entities: dict[str, Any] | None = None
+    estimates: EstimatesView | None = None
+    """Means corrected with labels (`judge report --labels`)."""
     n_unscored: int = 0
     n_call_errors: int = 0
     n_resolution_cases: int = 0
@@ -267,6 +271,8 @@ def build_view(
     )
     if "agreement" in extra:
         view.agreement, view.agreement_raw = _agreement(extra["agreement"])
+    if "estimates" in extra:
+        view.estimates = estimates_view(extra["estimates"])
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
     return view
