@@ -286,12 +286,13 @@ def labelling_probabilities(
         return np.full(len(u), budget / len(u))
     w = np.maximum(u, floor * u.mean())
     capped = np.zeros(len(u), dtype=bool)
-    while True:
+    while not capped.all():  # all capped (budget = N): every item is certain
         scale = (budget - capped.sum()) / w[~capped].sum()
         newly = ~capped & (scale * w >= 1)
         if not newly.any():
             return np.where(capped, 1.0, scale * w)
         capped |= newly
+    return np.ones(len(u))
 
 
 def sample_for_labelling(

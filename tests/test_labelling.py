@@ -231,18 +231,15 @@ def case(
     )
 
 
-def test_orders_as_is_random_seeded_and_informative_first():
+def test_orders_as_is_and_random_seeded():
     cases = [case(f"i{k}", composite=0.1 * k) for k in range(10)]
-    assert order_cases(cases, "as-is", 0, 0.7) == cases
-    shuffled = order_cases(cases, "random", 1, 0.7)
+    assert order_cases(cases, "as-is", 0) == cases
+    shuffled = order_cases(cases, "random", 1)
     assert sorted(c.incident_id for c in shuffled) == sorted(c.incident_id for c in cases)
-    assert shuffled == order_cases(cases, "random", 1, 0.7) != cases
-    assert shuffled != order_cases(cases, "random", 2, 0.7)
-    cases[2] = case("split", composite=0.0, split=2)
-    cases[9] = case("unscored", composite=None, unscored=True)
-    informative = [c.incident_id for c in order_cases(cases, "informative", 0, 0.7)]
-    assert informative[:3] == ["split", "unscored", "i7"]  # members split, unscored, at 0.7
-    assert set(informative[3:5]) == {"i6", "i8"}
+    assert shuffled == order_cases(cases, "random", 1) != cases
+    assert shuffled != order_cases(cases, "random", 2)
+    with pytest.raises(ValueError, match="as-is or random"):
+        order_cases(cases, "informative", 0)  # a draw with probabilities: test_labelling_active
 
 
 def test_sample_is_stratified_seeded_and_described():
@@ -274,7 +271,7 @@ def test_filters_unlabelled_disagreements_incident_agent(tmp_path):
     assert keys(Filters(agent="y", unlabelled=True)) == ["b", "c"]
 
 
-def test_other_judges_answering_apart_make_a_case_informative(dataset, tmp_path):
+def test_other_judges_answering_apart_make_a_case_a_disagreement(dataset, tmp_path):
     result = json.loads(dataset[0].read_text(encoding="utf-8"))
     last = result["cases"][-1]
     for j in result["judgments"]:
@@ -287,11 +284,11 @@ def test_other_judges_answering_apart_make_a_case_informative(dataset, tmp_path)
     last["passed"] = not last["passed"]
     other = tmp_path / "other.json"
     other.write_text(json.dumps(result), encoding="utf-8")
-    args = serve_args(dataset, order="informative", compare=[other], disagreements=True)
+    args = serve_args(dataset, compare=[other], disagreements=True)
     with open_session(args, tmp_path / "a.jsonl") as server:
         cases = server.app.cases
-    assert [(c.incident_id, c.trial, c.judges_split) for c in cases] == [
-        (last["incident_id"], last["trial"], 2)
+    assert [(c.incident_id, c.trial, c.judges_split, c.split_questions) for c in cases] == [
+        (last["incident_id"], last["trial"], 2, ["D1-Q1", VERDICT])
     ]
 
 

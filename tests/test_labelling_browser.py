@@ -359,3 +359,17 @@ def test_screenshot_of_a_case_compared_with_the_judge(browser, serve, tmp_path):
     keep = os.environ.get("DIAGNOSIS_JUDGE_SCREENSHOTS")
     if keep:
         shutil.copy(shot, Path(keep) / "labelling.png")
+
+
+def test_informative_order_shows_the_corrected_pass_rate_as_labels_arrive(browser, serve):
+    browser.go(serve("--order", "informative").url)
+    browser.until("!document.getElementById('estimate').hidden")
+    text = browser.js("document.getElementById('estimate').textContent")
+    assert "judge alone 0." in text and "corrected with 0 labels (PPI++) undefined" in text
+    assert text.endswith("0 cases in the largest fully labelled sample, 0 labelled")
+    for k in range(2):
+        answer_case(browser, "yyyyyyyyyy")
+        browser.until("document.getElementById('status').textContent.startsWith('saved')")
+        browser.key("l")
+        browser.until(f"+document.body.dataset.case === {k + 1}")
+    browser.until("document.getElementById('estimate').textContent.endsWith(', 2 labelled')")

@@ -44,6 +44,9 @@ class JudgeAnswer(BaseModel):
         None, description="Where the evidence quote sits in the diagnosis (character offsets)."
     )
     unscored_reason: str | None = None
+    confidence: str | float | None = Field(
+        None, description="The judge's stated confidence, for `--order informative`."
+    )
 
 
 class LabelCase(BaseModel):
@@ -62,6 +65,9 @@ class LabelCase(BaseModel):
     judges_split: int = Field(
         0,
         description="Questions (and the verdict) a panel's members, or other judges, answered apart.",
+    )
+    split_questions: list[str] = Field(
+        default_factory=list, description="The ids of the questions counted in judges_split."
     )
 
     @property
@@ -103,18 +109,20 @@ def build_cases(
                 evidence=j.evidence,
                 span=find_quote(diagnosis, j.evidence),
                 unscored_reason=j.unscored_reason,
+                confidence=j.confidence,
             )
             for qid, j in judged.items()
         }
         verdict = None if case.passed is None else ("Yes" if case.passed else "No")
         judge[VERDICT] = JudgeAnswer(answer=verdict)
-        split = sum(len(seen) > 1 for seen in members[(case.incident_id, case.trial)].values())
+        split = [q for q, seen in members[(case.incident_id, case.trial)].items() if len(seen) > 1]
         for theirs in other:
             given = theirs.get((case.incident_id, case.trial), {})
-            split += sum(
-                a is not None and q in judge and judge[q].answer not in (None, a)
+            split += [
+                q
                 for q, a in given.items()
-            )
+                if a is not None and q in judge and judge[q].answer not in (None, a)
+            ]
         cases.append(
             LabelCase(
                 incident_id=case.incident_id,
@@ -125,7 +133,8 @@ def build_cases(
                 questions=_questions(rubric, dims, set(judged)),
                 judge=judge,
                 composite=case.composite,
-                judges_split=split,
+                judges_split=len(split),
+                split_questions=sorted(set(split)),
             )
         )
     return cases

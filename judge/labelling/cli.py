@@ -43,10 +43,23 @@ def _register_serve(labels: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--show-judge", action="store_true", help="show the judge's answers from the start"
     )
-    p.add_argument("--order", choices=ORDERS, default="as-is", help="case order (default as-is)")
-    p.add_argument("--seed", type=int, default=0, help="seed for --order random and --sample")
     p.add_argument(
-        "--sample", type=int, metavar="N", help="label N cases, stratified by verdict and incident"
+        "--order",
+        choices=ORDERS,
+        default="as-is",
+        help="case order (default as-is). informative: cases drawn with probabilities "
+        "proportional to the judge's uncertainty (recorded, so `judge estimate` can weight "
+        "each label by them), most uncertain first; the page shows the corrected pass rate",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed for --order random/informative and --sample"
+    )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="label N cases, stratified by verdict and incident (with --order informative: "
+        "the draw's sample of N expected labels)",
     )
     p.add_argument(
         "--compare",
@@ -55,7 +68,8 @@ def _register_serve(labels: argparse._SubParsersAction) -> None:
         default=[],
         metavar="RESULT",
         help="another judge's result on the same cases (repeatable): where it answers apart, "
-        "the case counts as a disagreement for --order informative and --disagreements",
+        "the case counts as a disagreement for --disagreements, and the question as a coin "
+        "flip for --order informative",
     )
     p.add_argument("--unlabelled", action="store_true", help="only cases not fully labelled")
     p.add_argument(

@@ -4,6 +4,12 @@ Derived from the stores at any time, never edited by hand. An Unsure answer is e
 empty `answer` (which the readers treat as missing, as `agreement.ratings.normalize_answer`
 does for an empty cell) and `unsure` in `notes`, so it is neither Yes nor No in any statistic
 but stays visible in the sheet.
+
+Three columns beyond the label format, for `judge estimate` (other readers ignore them):
+`rubric_hash`, the rubric the labeller answered; and for a store labelled under
+`--order informative`, `design` (`informative`) and `probability`: the case's probability in
+the largest sample of the session's draw that is fully labelled, empty for a case outside it
+(whose label waits until its sample is complete; `judge.labelling.active`).
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from pathlib import Path
 from agreement.readers import LABEL_COLUMNS
 
 from ..checklist.results import write_json_atomic
-from .store import AnswerRecord, read_store
+from .active import ActiveDesign
+from .labelset import INFORMATIVE
+from .store import AnswerRecord, StoreContents, read_store
 
-COLUMNS = (*LABEL_COLUMNS, "judge_seen", "labelled_at")
+COLUMNS = (*LABEL_COLUMNS, "judge_seen", "labelled_at", "rubric_hash", "design", "probability")
 
 
 def export_rows(stores: list[Path]) -> list[dict[str, str]]:
@@ -26,8 +34,23 @@ def export_rows(stores: list[Path]) -> list[dict[str, str]]:
     rows = []
     for path in stores:
         contents = read_store(path)
-        rows += [_row(r) for r in contents.answers.values() if r.answer is not None]
+        design = session_design(contents)
+        rubric = next((s.rubric.get("hash") for s in reversed(contents.sessions)), None)
+        extra = {"rubric_hash": str(rubric or ""), "design": INFORMATIVE if design else ""}
+        inclusion = design.inclusion(design.done(contents)) if design else {}
+        for r in contents.answers.values():
+            if r.answer is not None:
+                pi = inclusion.get((r.incident_id, r.trial))
+                rows.append({**_row(r), **extra, "probability": "" if pi is None else repr(pi)})
     return rows
+
+
+def session_design(contents: StoreContents) -> ActiveDesign | None:
+    """The draw of the store's latest informative session, if it had one."""
+    for session in reversed(contents.sessions):
+        if session.design is not None:
+            return ActiveDesign.model_validate(session.design)
+    return None
 
 
 def describe(store: Path) -> str:
@@ -42,6 +65,14 @@ def describe(store: Path) -> str:
         line += (
             f"; a stratified sample of {sample['n']} of {sample['population']} cases "
             f"(seed {sample['seed']}, {sample['strata']})"
+        )
+    design = session_design(contents)
+    if design is not None:
+        done = design.done(contents)
+        line += (
+            f"; informative: drawn with probabilities from the judge's uncertainty (seed "
+            f"{design.seed}), {len(design.inclusion(done))} of {len(design.cases)} cases in "
+            f"the largest fully labelled sample"
         )
     return line
 

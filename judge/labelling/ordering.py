@@ -12,10 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agreement.ratings import VERDICT
-
 from .cases import LabelCase
-from .cli import ORDERS
 from .store import StoreContents
 
 
@@ -65,27 +62,16 @@ def apply_filters(
     return kept
 
 
-def informativeness(case: LabelCase, threshold: float) -> tuple[int, int, float]:
-    """Sort key, most informative first: judges split, then unscored questions, then nearness
-    of the composite to the threshold (an incomplete case, with no composite, counts as on it)."""
-    unscored = sum(1 for qid, a in case.judge.items() if qid != VERDICT and a.answer is None)
-    distance = 0.0 if case.composite is None else abs(case.composite - threshold)
-    return (-case.judges_split, -unscored, distance)
-
-
-def order_cases(cases: list[LabelCase], order: str, seed: int, threshold: float) -> list[LabelCase]:
-    """The cases as-is, shuffled with `seed`, or most informative first (stable); ValueError
-    for another `order`.
-    """
+def order_cases(cases: list[LabelCase], order: str, seed: int) -> list[LabelCase]:
+    """The cases as-is or shuffled with `seed`; ValueError for another `order` (`informative`
+    is a draw, `judge.labelling.active`)."""
     if order == "as-is":
         return list(cases)
     if order == "random":
         shuffled = list(cases)
         random.Random(seed).shuffle(shuffled)
         return shuffled
-    if order == "informative":
-        return sorted(cases, key=lambda c: informativeness(c, threshold))  # stable: ties as-is
-    raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+    raise ValueError(f"unknown order {order!r}; expected as-is or random")
 
 
 def stratified_sample(

@@ -1,6 +1,6 @@
 """The labelling page's HTTP server: the standard library's `ThreadingHTTPServer`.
 
-Why no framework: the server has six routes, one writer and one user on 127.0.0.1; the
+Why no framework: the server has seven routes, one writer and one user on 127.0.0.1; the
 standard library serves that with no new dependency for every install of the package, and the
 security that matters here (token, Host check, CSP, escaping) is a few explicit lines either way.
 
@@ -18,6 +18,7 @@ import hmac
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
@@ -50,12 +51,20 @@ class AnswerIn(BaseModel):
 
 
 class LabellingApp:
-    """The session: its cases in order, the store, and whether the judge is shown from the start."""
+    """The session: its cases in order, the store, whether the judge is shown from the start,
+    and (`--order informative`) the corrected pass rate as labels arrive."""
 
-    def __init__(self, cases: list[LabelCase], store: LabelStore, session: SessionRecord):
+    def __init__(
+        self,
+        cases: list[LabelCase],
+        store: LabelStore,
+        session: SessionRecord,
+        estimate: Callable[[], dict[str, Any]] | None = None,
+    ):
         self.cases = cases
         self.store = store
         self.session = session
+        self.estimate = estimate
         self.show_judge = session.mode == "show-judge"
         self.token = secrets.token_urlsafe(24)
         self.lock = threading.Lock()
@@ -71,6 +80,7 @@ class LabellingApp:
             "mode": self.session.mode,
             "store": str(self.store.path),
             "start": start,
+            "estimate": self.estimate is not None,
             "cases": [
                 {"key": c.key, "incident_id": c.incident_id, "trial": c.trial, "done": d}
                 for c, d in zip(self.cases, done, strict=True)
@@ -84,7 +94,9 @@ class LabellingApp:
             for q in case.questions
             if (rec := self.store.contents.answers.get((case.incident_id, case.trial, q.id)))
         }
-        view = case.model_dump(mode="json", exclude={"judge", "judges_split", "composite"})
+        view = case.model_dump(
+            mode="json", exclude={"judge", "judges_split", "split_questions", "composite"}
+        )
         view.update(index=index, answers=answers, done=labelled(case, self.store.contents))
         view["judge"] = self._judge(case) if self.revealed(case) else None
         return view
@@ -139,6 +151,9 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, f"{STATIC[path]}; charset=utf-8", body)
         elif path == "/api/session":
             self._json(HTTPStatus.OK, app.overview())
+        elif path == "/api/estimate" and app.estimate is not None:
+            with app.lock:
+                self._json(HTTPStatus.OK, app.estimate())
         elif path == "/api/case":
             index = self._query_int("i")
             if index is None or not 0 <= index < len(app.cases):

@@ -64,6 +64,9 @@ class SessionRecord(BaseModel):
     sample: dict[str, Any] | None = None
     filters: dict[str, Any] = Field(default_factory=dict)
     cases: list[str] = Field(description="`incident_id/trial` in the order shown.")
+    design: dict[str, Any] | None = Field(
+        None, description="`--order informative`: the draw (`judge.labelling.active`)."
+    )
     at: str = Field(default_factory=now)
 
 

@@ -33,6 +33,27 @@
     return reply.json();
   }
 
+  function interval(e) {
+    if (e.value === null) return `undefined (${e.note})`;
+    const v = e.value.toFixed(2);
+    return e.ci_low === null ? v : `${v} [${e.ci_low.toFixed(2)}, ${e.ci_high.toFixed(2)}]`;
+  }
+
+  async function showEstimate() {
+    if (!session.estimate) return;
+    const e = await getJSON("/api/estimate");
+    const box = $("estimate");
+    const level = Math.round(100 * e.confidence);
+    box.replaceChildren(
+      el("span", "", `pass rate, ${level}% intervals · judge alone `),
+      el("strong", "", interval(e.judge)),
+      el("span", "", ` · corrected with ${e.ppi.n_labels} labels (PPI++) `),
+      el("strong", "", interval(e.ppi)),
+      el("span", "", ` · ${e.in_sample} cases in the largest fully labelled sample, ${e.done} labelled`),
+    );
+    box.hidden = false;
+  }
+
   function answerOf(qid) {
     const a = current.answers[qid];
     return a ? a.answer : null;
@@ -204,6 +225,7 @@
         render();
       }
       if (pending === 0) status(`saved · ${new Date().toLocaleTimeString()}`);
+      showEstimate().catch((e) => status(`cannot update the estimate: ${e.message}`, true));
     };
   }
 
@@ -265,6 +287,7 @@
     try {
       session = await getJSON("/api/session");
       await load(session.start);
+      await showEstimate();
       document.body.dataset.ready = "yes";
       if (session.cases.every((c) => c.done)) {
         status("every case here is labelled; h/l to review, or export: judge labels export");
