@@ -359,6 +359,76 @@ def active_ppi_mean(
     )
 
 
+def active_ppi_mean_difference(
+    judge_a: npt.ArrayLike,
+    labels_a: npt.ArrayLike,
+    probabilities_a: npt.ArrayLike,
+    judge_b: npt.ArrayLike,
+    labels_b: npt.ArrayLike,
+    probabilities_b: npt.ArrayLike,
+    *,
+    clusters_a: Sequence[Hashable] | None = None,
+    clusters_b: Sequence[Hashable] | None = None,
+    names: tuple[str, str] = ("A", "B"),
+    alpha: float = DEFAULT_ALPHA,
+    lam: float | None = None,
+) -> MeanDifference:
+    """`ppi_mean_difference` for labels drawn with known probabilities: each side estimated as
+    `active_ppi_mean` does (its own λ when `lam` is None), each centred on its own mean, and
+    clusters shared by both sides one cluster, so a hard incident that lowers both agents'
+    scores does not widen the interval.
+
+    Args:
+        judge_a, labels_a, probabilities_a, judge_b, labels_b, probabilities_b: as
+            `active_ppi_mean`, per agent.
+        clusters_a, clusters_b, names, alpha, lam: as `ppi_mean_difference`.
+
+    Raises:
+        ValueError: as `active_ppi_mean`.
+    """
+    alpha = check_level(alpha, "alpha")
+    fa = as_floats(judge_a, "judge_a")
+    fb = as_floats(judge_b, "judge_b")
+    keys = _cluster_keys(clusters_a, len(fa), "a") + _cluster_keys(clusters_b, len(fb), "b")
+    codes = cluster_codes(keys, len(keys))
+    fa, ya, ca = _inputs(fa, labels_a, None, "labels_a", codes[: len(fa)])
+    fb, yb, cb = _inputs(fb, labels_b, None, "labels_b", codes[len(fa) :])
+    pa, pb = _probabilities(probabilities_a), _probabilities(probabilities_b)
+    same_length(len(fa), probabilities_a=pa)
+    same_length(len(fb), probabilities_b=pb)
+    la, lb = ~np.isnan(ya), ~np.isnan(yb)
+    f, labelled = np.concatenate([fa, fb]), np.concatenate([la, lb])
+    z = _z(alpha)
+    fits: dict[Method, tuple[_Fit | str, _Fit | str]] = {
+        "judge only": (_judge_fit(fa, ca), _judge_fit(fb, cb)),
+        "labels only (IPW)": (
+            _active_fit(fa, ya, la, pa, ca, 0.0),
+            _active_fit(fb, yb, lb, pb, cb, 0.0),
+        ),
+        "active PPI++": (
+            _active_fit(fa, ya, la, pa, ca, lam),
+            _active_fit(fb, yb, lb, pb, cb, lam),
+        ),
+    }
+    out = {
+        method: _estimate(
+            method, _difference(*pair), f, labelled, codes, z, all_items=method != "judge only"
+        )
+        for method, pair in fits.items()
+    }
+    verdict, summary = _verdict(out["active PPI++"], names)
+    return MeanDifference(
+        a=names[0],
+        b=names[1],
+        confidence=1 - alpha,
+        judge_only=out["judge only"],
+        labels_only=out["labels only (IPW)"],
+        ppi=out["active PPI++"],
+        verdict=verdict,
+        summary=summary,
+    )
+
+
 def rank_for_labelling(
     judge: npt.ArrayLike,
     labels: npt.ArrayLike,

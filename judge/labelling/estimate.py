@@ -40,6 +40,7 @@ from agreement.ppi import (
     MeanEstimate,
     PPIEstimate,
     active_ppi_mean,
+    active_ppi_mean_difference,
     ppi_mean,
     ppi_mean_difference,
 )
@@ -134,7 +135,18 @@ class _Population:
     def difference(self, a: str, b: str) -> AgentDifference:
         ia, ib = self.of_agent(a), self.of_agent(b)
         if self.active:
-            diff = self._active_difference(ia, ib, (a, b))
+            diff = active_ppi_mean_difference(
+                self.judge["pass"][ia],
+                self.labels["pass"][ia],
+                self.probabilities[ia],
+                self.judge["pass"][ib],
+                self.labels["pass"][ib],
+                self.probabilities[ib],
+                clusters_a=self.incidents[ia].tolist(),
+                clusters_b=self.incidents[ib].tolist(),
+                names=(a, b),
+                alpha=self.alpha,
+            )
         else:
             diff = ppi_mean_difference(
                 self.judge["pass"][ia],
@@ -148,35 +160,6 @@ class _Population:
             )
         return AgentDifference(
             difference=diff, effective_labels=effective_labels(diff.labels_only, diff.ppi)
-        )
-
-    def _active_difference(
-        self, ia: np.ndarray, ib: np.ndarray, names: tuple[str, str]
-    ) -> MeanDifference:
-        """A's mean minus B's as one mean over both agents' cases (A's values scaled by
-        |A ∪ B| / |A|, B's by -|A ∪ B| / |B|), so that `active_ppi_mean` with the recorded
-        probabilities applies; one λ serves both sides."""
-        both = np.concatenate([ia, ib])
-        scale = np.concatenate(
-            [np.full(len(ia), len(both) / len(ia)), np.full(len(ib), -len(both) / len(ib))]
-        )
-        est = active_ppi_mean(
-            scale * self.judge["pass"][both],
-            scale * self.labels["pass"][both],
-            self.probabilities[both],
-            self.incidents[both].tolist(),
-            alpha=self.alpha,
-        )
-        verdict, summary = tell_apart(est.ppi, names)
-        return MeanDifference(
-            a=names[0],
-            b=names[1],
-            confidence=est.confidence,
-            judge_only=est.judge_only,
-            labels_only=est.labels_only,
-            ppi=est.ppi,
-            verdict=verdict,
-            summary=summary,
         )
 
     def of_agent(self, agent: str) -> np.ndarray:
@@ -426,17 +409,6 @@ def effective_labels(labels_only: MeanEstimate, ppi: MeanEstimate) -> float | No
     if labels_only.se is None or ppi.se is None or ppi.se == 0:
         return None
     return labels_only.n_labels * labels_only.se**2 / ppi.se**2
-
-
-def tell_apart(
-    estimate: MeanEstimate, names: tuple[str, str]
-) -> tuple[Literal["A better", "B better", "cannot tell apart"], str]:
-    """The verdict on A minus B from its interval, in words, as `ppi_mean_difference` says it."""
-    if estimate.ci_low is not None and estimate.ci_low > 0:
-        return "A better", f"{names[0]} better: {estimate.text()}"
-    if estimate.ci_high is not None and estimate.ci_high < 0:
-        return "B better", f"{names[1]} better: {estimate.text()}"
-    return "cannot tell apart", f"cannot tell {names[0]} and {names[1]} apart: {estimate.text()}"
 
 
 def _listed(items: Sequence[str]) -> str:
