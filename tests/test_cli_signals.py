@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import one_incident_args
+from helpers import EXAMPLE, eval_args, one_incident_args
 
 import judge.checklist.results as results
 import judge.cli.eval as eval_cli
@@ -163,3 +163,42 @@ def test_a_stop_while_calls_wait_in_the_gate(tmp_path: Path, monkeypatch) -> Non
     assert result["attempt_errors"] == {}  # nothing was sent, so nothing was cut off
     assert all(j["unscored_reason"].startswith("not judged") for j in result["judgments"])
     assert len(rows) == 3
+
+
+def test_a_stop_abandons_a_long_rules_judge_call(tmp_path: Path, monkeypatch) -> None:
+    """The rules judge runs where the run can abandon it (`judge.run.isolated`): a SIGTERM
+    during a call on a diagnosis of a megabyte (seconds of work) ends the run without it, as
+    not judged, instead of waiting for it and then ignoring the stop."""
+    import judge.run.cache as cache
+
+    gt = EXAMPLE / "ground_truth" / "incorrect_image.yaml"
+    trial = tmp_path / "out" / "incorrect_image" / "1"
+    trial.mkdir(parents=True)
+    example = json.loads((EXAMPLE / "outputs/incorrect_image/1/agent_output.json").read_text())
+    long = {"diagnosis": example["diagnosis"] * 2400}  # about 1.1 MB
+    (trial / "agent_output.json").write_text(json.dumps(long))
+    started = threading.Event()
+    original = cache.RecordedJudge._ask
+
+    async def ask(self, task, *args):
+        started.set()
+        return await original(self, task, *args)
+
+    monkeypatch.setattr(cache.RecordedJudge, "_ask", ask)
+
+    def operator() -> None:
+        started.wait(60)
+        time.sleep(0.5)  # the call is under way
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=operator)
+    thread.start()
+    code = main(eval_args(gt, tmp_path / "out", tmp_path / "r.json", "--no-progress"))
+    thread.join()
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert code == 130 and result["complete"] is False
+    assert result["incomplete"] == [
+        {"incident_id": "incorrect_image", "trial": "1", "dimensions": ["D1", "D2", "D3"]}
+    ]
+    reasons = {j["unscored_reason"] for j in result["judgments"]}
+    assert reasons == {"not judged: interrupted by SIGTERM; calls in flight have 30 s to finish"}

@@ -28,6 +28,7 @@ from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
 from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalStop
+from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
 from .options import Control, Limits, Storage
@@ -70,6 +71,7 @@ class Run:
         self.calls: dict[str, array[int]] = {}
         """Each leaf's call record per unit, as an item number in `keep` (-1: none)."""
         self._task_unit: dict[int, int] = {}
+        self.isolated: list[IsolatedJudge] = []
         self.wrapped = self._wrap(judge)
         self.verdicts: list[Answered | None] = [None] * len(units)
         self.finished_requests = 0
@@ -86,6 +88,9 @@ class Run:
     def _wrap(self, judge: Judge) -> Judge:
         if isinstance(judge, PanelJudge):
             return PanelJudge([self._wrap(m) for m in judge.members], judge.tie, judge.name)
+        if self.control.handle_signals and isolable(judge):  # a stop never waits for it
+            judge = IsolatedJudge(judge, self.gate)  # type: ignore[arg-type]
+            self.isolated.append(judge)
         return RecordedJudge(judge, self._record, self.store, self.storage.refresh, self.leases)
 
     def _record(self, call: LeafCall) -> None:
@@ -148,6 +153,8 @@ class Run:
             ticker.cancel()
             if stopper is not None:
                 stopper.remove()
+            for child in self.isolated:
+                child.close()
             for leaf in self.leaves:
                 if isinstance(leaf, Gated) and leaf.gate is self.gate:
                     leaf.gate = NullGate()

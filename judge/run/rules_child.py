@@ -1,0 +1,41 @@
+"""The child side of `judge.run.isolated`: a process that answers rules-judge tasks read
+from its pipe, in order, until the pipe closes. It imports the rules judge and little else,
+so it starts fast."""
+
+from __future__ import annotations
+
+import signal
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ground_truth.models import IncidentSpec
+
+from ..checklist.prompts import Prompt
+from ..checklist.rubric import Dimension
+from ..judges.base import JudgeTask
+from ..judges.rules import RulesJudge
+
+
+def serve(conn: Connection) -> None:
+    """The child: answer each task sent until the pipe closes. The terminal's Ctrl-C is the
+    parent's to handle; the parent kills this process when it gives up on its calls."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    judge: RulesJudge = conn.recv()
+    specs: dict[int, IncidentSpec] = {}
+    dimensions: dict[int, Dimension] = {}
+    empty = Prompt(messages=[], hash="")
+    while True:
+        try:
+            (spec_ref, spec), (dimension_ref, dimension), submission = conn.recv()
+        except EOFError:
+            return
+        spec = specs.setdefault(spec_ref, spec)
+        dimension = dimensions.setdefault(dimension_ref, dimension)
+        conn.send(_answer(judge, JudgeTask(spec, submission, dimension, empty)))
+
+
+def _answer(judge: RulesJudge, task: JudgeTask) -> tuple[bool, Any]:
+    try:
+        return True, judge.answer(task)
+    except Exception as exc:  # the parent turns it into that call's unscored questions
+        return False, (type(exc).__name__, str(exc))
