@@ -13,6 +13,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,24 @@ class RefusedInput(InputError):
 
 
 _limit = {"bytes": DEFAULT_MAX_INPUT_MB * 1024 * 1024}
+_recorders: list[set[tuple[int, int]]] = []
+
+
+@contextmanager
+def recording_reads() -> Iterator[set[tuple[int, int]]]:
+    """Collect the identity (device, inode) of every file read inside the block, however it
+    was named (through symbolic or hard links): what a command must never write over."""
+    read: set[tuple[int, int]] = set()
+    _recorders.append(read)
+    try:
+        yield read
+    finally:
+        _recorders.remove(read)
+
+
+def _record(info: os.stat_result) -> None:
+    for read in _recorders:
+        read.add((info.st_dev, info.st_ino))
 
 
 def set_max_input_mb(megabytes: float) -> None:
@@ -84,8 +103,10 @@ def read_bytes(path: Path) -> bytes:
         # O_NONBLOCK: if the file was swapped for a FIFO since the check, open must not block.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
                 raise RefusedInput(path, "is not a regular file; only regular files are read")
+            _record(info)
             data = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None
@@ -101,6 +122,8 @@ def read_head(path: Path, size: int = 64 * 1024) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
+            if _recorders:
+                _record(os.fstat(handle.fileno()))
             return handle.read(size).decode("utf-8", errors="replace")
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror}") from None

@@ -98,8 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_BAD_INPUT
+    from ground_truth.reading import recording_reads
+
     try:
-        return handler(args)
+        with recording_reads() as args.files_read:  # what no output may be written over
+            return handler(args)
     except input_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .common import EXIT_OK, add_max_input_argument, collect_warnings, console, print_warnings
+from .writable import check_writable, inputs_of
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -111,6 +112,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     """`judge agreement`: print agreement among result and label files; optionally write JSON."""
     from agreement import agreement_report, render_report, table2_markdown
 
+    check_writable([("-o", args.output)], inputs_of(args, "sources"))
     report = agreement_report(
         args.sources,
         B=args.bootstrap,
@@ -130,6 +132,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from agreement import calibrate, render_calibration
 
     thresholds = [float(t) for t in args.thresholds.split(",")] if args.thresholds else None
+    check_writable([("-o", args.output)], inputs_of(args, "results", "human"))
     report = calibrate(args.results, args.human, thresholds, B=args.bootstrap, seed=args.seed)
     console().print(render_calibration(report))
     _write_json(args.output, report.model_dump_json(indent=2))
@@ -152,6 +155,9 @@ def cmd_labels_template(args: argparse.Namespace) -> int:
     )
     diagnoses = (
         {s.key: s.diagnosis for s in load_submissions(args.outputs)} if args.outputs else None
+    )
+    check_writable(
+        [("-o", args.output)], inputs_of(args, "result", "ground_truth", "outputs", "rubric")
     )
     rows = write_label_template(
         result.model_dump(mode="json"),

@@ -18,7 +18,7 @@ from .common import (
     print_warnings,
 )
 from .report import EXPORTS, add_export_arguments, write_exports
-from .writable import check_writable
+from .writable import check_writable, inputs_of
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -291,7 +291,7 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     from ..checklist.results import write_json_atomic
 
     target = args.prompts_file or args.result_file.with_suffix(".prompts.jsonl")
-    check_writable([("--prompts-file", target)])
+    check_writable([("--prompts-file", target)], _inputs(args))
     prompts = render_prompts(specs, submissions, rubric, renderer, args.granularity)
     lines = [
         json.dumps(
@@ -388,7 +388,8 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
             ("--result-file", args.result_file),
             ("--store", store),
             *((f"--{name}", getattr(args, name, None)) for name in EXPORTS),
-        ]
+        ],
+        _inputs(args),
     )
     options = EvalOptions(
         k=args.k,
@@ -444,6 +445,10 @@ def _late_signal(latch) -> str:
         f"interrupted by {latch.received.name} after the last call; "
         "the result and exports were still written in full"
     )
+
+
+def _inputs(args):
+    return inputs_of(args, "ground_truth", "outputs", "rubric", "prompt_template", "replay_store")
 
 
 def _error_budget(text: str | None):

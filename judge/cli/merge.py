@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .common import EXIT_OK, console
-from .writable import check_writable
+from .writable import check_writable, inputs_of
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         raise InputError("--store", "stores to merge need --store FILE for the merged store")
     if args.output is None and args.store is None:
         raise InputError("judge merge", "nothing to write: give -o and/or --store")
-    check_writable([("-o", args.output), ("--store", args.store)])
+    check_writable([("-o", args.output), ("--store", args.store)], inputs_of(args, "files"))
     out = console()
     result = _merge_results(results, args) if results else None
     if stores:

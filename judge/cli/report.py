@@ -14,7 +14,7 @@ from typing import Any
 from ground_truth.errors import InputError
 
 from .common import EXIT_OK, add_max_input_argument
-from .writable import check_writable
+from .writable import check_not_inputs, check_writable, inputs_of
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
 
@@ -119,6 +119,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     raw: dict[str, Any] = {}
     result = load_result(args.result, raw)
     texts = load_texts(args.ground_truth, args.outputs, result.config.get("rubric"), args.format)
+    check_not_inputs(targets, inputs_of(args, "result", "ground_truth", "outputs", "labels"))
     if args.labels:
         raw["estimates"] = _estimates(result, args)
     write_exports(result, args, texts=texts, raw=raw)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import EXIT_OK, add_input_arguments, console, load_inputs, print_warnings
+from .writable import check_writable, inputs_of
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -31,6 +32,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
     specs, submissions, found = load_inputs(args.ground_truth, args.outputs, args.format)
     print_warnings(found)
+    check_writable(
+        [("--result-file", args.result_file)], inputs_of(args, "ground_truth", "outputs")
+    )
     matching = match_submissions(specs, submissions or [])  # --outputs is required
     section = resolution_section(matching.pairs)
     if section is None:

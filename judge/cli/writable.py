@@ -1,15 +1,20 @@
 """Every file a command will write is checked before the first judge call, so an unwritable
-one costs a usage error (exit 2) instead of a run already paid for."""
+one costs a usage error (exit 2) instead of a run already paid for, and one that is an input
+of the command (named by a flag, or read while loading, through links or not) is refused
+before it can be written over. An output inside an input folder is a warning: the next run
+may read it as input."""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from ground_truth.errors import InputError
+from ground_truth.errors import InputError, located
 
 
 def unwritable_reason(path: Path) -> str | None:
@@ -46,9 +51,53 @@ def _probe(folder: Path) -> str | None:
     return None
 
 
-def check_writable(targets: Iterable[tuple[str, Path | None]]) -> None:
+class Inputs:
+    """What a command reads: the files and folders its flags name, and every file it read
+    (as `ground_truth.reading.recording_reads` collects them), each known by its identity
+    (device, inode), so a symbolic or hard link to one is that file too."""
+
+    def __init__(
+        self,
+        given: Iterable[tuple[str, Path | None]],
+        read: Iterable[tuple[int, int]] = (),
+    ):
+        self.files: dict[tuple[int, int], str] = dict.fromkeys(
+            read, "a file this command read as input"
+        )
+        self.folders: list[tuple[str, Path]] = []
+        for flag, path in given:
+            info = _stat(path)
+            if path is None or info is None:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                self.folders.append((flag, path.resolve()))
+            else:
+                self.files[(info.st_dev, info.st_ino)] = f"the input given as {flag}"
+
+    def overwritten(self, path: Path) -> str | None:
+        """Which input writing `path` would replace, or None."""
+        info = _stat(path)
+        return None if info is None else self.files.get((info.st_dev, info.st_ino))
+
+    def folder_holding(self, path: Path) -> tuple[str, Path] | None:
+        """The input folder (flag, folder) `path` would be written inside, if any."""
+        resolved = path.resolve()
+        return next(((f, d) for f, d in self.folders if resolved.is_relative_to(d)), None)
+
+
+def _stat(path: Path | None) -> os.stat_result | None:
+    try:
+        return os.stat(path) if path is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def check_writable(
+    targets: Iterable[tuple[str, Path | None]], inputs: Inputs | None = None
+) -> None:
     """Raise `InputError` naming the flag, the path and why, for the first target that cannot
-    be written, or for two flags pointing at one file."""
+    be written, that is one of `inputs`, or for two flags pointing at one file; warn (on
+    stderr) about a target inside an input folder."""
     seen: dict[Path, str] = {}
     for flag, path in targets:
         if path is None:
@@ -57,6 +106,42 @@ def check_writable(targets: Iterable[tuple[str, Path | None]]) -> None:
         if resolved in seen:
             raise InputError(path, f"also given as {seen[resolved]}", field=flag)
         seen[resolved] = flag
+        if inputs is not None:
+            check_not_inputs([(flag, path)], inputs)
         reason = unwritable_reason(path)
         if reason is not None:
             raise InputError(path, f"cannot be written: {reason}", field=flag)
+
+
+def check_not_inputs(targets: Iterable[tuple[str, Path | None]], inputs: Inputs) -> None:
+    """Raise `InputError` for the first target that is one of `inputs`; warn (on stderr)
+    about each target inside an input folder."""
+    for flag, path in targets:
+        if path is None:
+            continue
+        replaced = inputs.overwritten(path)
+        if replaced is not None:
+            raise InputError(path, f"is {replaced}; refusing to write over it", field=flag)
+        holder = inputs.folder_holding(path)
+        if holder is not None:
+            warning = located(
+                path,
+                f"is inside {holder[1]} (given as {holder[0]}): a later run may read it as input",
+                flag,
+            )
+            print(f"warning: {warning}", file=sys.stderr)
+
+
+def inputs_of(args: Any, *names: str) -> Inputs:
+    """The `Inputs` of a command: the paths in `args` under `names` (a flag's or a
+    positional argument's, one path or a list), and the files `judge.cli.main` saw it read."""
+    given: list[tuple[str, Path | None]] = []
+    for name in names:
+        value = getattr(args, name, None)
+        label = name.upper() if name in POSITIONAL else "--" + name.replace("_", "-")
+        values = value if isinstance(value, list) else [value]
+        given += [(label, Path(v)) for v in values if v is not None]
+    return Inputs(given, getattr(args, "files_read", ()))
+
+
+POSITIONAL = {"result", "results", "files", "sources", "bench"}
