@@ -18,7 +18,14 @@ from pydantic import BaseModel, ValidationError
 from .errors import InputError, warn_format
 from .formats.registry import FormatAdapter, Kind, detect, get_adapter, read
 from .models import IncidentSpec, Submission
-from .reading import input_files, parse_json, read_data, read_text, regular_file_size
+from .reading import (
+    FolderSet,
+    input_files,
+    parse_json,
+    read_data,
+    read_text,
+    regular_file_size,
+)
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
 AGENT_OUTPUT = "agent_output.json"
@@ -193,12 +200,15 @@ def _agent_output_files(root: Path) -> list[Path]:
 
 
 def _trial_dirs(root: Path) -> list[Path]:
-    """`<root>/<incident>/<trial>/` folders (symbolic links to folders are not followed)."""
-
-    def dirs(folder: Path) -> list[Path]:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-
-    return [trial for incident in dirs(root) for trial in dirs(incident)]
+    """`<root>/<incident>/<trial>/` folders, symbolic links to folders followed. A folder
+    reached again (through a link to one already read) and a broken link are warnings."""
+    seen = FolderSet(root)
+    return [
+        trial
+        for incident in seen.subfolders(root)
+        for trial in seen.subfolders(incident)
+        if seen.first_visit(trial)
+    ]
 
 
 def _trial_outputs(trial_dir: Path) -> list[Path]:

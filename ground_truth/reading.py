@@ -4,7 +4,8 @@ and bounded YAML alias expansion.
 An input is something a person (or an attacker) hands the tool, so reading it must never hang (a
 FIFO, `/dev/zero`), exhaust memory (a huge file, a "billion laughs" YAML alias bomb) or crash
 with a RecursionError (100,000 nested brackets). Each of those is an `InputError` naming the file:
-exit 2. Broken or looping symbolic links found while listing a directory are `FormatWarning`s.
+exit 2. Broken or looping symbolic links found while listing a directory are `FormatWarning`s;
+links to directories are followed, each directory entered once.
 """
 
 from __future__ import annotations
@@ -27,12 +28,82 @@ DEFAULT_MAX_INPUT_MB = 64
 MAX_DEPTH = 100
 # Nodes a YAML document may have once its aliases are expanded (a 700-byte alias bomb has 10^9).
 MAX_YAML_NODES = 1_000_000
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    """The safe loader, refusing a mapping that gives one key twice with different values
+    (PyYAML keeps the last one without a word; a merge key `<<` may be overridden)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            _check_yaml_keys(node)
+        return super().construct_mapping(node, deep)
+
+
+def _check_yaml_keys(node: yaml.MappingNode) -> None:
+    seen: dict[tuple[str, str], yaml.Node] = {}
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == MERGE_TAG:
+            continue
+        first = seen.setdefault((key.tag, key.value), value)
+        if first is not value and not _same_node(first, value):
+            raise yaml.constructor.ConstructorError(None, None, _twice(key.value), key.start_mark)
+
+
+class _DuplicateYamlKey(yaml.constructor.ConstructorError):
+    pass
+
+
+def _same_node(a: yaml.Node, b: yaml.Node) -> bool:
+    """Whether two nodes hold the same value (a key given twice, the same both times)."""
+    if type(a) is not type(b) or a.tag != b.tag:
+        return False
+    if isinstance(a, yaml.ScalarNode):
+        return bool(a.value == b.value)
+    left, right = _children(a), _children(b)
+    return len(left) == len(right) and all(map(_same_node, left, right))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    return list(node.value)
+
+
+YAML_LOADER = _Loader
+
+
+def _twice(key: object) -> str:
+    return (
+        f"the key {key!r} is given twice with different values in one mapping; "
+        "keep the one that is meant"
+    )
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict; `_DuplicateKey` when it gives a key twice with different
+    values (`json` keeps the last one without a word: a second, empty `diagnosis` would be
+    scored as no diagnosis)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        first: dict[str, Any] = {}
+        for key, value in pairs:
+            if first.setdefault(key, value) != value:
+                raise _DuplicateKey(key)
+    return data
 
 
 class RefusedInput(InputError):
     """An input refused whatever its format (not a regular file, too big, too deep, an alias
-    bomb): detection stops at it instead of asking the next format adapter."""
+    bomb, a key given twice): detection stops at it instead of asking the next format adapter."""
 
 
 _limit = {"bytes": DEFAULT_MAX_INPUT_MB * 1024 * 1024}
@@ -143,10 +214,12 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
 def parse_json(text: str, path: Path | str | None, field: str | None = None) -> Any:
     """Parse JSON text read from `path`, refusing nesting deeper than `MAX_DEPTH`."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         where = field or f"line {exc.lineno}"
         raise InputError(path, f"invalid JSON: {exc.msg}", field=where) from None
+    except _DuplicateKey as exc:
+        raise RefusedInput(path, _twice(exc.key), field=field or exc.key) from None
     except RecursionError:
         raise RefusedInput(path, _too_deep(), field=field) from None
     check_depth(data, path, field)
@@ -158,6 +231,9 @@ def parse_yaml(text: str, path: Path | str | None) -> Any:
     try:
         _check_yaml_events(text, path)
         return yaml.load(text, Loader=YAML_LOADER)
+    except _DuplicateYamlKey as exc:
+        line = f"line {exc.problem_mark.line + 1}" if exc.problem_mark else None
+        raise RefusedInput(path, str(exc.problem), field=line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else None
@@ -253,9 +329,11 @@ def _alias_size(sizes: dict[str, int], anchor: str | None, path: Path | str | No
 def input_files(root: Path, accept: Callable[[Path], bool], recursive: bool = True) -> list[Path]:
     """The files under directory `root` whose path `accept`s, sorted.
 
-    Symbolic links to directories are not followed. A broken or looping link that `accept`s is
-    a warning and skipped; one to something that is not a regular file (a device, a FIFO) is an
-    `InputError`, as is such a file itself: it is refused, never silently dropped or read.
+    Symbolic links to directories are followed; a directory reached again (a link to one
+    already walked, or to a folder above it: a loop) is a warning and walked once. A broken or
+    looping link that `accept`s is a warning and skipped; one to something that is not a
+    regular file (a device, a FIFO) is an `InputError`, as is such a file itself: it is
+    refused, never silently dropped or read.
     """
     found = []
     for path in _walk(root, recursive):
@@ -271,19 +349,42 @@ def input_files(root: Path, accept: Callable[[Path], bool], recursive: bool = Tr
 
 
 def _walk(root: Path, recursive: bool) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        names = files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-        yield from (Path(folder, name) for name in sorted(names) if _not_dir(Path(folder, name)))
+    seen = FolderSet(root)
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = [d for d in sorted(dirs) if seen.first_visit(Path(folder, d))]
+        yield from (Path(folder, name) for name in sorted(files))
         if not recursive:
             return
 
 
-def _not_dir(path: Path) -> bool:
-    try:
-        return not stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError:
-        return True  # a broken or looping link: reported by the caller
+class FolderSet:
+    """The folders a walk has entered, by identity (device, inode), so that one reached
+    again through a symbolic link (a second name for it, or a loop) is entered once."""
+
+    def __init__(self, root: Path):
+        self._seen: dict[tuple[int, int], Path] = {}
+        self.first_visit(root)
+
+    def first_visit(self, folder: Path) -> bool:
+        """Whether `folder` is new to the walk; a warning when a link leads back to one seen."""
+        info = os.stat(folder)
+        key = (info.st_dev, info.st_ino)
+        first = self._seen.setdefault(key, folder)
+        if first is folder:
+            return True
+        warn_format(folder, f"a symbolic link to {first}, which is read already; skipped")
+        return False
+
+    def subfolders(self, folder: Path) -> list[Path]:
+        """The folders in `folder` (links to folders too), sorted; a broken link is a warning."""
+        found = []
+        for path in sorted(folder.iterdir()):
+            problem = _link_problem(path)
+            if problem:
+                warn_format(path, f"{problem}, skipped")
+            elif path.is_dir():
+                found.append(path)
+        return found
 
 
 def _link_problem(path: Path) -> str | None:
