@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import EXAMPLE, quiet
+from helpers import EXAMPLE, FIXTURES, quiet
 
 from ground_truth import load_specs, load_submissions
 from ground_truth.errors import InputError
@@ -138,3 +138,25 @@ def test_a_duplicate_key_in_a_yaml_spec_names_its_line(tmp_path: Path) -> None:
         load_specs(file)
     assert error.value.field == f"line {len(lines) + 1}"
     assert "'id' is given twice with different values" in error.value.message
+
+
+RESULT = FIXTURES / "exports" / "result.json"
+
+
+@pytest.mark.parametrize("edit", ["a case given twice", "a case dropped"])
+def test_report_refuses_a_result_whose_cases_do_not_add_up(
+    tmp_path: Path, capsys, edit: str
+) -> None:
+    data = json.loads(RESULT.read_text())
+    if edit == "a case given twice":
+        data["cases"].append(data["cases"][3])
+        field, words = "cases.32", "is given twice (also cases.3)"
+    else:
+        del data["cases"][0]
+        field, words = "overall.n_cases", "says 32 cases, but the file holds 31"
+    result = tmp_path / "r.json"
+    result.write_text(json.dumps(data))
+    assert main(["report", str(result), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert f"{result}: {field}: " in err and words in err
+    assert not (tmp_path / "r.html").exists()

@@ -240,7 +240,31 @@ def load_result(path: str | Path, extras: dict[str, Any] | None = None) -> EvalR
     except (OSError, UnicodeDecodeError, JSONStreamError) as exc:
         raise InputError(path, f"not a readable result file: {exc}") from None
     _check_version(members.get("schema_version"), path)
-    return validate(EvalResult, members, path)
+    result: EvalResult = validate(EvalResult, members, path)
+    _check_consistent(result, path)
+    return result
+
+
+def _check_consistent(result: EvalResult, path: Path) -> None:
+    """A result whose cases disagree with its counts (a case given twice, by an edit or two
+    files pasted together) would be reported with numbers that do not add up: refused."""
+    first: dict[tuple[str, str], int] = {}
+    for i, case in enumerate(result.cases):
+        seen = first.setdefault((case.incident_id, case.trial), i)
+        if seen != i:
+            raise InputError(
+                path,
+                f"case {case.incident_id!r} trial {case.trial!r} is given twice (also "
+                f"cases.{seen}); a result holds each case once (`judge merge` puts shards "
+                "together)",
+                field=f"cases.{i}",
+            )
+    if result.overall.n_cases != len(result.cases):
+        raise InputError(
+            path,
+            f"says {result.overall.n_cases} cases, but the file holds {len(result.cases)}",
+            field="overall.n_cases",
+        )
 
 
 def _item(model: type[Any], data: Any, path: Path, field: str) -> Any:
