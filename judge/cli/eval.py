@@ -18,6 +18,7 @@ from .common import (
     print_warnings,
 )
 from .report import EXPORTS, add_export_arguments, write_exports
+from .rubric import check_answerable
 from .writable import check_writable, inputs_of
 
 
@@ -223,6 +224,8 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if dimensions:
         rubric = rubric.select(dimensions)
     judge = None if args.dry_run else _make_judge(args)
+    if judge is not None:
+        check_answerable(judge, rubric, args.rubric)
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
     )

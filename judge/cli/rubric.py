@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from .common import EXIT_OK, console
 
@@ -37,6 +38,37 @@ def cmd_rubric_validate(args: argparse.Namespace) -> int:
     for warning in binding_warnings(questions):
         print(f"warning: {args.file}: rules judge: {warning}", file=sys.stderr)
     return EXIT_OK
+
+
+def check_answerable(judge: Any, rubric: Any, given: str) -> None:
+    """Refuse (`InputError`, exit 2) a run whose rules judge (alone or in a panel) has no rule
+    for some of the rubric's questions: each would be unscored in every case, and a run of
+    nothing but unscored questions would end as if it had worked."""
+    from ground_truth.errors import InputError
+
+    from ..judges.rules import RULES, RulesJudge, bind
+    from ..run.cache import leaves
+
+    if not any(isinstance(leaf, RulesJudge) for leaf in leaves(judge)):
+        return
+    questions = [q for d in rubric.dimensions for q in d.questions]
+    unanswerable = [q for q in questions if RULES.get(bind(q.rule, q.text) or "") is None]
+    if not unanswerable:
+        return
+    shown = "; ".join(f"{q.id} ({_short(q.text)})" for q in unanswerable[:10])
+    more = f" and {len(unanswerable) - 10} more" if len(unanswerable) > 10 else ""
+    raise InputError(
+        given,
+        f"the rules judge has no rule for {len(unanswerable)} of the {len(questions)} questions, "
+        f"which every case would leave unscored: {shown}{more}. Give each a `rule:` (one of "
+        f"{', '.join(sorted(RULES))}; `judge rubric validate` checks them), leave them out "
+        "with --dimensions, or use an LLM judge (--judge-model)",
+        field="--rubric",
+    )
+
+
+def _short(text: str, most: int = 60) -> str:
+    return repr(text if len(text) <= most else text[: most - 1] + "…")
 
 
 def cmd_rubric_show(args: argparse.Namespace) -> int:
