@@ -28,7 +28,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from ground_truth.errors import InputError
+from ground_truth.errors import InputError, visible
 
 from ..errors import StorageError
 from . import agreement as agreement_command
@@ -104,16 +104,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         with recording_reads() as args.files_read:  # what no output may be written over
             return handler(args)
     except input_errors() as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {visible(str(exc), keep=chr(10))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except StorageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {visible(str(exc), keep=chr(10))}", file=sys.stderr)
         return EXIT_STORAGE
     except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
         sys.stderr.close()
         return EXIT_OK
     except KeyboardInterrupt as exc:
-        print(str(exc) or "interrupted", file=sys.stderr)
+        print(visible(str(exc)) or "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug: one line here, the whole traceback in a file
         print(internal_error(exc), file=sys.stderr)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ground_truth.errors import InputError
+from ground_truth.errors import InputError, visible
 
 EXIT_OK, EXIT_FAIL_UNDER, EXIT_BAD_INPUT, EXIT_PROVIDER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STORAGE = 4  # a file the run writes failed: disk full, read-only, corrupted or deleted store
@@ -34,7 +34,7 @@ def internal_error(exc: BaseException) -> str:
     import tempfile
     import traceback
 
-    summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    summary = visible(f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
     text = "".join(traceback.format_exception(exc))
     try:
         fd, path = tempfile.mkstemp(prefix="judge-traceback-", suffix=".txt")

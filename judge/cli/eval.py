@@ -567,5 +567,7 @@ def _outcome(result, args, latch=None) -> tuple[int, str | None]:
 def _report_outcome(code: int, reason: str | None, console) -> None:
     if reason is None:
         return
+    from ..report.safe_text import markup_safe
+
     style = "red" if code != EXIT_FAIL_UNDER else "yellow"
-    console.print(f"[{style}]exit {code}: {reason}[/{style}]")
+    console.print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")

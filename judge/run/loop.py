@@ -24,6 +24,7 @@ from ..errors import StorageError
 from ..judges import Gated, Judge, PanelJudge
 from ..judges.base import ask
 from ..judgment import DimensionVerdict
+from ..report.safe_text import visible
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
@@ -81,7 +82,7 @@ class Run:
         self.batch: BatchReport | None = None
 
     def _note(self, message: str) -> None:
-        self.reporter.note(message)
+        self.reporter.note(visible(message))  # may hold a provider's words: escape sequences
         if self.control.note:
             self.control.note(message)
 

@@ -178,7 +178,7 @@ class Reporter:
         if not self.enabled:
             return
         if self._bar is not None:
-            self._bar.console.print(message)
+            self._bar.console.print(message, markup=False, highlight=False)
         else:
             self._print(message)
 
