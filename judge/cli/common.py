@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +71,39 @@ def add_input_arguments(
     """--ground-truth, --outputs and --format, the same for every command that reads a benchmark."""
     p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
     p.add_argument("--outputs", required=outputs_required, type=Path, help=outputs_help)
-    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_format_argument(p)
     add_max_input_argument(p)
+
+
+class FormatChoices:
+    """`--format`'s choices: `auto` and every format's name, the shipped ones and those
+    packages add (named without importing any adapter). Looked up only when argparse needs
+    them (a `--format` given, or the help shown)."""
+
+    def _names(self) -> list[str]:
+        from ground_truth.formats.registry import FORMATS
+
+        return ["auto", *FORMATS.names()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def add_format_argument(p: argparse.ArgumentParser) -> None:
+    """`--format`, with the known formats as its choices."""
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=FormatChoices(),
+        metavar="FORMAT",
+        help="input format, one of: %(choices)s (default: auto, detected from the files)",
+    )
 
 
 class _MaxInputMB(argparse.Action):

@@ -71,7 +71,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="field order asked of an LLM judge's answers: answer-first (default) or "
         "evidence-first (the quote before the Yes/No, a short chain of thought)",
     )
-    p.add_argument("--result-file", type=Path, default=Path("results.json"))
+    p.add_argument(
+        "--result-file",
+        type=Path,
+        default=Path("results.json"),
+        metavar="FILE",
+        help="the result JSON to write (default: results.json); the store and --dry-run's "
+        "prompts go beside it unless given",
+    )
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
     )

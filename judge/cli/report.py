@@ -13,7 +13,7 @@ from typing import Any
 
 from ground_truth.errors import InputError
 
-from .common import EXIT_OK, add_max_input_argument
+from .common import EXIT_OK, add_format_argument, add_max_input_argument
 from .writable import check_not_inputs, check_writable, inputs_of
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
@@ -93,7 +93,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--outputs", type=Path, help="outputs directory or submissions JSONL, for diagnoses"
     )
-    p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
+    add_format_argument(p)
     p.add_argument("--title", help="report title")
     p.add_argument(
         "--labels",

@@ -19,7 +19,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "coverage, invalid/wrong/distractor actions, premature resolution (SRE-Zero semantics).",
     )
     add_input_arguments(p, outputs_help="outputs directory or run record")
-    p.add_argument("--result-file", type=Path, default=Path("resolution.json"))
+    p.add_argument(
+        "--result-file",
+        type=Path,
+        default=Path("resolution.json"),
+        metavar="FILE",
+        help="the resolution checks' JSON to write (default: resolution.json)",
+    )
     p.set_defaults(handler=cmd_resolve)
 
 
