@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
@@ -53,3 +55,26 @@ class FormatWarning(UserWarning):
 def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
     """Emit a FormatWarning about `path` (and `field`), attributed to the caller's caller."""
     warnings.warn(FormatWarning(path, message, field), stacklevel=3)
+
+
+_collectors: list[list[InputError]] = []
+
+
+@contextmanager
+def collecting_bad_files() -> Iterator[list[InputError]]:
+    """Inside the block a loader that meets a bad file (or row, or a duplicate id) records it
+    here and goes on without it, so that `judge check` can report every one; outside, the
+    first one is raised, as a run must not go on without some of its inputs."""
+    found: list[InputError] = []
+    _collectors.append(found)
+    try:
+        yield found
+    finally:
+        _collectors.remove(found)
+
+
+def bad_file(error: InputError) -> None:
+    """Raise `error`, or, inside `collecting_bad_files()`, record it for the caller to skip."""
+    if not _collectors:
+        raise error
+    _collectors[-1].append(error)

@@ -9,17 +9,18 @@ full `Submission` objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError, warn_format
+from .errors import InputError, bad_file, warn_format
 from .formats.registry import FormatAdapter, Kind, detect, get_adapter, read
 from .models import IncidentSpec, Submission
 from .reading import (
     FolderSet,
+    RefusedInput,
     input_files,
     parse_json,
     read_data,
@@ -70,8 +71,7 @@ def load_specs(path: str | Path, format: str = "auto") -> list[IncidentSpec]:
     specs = read(_adapter(path, format, "specs"), path, "specs") if _has_files(path) else []
     if not specs:
         raise InputError(path, "holds no incident specs (expected YAML/JSON spec files)")
-    _reject_duplicate_ids(specs)
-    return specs
+    return _without_duplicate_ids(specs)
 
 
 def _spec_files(path: Path) -> list[Path]:
@@ -106,7 +106,7 @@ def _native_spec_confidence(path: Path) -> float:
     files = _spec_files(path)
     if not files or files[0].suffix.lower() not in SPEC_SUFFIXES:
         return 0.0
-    items, _ = _spec_items(read_data(files[0]))
+    items, _ = _spec_items(_first_readable(files, read_data))
     first = items[0] if items else None
     if not isinstance(first, dict):
         return 0.0
@@ -116,29 +116,43 @@ def _native_spec_confidence(path: Path) -> float:
 def _load_native_specs(path: Path) -> list[IncidentSpec]:
     specs: list[IncidentSpec] = []
     for file in _spec_files(path):
-        items, key = _spec_items(read_data(file))
+        try:
+            items, key = _spec_items(read_data(file))
+        except InputError as exc:
+            bad_file(exc)
+            continue
         for i, item in enumerate(items):
             prefix = f"{key}[{i}]" if key else (f"[{i}]" if len(items) > 1 else "")
-            if not isinstance(item, dict):
-                raise InputError(
-                    file, "expected a mapping (an incident spec)", field=prefix or None
-                )
-            spec = validate(IncidentSpec, item, file, prefix)
-            specs.append(spec.model_copy(update={"source": _source(file, spec.source)}))
+            try:
+                specs.append(_native_spec(item, file, prefix))
+            except InputError as exc:
+                bad_file(exc)
     return specs
 
 
-def _reject_duplicate_ids(specs: Iterable[IncidentSpec]) -> None:
+def _native_spec(item: Any, file: Path, prefix: str) -> IncidentSpec:
+    if not isinstance(item, dict):
+        raise InputError(file, "expected a mapping (an incident spec)", field=prefix or None)
+    spec = validate(IncidentSpec, item, file, prefix)
+    return spec.model_copy(update={"source": _source(file, spec.source)})
+
+
+def _without_duplicate_ids(specs: Iterable[IncidentSpec]) -> list[IncidentSpec]:
+    """The specs, each id once; a second spec with an id is a bad file (`bad_file`)."""
     seen: dict[str, IncidentSpec] = {}
     for spec in specs:
         if spec.id in seen:
             first = _loaded_from(seen[spec.id]) or "?"
-            raise InputError(
-                _loaded_from(spec),
-                f"duplicate incident id {spec.id!r} (also in {first})",
-                field="id",
+            bad_file(
+                InputError(
+                    _loaded_from(spec),
+                    f"duplicate incident id {spec.id!r} (also in {first})",
+                    field="id",
+                )
             )
+            continue
         seen[spec.id] = spec
+    return list(seen.values())
 
 
 # ---------------------------------------------------------------- submissions
@@ -155,8 +169,7 @@ def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]
             f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)"
             + _empty_trials_note(path),
         )
-    _reject_duplicate_submissions(subs)
-    return subs
+    return _without_duplicate_submissions(subs)
 
 
 def _empty_trials_note(path: Path) -> str:
@@ -178,8 +191,29 @@ def _native_submission_confidence(path: Path) -> float:
         return _first_row_confidence(path)
     outputs = _agent_output_files(path)
     if outputs:
-        return max(_first_row_confidence(outputs[0]), 0.3)
+        return max(_first_readable(outputs, _first_row_confidence), 0.3)
     return 0.1 if any(p.is_dir() for p in path.glob("*/*")) else 0.0
+
+
+T = TypeVar("T")
+SNIFF_FILES = 10
+"""Files sniffing reads past a bad first one: a folder whose first file is broken is still
+recognised, and loading names each bad file instead of calling the folder unrecognised."""
+
+
+def _first_readable(files: list[Path], read: Callable[[Path], T]) -> T:
+    """`read` of the first of `files` that reads without an `InputError` (among the first
+    `SNIFF_FILES`); the first file's error when none does."""
+    first_error = None
+    for file in files[:SNIFF_FILES]:
+        try:
+            return read(file)
+        except RefusedInput:
+            raise
+        except InputError as exc:
+            first_error = first_error or exc
+    assert first_error is not None
+    raise first_error
 
 
 def _first_row_confidence(path: Path) -> float:
@@ -219,7 +253,12 @@ def _trial_outputs(trial_dir: Path) -> list[Path]:
             warn_format(file, "broken or looping symbolic link, skipped")
             broken = True
         elif file.exists():
-            regular_file_size(file)
+            try:
+                regular_file_size(file)
+            except InputError as exc:
+                bad_file(exc)
+                broken = True
+                continue
             found.append(file)
     if not found and not broken:
         warn_format(trial_dir, f"trial folder without {AGENT_OUTPUT}, skipped")
@@ -227,11 +266,14 @@ def _trial_outputs(trial_dir: Path) -> list[Path]:
 
 
 def _load_native_dir(root: Path) -> list[Submission]:
-    return [
-        _load_agent_output(file, trial_dir)
-        for trial_dir in _trial_dirs(root)
-        for file in _trial_outputs(trial_dir)
-    ]
+    subs = []
+    for trial_dir in _trial_dirs(root):
+        for file in _trial_outputs(trial_dir):
+            try:
+                subs.append(_load_agent_output(file, trial_dir))
+            except InputError as exc:
+                bad_file(exc)
+    return subs
 
 
 def _load_agent_output(file: Path, trial_dir: Path) -> Submission:
@@ -263,34 +305,50 @@ def _load_native_file(path: Path) -> list[Submission]:
         rows = [(f"[{i}]", r) for i, r in enumerate(data if isinstance(data, list) else [data])]
     subs = []
     for where, row in rows:
-        if not isinstance(row, dict):
-            raise InputError(path, "expected a JSON object (a submission)", field=where)
-        row = {**row, "source": _source(path, row.get("source"))}
-        subs.append(validate(Submission, row, path, where))
+        try:
+            subs.append(_native_row(row, path, where))
+        except InputError as exc:
+            bad_file(exc)
     return subs
 
 
+def _native_row(row: Any, path: Path, where: str) -> Submission:
+    if not isinstance(row, dict):
+        raise InputError(path, "expected a JSON object (a submission)", field=where)
+    row = {**row, "source": _source(path, row.get("source"))}
+    return validate(Submission, row, path, where)
+
+
 def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
+    """Each row with its line; a line that does not parse is a bad row (`bad_file`)."""
     rows = []
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
-        rows.append((f"line {number}", parse_json(line, path, field=f"line {number}")))
+        try:
+            rows.append((f"line {number}", parse_json(line, path, field=f"line {number}")))
+        except InputError as exc:
+            bad_file(exc)
     return rows
 
 
-def _reject_duplicate_submissions(subs: Iterable[Submission]) -> None:
+def _without_duplicate_submissions(subs: Iterable[Submission]) -> list[Submission]:
+    """The submissions, each (incident, trial) once; a second one is a bad file."""
     seen: dict[tuple[str, str], Submission] = {}
     for sub in subs:
         if sub.key in seen:
             first = _loaded_from(seen[sub.key]) or "?"
-            raise InputError(
-                _loaded_from(sub),
-                f"duplicate submission for incident {sub.incident_id!r} trial {sub.trial!r}"
-                f" (also in {first})",
-                field="trial",
+            bad_file(
+                InputError(
+                    _loaded_from(sub),
+                    f"duplicate submission for incident {sub.incident_id!r} trial "
+                    f"{sub.trial!r} (also in {first})",
+                    field="trial",
+                )
             )
+            continue
         seen[sub.key] = sub
+    return list(seen.values())
 
 
 # ---------------------------------------------------------------- dispatch

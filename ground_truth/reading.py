@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError, warn_format
+from .errors import InputError, bad_file, warn_format
 
 DEFAULT_MAX_INPUT_MB = 64
 # Real benchmark files nest fewer than 20 levels; the rest of the pipeline (pydantic, the rules
@@ -343,7 +343,11 @@ def input_files(root: Path, accept: Callable[[Path], bool], recursive: bool = Tr
         if problem:
             warn_format(path, f"{problem}, skipped")
             continue
-        regular_file_size(path)
+        try:
+            regular_file_size(path)
+        except InputError as exc:
+            bad_file(exc)
+            continue
         found.append(path)
     return sorted(found)
 

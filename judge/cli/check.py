@@ -1,6 +1,7 @@
 """`judge check`: lint a benchmark's files without calling any judge.
 
 Loads the ground truth (and the outputs, if given) exactly as `judge eval` would, and reports:
+every file a run would refuse (the loaders going on past each, `collecting_bad_files`),
 the format each was read as, every data problem the adapters warned about (file and field),
 which rubric questions the offline rules judge cannot answer for each spec (the spec lacks the
 field it needs), the specs whose fault-origin components it cannot normalise to a plain name
@@ -11,17 +12,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from ground_truth.errors import InputError, collecting_bad_files
 
 from .common import (
+    EXIT_BAD_INPUT,
     EXIT_FAIL_UNDER,
     EXIT_OK,
     add_input_arguments,
     collect_warnings,
     console,
-    load_inputs,
 )
+
+T = TypeVar("T")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -30,8 +38,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "check",
         help="lint ground truth and outputs without calling any judge",
         description="Load a benchmark's ground truth (and outputs) as judge eval would and report "
-        "every problem found. Exit 2 when something cannot be used at all; with --strict, exit 1 "
-        "when there is any warning.",
+        "every problem found. Exit 2 when a file cannot be used (each one is listed, and the "
+        "rest still checked); with --strict, exit 1 when there is any warning.",
     )
     add_input_arguments(p, outputs_required=False)
     p.add_argument("--rubric", default="sregym-v3", help="rubric whose questions are checked")
@@ -41,12 +49,27 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """`judge check`: report input problems; exit 1 under --strict when there is any."""
-    findings = check_inputs(args.ground_truth, args.outputs, args.format, args.rubric)
+    """`judge check`: report input problems, every bad file among them; exit 2 when there is
+    one, else 1 under --strict when there is any other problem. With --json the findings are
+    printed as JSON whatever happens."""
+    try:
+        findings = check_inputs(args.ground_truth, args.outputs, args.format, args.rubric)
+    except Exception as exc:  # a bug: still JSON on stdout, the traceback as any command's
+        if args.json:
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            failed = {
+                "ground_truth": {"path": str(args.ground_truth)},
+                "errors": [{"file": None, "field": None, "message": message}],
+                "warnings": [],
+            }
+            print(json.dumps(failed, indent=2))
+        raise
     if args.json:
         print(json.dumps(findings, indent=2))
     else:
         _print(findings)
+    if findings["errors"]:
+        return EXIT_BAD_INPUT
     problems = (
         findings["warnings"]
         or findings["unnormalised_components"]
@@ -60,43 +83,77 @@ def cmd_check(args: argparse.Namespace) -> int:
 def check_inputs(
     ground_truth: Path, outputs: Path | None, fmt: str, rubric_name: str
 ) -> dict[str, Any]:
-    """Every problem in the ground truth (and outputs, if given) as a JSON-ready dict: load
-    warnings, questions the rules judge cannot answer, unnormalised components and, with outputs,
-    missing, orphan and empty submissions. InputError when the inputs cannot be loaded at all.
-    """
-    from ground_truth import match_submissions
+    """Every problem in the ground truth (and outputs, if given) as a JSON-ready dict: every
+    bad file (`errors`: each file, row or duplicate a run would refuse, the loaders going on
+    past it), load warnings, questions the rules judge cannot answer, unnormalised components
+    and, with outputs, missing, orphan and empty submissions. What cannot be loaded at all
+    (no such folder, no format recognised) is an error too, and what it stops is left out."""
+    from ground_truth import load_specs, load_submissions, match_submissions
 
-    from ..checklist.rubric import load_rubric
-
-    rubric = load_rubric(rubric_name)
-    specs, submissions, found = load_inputs(ground_truth, outputs, fmt)
-    if submissions is not None:
-        found += collect_warnings(_cross_check, specs, submissions)[1]
+    found: list[str] = []
+    bad: list[InputError] = []
+    with collecting_bad_files() as collected:
+        rubric = _attempt(bad, found, _rubric, rubric_name)
+        specs = _attempt(bad, found, load_specs, ground_truth, fmt)
+        submissions = None
+        if outputs is not None:
+            submissions = _attempt(bad, found, load_submissions, outputs, fmt)
+        if specs is not None and submissions is not None:
+            found += collect_warnings(_cross_check, specs, submissions)[1]
     findings: dict[str, Any] = {
-        "ground_truth": {
-            "path": str(ground_truth),
-            "format": _formats(specs),
-            "n_specs": len(specs),
-            "layouts": _layouts(specs),
-        },
+        "ground_truth": _described(ground_truth, specs or [], "n_specs"),
+        "errors": _errors([*collected, *bad]),
         "warnings": found,
-        "rules_unanswerable": _unanswerable(specs, rubric),
-        "unnormalised_components": _unnormalised(specs),
+        "rules_unanswerable": _unanswerable(specs, rubric) if specs and rubric else {},
+        "unnormalised_components": _unnormalised(specs or []),
     }
-    if submissions is not None:
+    if outputs is not None:
+        findings["outputs"] = _described(outputs, submissions or [], "n_submissions")
+    if specs is not None and submissions is not None:
         matching = match_submissions(specs, submissions)
-        findings["outputs"] = {
-            "path": str(outputs),
-            "format": _formats(submissions),
-            "n_submissions": len(submissions),
-            "layouts": _layouts(submissions),
-        }
         findings["missing"] = matching.missing
         findings["orphans"] = [f"{o.incident_id}/{o.trial}" for o in matching.orphans]
         findings["empty_diagnoses"] = [
             f"{s.incident_id}/{s.trial}" for s in submissions if not s.diagnosis.strip()
         ]
     return findings
+
+
+def _rubric(name: str) -> Any:
+    from ..checklist.rubric import load_rubric
+
+    return load_rubric(name)
+
+
+def _attempt(bad: list[InputError], found: list[str], fn: Callable[..., T], *args: Any) -> T | None:
+    """`fn(*args)`, keeping the warnings it gave (also when it fails); None when it raised an
+    `InputError`, which goes into `bad`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return fn(*args)
+        except InputError as exc:
+            bad.append(exc)
+            return None
+        finally:
+            found += [str(w.message) for w in caught]
+
+
+def _errors(errors: list[InputError]) -> list[dict[str, str | None]]:
+    """Each error once (sniffing and loading may meet one file twice), as JSON."""
+    out: dict[str, dict[str, str | None]] = {}
+    for e in errors:
+        out.setdefault(str(e), {"file": e.path, "field": e.field, "message": e.message})
+    return list(out.values())
+
+
+def _described(path: Path, items: list[Any], count: str) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "format": _formats(items),
+        count: len(items),
+        "layouts": _layouts(items),
+    }
 
 
 def _formats(items: list[Any]) -> list[str]:
@@ -142,30 +199,52 @@ def _unnormalised(specs: list[Any]) -> dict[str, list[str]]:
 
 
 def _unanswerable(specs: list[Any], rubric: Any) -> dict[str, list[str]]:
-    """Per spec, the questions the rules judge must leave unscored (and why)."""
+    """Per spec, the questions the rules judge must leave unscored (and why).
+
+    The rules judge leaves a question unscored when it has no rule for it, or when the truth
+    names no fault origin (`judge.judges.rules.questions`), so a spec that names its origin is
+    not asked: running the judge on each of 20,000 specs took three times as long as loading
+    them. The rest are asked with a placeholder diagnosis."""
     from ground_truth import Submission
 
     from ..checklist.prompts import Prompt
     from ..judges import JudgeTask, RulesJudge
+    from ..judges.rules import RULES, bind
 
+    questions = [q for d in rubric.dimensions for q in d.questions]
+    no_rule = [
+        f"{q.id}: the rules judge has no rule for {q.id}"
+        for q in questions
+        if RULES.get(bind(q.rule, q.text) or "") is None
+    ]
     judge, out = RulesJudge(), {}
     for spec in specs:
-        probe = Submission(incident_id=spec.id, diagnosis="-")
-        reasons = [
-            f"{a.question_id}: {a.unscored_reason}"
-            for dim in rubric.dimensions
-            for a in judge.answer(JudgeTask(spec, probe, dim, Prompt(messages=[], hash=""))).answers
-            if a.answer is None
-        ]
+        if spec.fault_origin:
+            reasons = no_rule
+        else:
+            probe = Submission(incident_id=spec.id, diagnosis="-")
+            reasons = [
+                f"{a.question_id}: {a.unscored_reason}"
+                for dim in rubric.dimensions
+                for a in judge.answer(
+                    JudgeTask(spec, probe, dim, Prompt(messages=[], hash=""))
+                ).answers
+                if a.answer is None
+            ]
         if reasons:
-            out[spec.id] = reasons
+            out[spec.id] = list(reasons)
     return out
 
 
 def _print(findings: dict[str, Any]) -> None:
+    from ground_truth.errors import located
+
     from ..report.safe_text import visible
 
     out = console()
+    for error in findings["errors"]:
+        line = located(error["file"], error["message"], error["field"])
+        print(f"error: {line}", file=sys.stderr)
     gt = findings["ground_truth"]
     out.print(
         f"ground truth: {gt['n_specs']} specs read as {', '.join(gt['format'])} from {gt['path']}"
@@ -184,7 +263,7 @@ def _print(findings: dict[str, Any]) -> None:
             ("orphans", "submissions with no spec"),
             ("empty_diagnoses", "empty diagnoses"),
         ):
-            if findings[key]:
+            if findings.get(key):
                 shown = ", ".join(visible(item) for item in findings[key][:10])
                 out.print(
                     f"{label} ({len(findings[key])}): {shown}"
@@ -208,7 +287,12 @@ def _print(findings: dict[str, Any]) -> None:
         )
         for spec_id, reasons in list(unanswerable.items())[:20]:
             out.print(f"  {visible(spec_id)}: " + "; ".join(reasons), markup=False)
-    if (
+    if findings["errors"]:
+        out.print(
+            f"{len(findings['errors'])} bad input file(s) or row(s), listed on stderr: "
+            "judge eval would refuse these inputs (exit 2)"
+        )
+    elif (
         not findings["warnings"]
         and not unanswerable
         and not unnormalised
