@@ -43,7 +43,7 @@ def isolable(judge: object) -> bool:
     """Whether the run should ask this judge in a child process: the rules judge does its
     work in the calling thread, where nothing can interrupt it. Not a subclass, which may
     answer otherwise than `answer()`; POSIX only (the child inherits its pipe's descriptor)."""
-    return type(judge) is RulesJudge and os.name == "posix"
+    return type(judge) is RulesJudge and os.name == "posix" and bool(sys.executable)
 
 
 class IsolatedJudge:
@@ -152,6 +152,8 @@ class _Child:
                     reply.set_exception(type(name, (Exception,), {})(message))
         except (EOFError, OSError):
             self.end(RuntimeError("the rules judge's process ended during the call"))
+        except Exception as exc:  # a reply that cannot be read: no later one can be trusted
+            self.end(RuntimeError(f"the rules judge's process sent an unreadable reply: {exc}"))
 
     def end(self, error: Exception) -> None:
         """Kill the child; every call still waiting raises `error`."""
