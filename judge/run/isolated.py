@@ -9,7 +9,8 @@ that: the rules judge is offline and deterministic, so a rerun asks again.
 
 The calls in flight queue up in the child, which answers them in order, so it works while
 the parent keeps its accounts. Each spec and dimension crosses the pipe once; the child
-keeps them, so its judge's per-spec and per-submission caches work as in the parent.
+keeps them, so its judge's per-spec and per-submission caches work as in the parent; a
+submission is sent once for its dimensions in a row.
 Tasks are written by a thread of their own: a write the child is too busy to read (a
 diagnosis of megabytes) must not hold up the event loop.
 """
@@ -26,6 +27,8 @@ import sys
 import threading
 from collections import deque
 from typing import Any
+
+from ground_truth.models import Submission
 
 from ..judges.base import JudgeTask
 from ..judges.rules import RulesJudge
@@ -111,6 +114,7 @@ class _Child:
         self._fd = self._conn.fileno()
         loop.add_reader(self._fd, self._read)
         self._sent: dict[int, tuple[int, Any]] = {}
+        self._last_submission: Submission | None = None
         self.ended = False
 
     def _ref(self, item: Any) -> tuple[int, Any]:
@@ -125,7 +129,9 @@ class _Child:
     async def ask(self, task: JudgeTask) -> DimensionVerdict:
         reply: asyncio.Future[DimensionVerdict] = self._loop.create_future()
         self._waiting.append(reply)
-        self._outbox.put((self._ref(task.spec), self._ref(task.dimension), task.submission))
+        submission = None if task.submission is self._last_submission else task.submission
+        self._last_submission = task.submission
+        self._outbox.put((self._ref(task.spec), self._ref(task.dimension), submission))
         return await reply
 
     def _write(self) -> None:

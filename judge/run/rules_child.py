@@ -8,7 +8,7 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ground_truth.models import IncidentSpec
+from ground_truth.models import IncidentSpec, Submission
 
 from ..checklist.prompts import Prompt
 from ..checklist.rubric import Dimension
@@ -24,13 +24,16 @@ def serve(conn: Connection) -> None:
     specs: dict[int, IncidentSpec] = {}
     dimensions: dict[int, Dimension] = {}
     empty = Prompt(messages=[], hash="")
+    submission: Submission | None = None
     while True:
         try:
-            (spec_ref, spec), (dimension_ref, dimension), submission = conn.recv()
+            (spec_ref, spec), (dimension_ref, dimension), sent = conn.recv()
         except EOFError:
             return
         spec = specs.setdefault(spec_ref, spec)
         dimension = dimensions.setdefault(dimension_ref, dimension)
+        submission = sent if sent is not None else submission  # None: the one before
+        assert submission is not None
         conn.send(_answer(judge, JudgeTask(spec, submission, dimension, empty)))
 
 
