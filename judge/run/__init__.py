@@ -7,6 +7,7 @@
 - `options`: `Limits`, `Control`, `Storage`, the groups of `judge.api.EvalOptions`.
 - `cache`: each leaf judge's calls through the store; `leases`: one store, many processes.
 - `control` (the gate, pause, signals), `limits` (rates, cooldown, budgets), `progress`.
+- `isolated`: the rules judge in a child process (`rules_child`), which a stop kills at once.
 - `granularity`, `validation`, `deferred`, `remembered_formats`: what a verdict must be and
   how a call is asked; `shard` and `merge`: a run cut in shares and put back together.
 """
