@@ -76,14 +76,13 @@ def add_input_arguments(
 
 
 class _MaxInputMB(argparse.Action):
-    """Applies the limit as it is parsed, so every reader of input files obeys it."""
+    """Applies the limit as it is parsed (its range is checked first: `flags.CHECKS`), so every
+    reader of input files obeys it."""
 
     def __call__(self, parser: Any, namespace: Any, value: Any, option: Any = None) -> None:
         from agreement.files import set_max_input_mb as set_for_labels
         from ground_truth.reading import set_max_input_mb
 
-        if value <= 0:
-            parser.error(f"{option}: must be a positive number of megabytes")
         set_max_input_mb(value)
         set_for_labels(value)
         setattr(namespace, self.dest, value)

@@ -100,7 +100,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--shard",
-        type=_shard,
         metavar="I/N",
         help="judge only shard I of N (a stable hash of incident, trial, dimension); "
         "put the shards' results together with `judge merge`",
@@ -138,7 +137,7 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-unscored",
-        type=_fraction,
+        type=float,
         default=0.5,
         metavar="FRACTION",
         help="exit 3 when more than this share of the questions is unscored because calls "
@@ -219,9 +218,8 @@ def _eval(args: argparse.Namespace, latch) -> int:
     from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
-    dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
-    if dimensions:
-        rubric = rubric.select(dimensions)
+    if args.dimensions:
+        rubric = rubric.select(args.dimensions)
     judge = None if args.dry_run else _make_judge(args)
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
@@ -400,7 +398,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
             tpm=args.tpm,
             cooldown_after=args.cooldown_after,
             cooldown=args.cooldown,
-            max_errors=_error_budget(args.max_errors),
+            max_errors=args.max_errors,
             max_cost=args.max_cost,
         ),
         control=Control(
@@ -446,19 +444,6 @@ def _late_signal(latch) -> str:
     )
 
 
-def _error_budget(text: str | None):
-    from ground_truth.errors import InputError
-
-    from ..run.limits import ErrorBudget
-
-    if text is None:
-        return None
-    try:
-        return ErrorBudget.parse(text)
-    except ValueError as exc:
-        raise InputError(text, str(exc), field="--max-errors") from None
-
-
 def _store_path(args, judge, out) -> Path | None:
     """The store for judges worth caching (LLM judges); None for rules and replay runs."""
     from ground_truth.errors import InputError
@@ -493,28 +478,7 @@ def _batch_options(args, judge, store: Path | None):
         raise InputError("--batch", str(exc)) from None
     if store is None:
         raise InputError("--batch", "needs a store to record its batch (drop --no-store)")
-    if args.batch_poll <= 0:
-        raise InputError("--batch-poll", f"must be more than 0 seconds, got {args.batch_poll:g}")
     return BatchOptions(poll=args.batch_poll, max_poll=max(60.0, args.batch_poll))
-
-
-def _shard(text: str):
-    from ..run.shard import Shard
-
-    try:
-        return Shard.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
-    return value
 
 
 def _outcome(result, args, latch=None) -> tuple[int, str | None]:
