@@ -94,7 +94,7 @@ def test_killed_while_polling_then_batch_again_resumes_without_a_second_batch(
 @pytest.mark.parametrize(
     ("judge", "extra", "words"),
     [
-        ([], [], "rules makes no provider calls"),
+        ([], [], "would fall back to the offline rules judge"),  # --api-base, no model
         (["--judge-model", "rules"], [], "rules makes no provider calls"),
         (["--judge-model", "replay:STORE"], [], "makes no provider calls"),
         (["--judge-model", "openai/a", "--judge-model", "openai/b"], [], "panel"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from .common import (
@@ -29,16 +28,24 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Score every submission under --outputs against its spec under --ground-truth. "
         "With no model configured the offline, deterministic rules judge is used.",
     )
-    add_input_arguments(p)
+    add_input_arguments(p, short_flags=True)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     p.add_argument(
         "--judge-model",
         action="append",
-        help="litellm model string (env JUDGE_MODEL); repeat for a majority-vote panel; "
-        "'rules' or unset: the offline rules judge; 'replay:STORE'; a judge of your own: "
-        "NAME[:ARGS] (registered, or an entry point in group diagnosis_judge.judges) "
-        "or package.module:Class (importable, e.g. on PYTHONPATH)",
+        help="litellm model string (env JUDGE_MODEL, or SREGym's JUDGE_MODEL_ID); repeat for a "
+        "majority-vote panel; 'rules' or unset: the offline rules judge; 'replay:STORE'; a "
+        "judge of your own: NAME[:ARGS] (registered, or an entry point in group "
+        "diagnosis_judge.judges) or package.module:Class (importable, e.g. on PYTHONPATH)",
     )
+    p.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="PATH",
+        help="read settings from this .env file (default: ./.env when there is one); "
+        "variables already in the environment win",
+    )
+    p.add_argument("--no-env-file", action="store_true", help="read no .env file")
     p.add_argument(
         "--tie",
         choices=["unscored", "yes", "no"],
@@ -53,8 +60,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--api-base",
-        default=os.environ.get("JUDGE_BASE_URL"),
-        help="provider base URL (env JUDGE_BASE_URL)",
+        help="provider base URL (env JUDGE_BASE_URL, or SREGym's JUDGE_API_BASE); a model "
+        "name no litellm provider claims is sent as-is to it, an OpenAI-compatible endpoint",
     )
     p.add_argument(
         "--structured-output",
@@ -70,7 +77,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="field order asked of an LLM judge's answers: answer-first (default) or "
         "evidence-first (the quote before the Yes/No, a short chain of thought)",
     )
-    p.add_argument("--result-file", type=Path, default=Path("results.json"))
+    p.add_argument(
+        "-r",
+        "--result-file",
+        type=Path,
+        default=Path("results.json"),
+        help="where the result JSON goes (default results.json)",
+    )
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
     )
@@ -311,10 +324,10 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 
 def _make_judge(args):
     from ..judges import build_judge
+    from .settings import judge_settings
 
-    models = args.judge_model or (
-        [os.environ["JUDGE_MODEL"]] if os.environ.get("JUDGE_MODEL") else None
-    )
+    models, found = judge_settings(args)
+    args.api_base = found.api_base.text if found.api_base else None
     if models and any(m == "replay" or m.startswith("replay:") for m in models):
         from ..judges.replay import replay_judge_from_args
 
@@ -323,7 +336,7 @@ def _make_judge(args):
     if models and any(m != "rules" for m in models):
         options = {
             "api_base": args.api_base,
-            "api_key": _api_key(args),
+            "api_key": found.api_key.text if found.api_key else None,
             "timeout": args.timeout,
             "max_retries": args.max_retries,
             "structured_output": args.structured_output,
@@ -335,16 +348,6 @@ def _make_judge(args):
         from ground_truth.errors import InputError
 
         raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
-
-
-def _api_key(args) -> str | None:
-    from ground_truth.errors import InputError
-
-    var = args.api_key_env or "JUDGE_API_KEY"
-    key = os.environ.get(var)
-    if args.api_key_env and not key:
-        raise InputError(var, "the environment variable is not set", field="--api-key-env")
-    return key
 
 
 def _announce(judge, args, out) -> None:
