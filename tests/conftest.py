@@ -24,6 +24,22 @@ import helpers  # noqa: E402
 from helpers import CORPUS, EXAMPLE, FIXTURES, missing_corpus_message  # noqa: E402
 
 BAD = FIXTURES / "bad"
+JUDGE_SETTINGS = (
+    "JUDGE_MODEL",
+    "JUDGE_BASE_URL",
+    "JUDGE_API_KEY",
+    "JUDGE_MODEL_ID",
+    "JUDGE_API_BASE",
+)
+
+
+@pytest.fixture(autouse=True)
+def _judge_settings_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the judge settings of the shell that runs the suite, and none leaves any
+    behind: `judge eval` puts what a .env file sets into the environment, and monkeypatch
+    puts each of these names back as it found it."""
+    for name in JUDGE_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)

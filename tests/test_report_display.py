@@ -79,3 +79,28 @@ def test_names_are_never_folded(k1):
     table = incident_table(k1, width=80)
     column = table.columns[0]
     assert column.no_wrap and column.overflow == "ellipsis"
+
+
+def test_entity_scores_are_in_the_summary_when_submissions_name_entities(tmp_path, capsys):
+    """ITBench-style submissions carry root-cause entities: their precision, recall and F1 are
+    printed with the other numbers, not only written to JSON and HTML (issue 24)."""
+    import json
+    from pathlib import Path
+
+    from judge.cli import main
+
+    itbench = Path(__file__).parent / "fixtures" / "formats" / "itbench" / "synthetic"
+    result = tmp_path / "r.json"
+    args = ["eval", "-g", str(itbench / "ground_truths.json"), "-o", str(itbench / "agent_outputs")]
+    assert main([*args, "-r", str(result), "--no-progress"]) == 0
+    mean = json.loads(result.read_text())["entities"]["mean"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"root-cause entities precision {mean['precision']:.2f}, recall {mean['recall']:.2f}, "
+        f"F1 {mean['f1']:.2f} over 4 cases; first entity is the origin in "
+        f"{mean['top_is_origin']:.2f}"
+    ) in out
+
+
+def test_no_entity_row_without_entities(k1):
+    assert k1.entities is None and "root-cause entities" not in _render(k1)

@@ -49,4 +49,4 @@ def test_cli_refuses_a_bad_shard_with_exit_2(example_ground_truth, example_outpu
         main(["eval", "--ground-truth", str(example_ground_truth),
               "--outputs", str(example_outputs), "--shard", "5/4"])  # fmt: skip
     assert exit_.value.code == 2
-    assert "--shard expects I/N" in capsys.readouterr().err
+    assert "--shard: expected I/N with 1 <= I <= N" in capsys.readouterr().err

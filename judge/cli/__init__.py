@@ -35,6 +35,7 @@ from . import agreement as agreement_command
 from . import check as check_command
 from . import estimate as estimate_command
 from . import eval as eval_command
+from . import flags
 from . import merge as merge_command
 from . import report as report_command
 from . import resolve as resolve_command
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(commands)
+    flags.apply(parser)
     return parser
 
 

@@ -131,9 +131,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """`judge calibrate`: judges' agreement with people and their threshold sweep."""
     from agreement import calibrate, render_calibration
 
-    thresholds = [float(t) for t in args.thresholds.split(",")] if args.thresholds else None
     check_writable([("-o", args.output)], inputs_of(args, "results", "human"))
-    report = calibrate(args.results, args.human, thresholds, B=args.bootstrap, seed=args.seed)
+    report = calibrate(args.results, args.human, args.thresholds, B=args.bootstrap, seed=args.seed)
     console().print(render_calibration(report))
     _write_json(args.output, report.model_dump_json(indent=2))
     return EXIT_OK

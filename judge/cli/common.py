@@ -67,10 +67,14 @@ def add_input_arguments(
     p: argparse.ArgumentParser,
     outputs_required: bool = True,
     outputs_help: str = "outputs directory or submissions JSONL",
+    short_flags: bool = False,
 ) -> None:
-    """--ground-truth, --outputs and --format, the same for every command that reads a benchmark."""
-    p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
-    p.add_argument("--outputs", required=outputs_required, type=Path, help=outputs_help)
+    """--ground-truth, --outputs and --format, the same for every command that reads a benchmark;
+    `short_flags`: also ITBench's `-g` and `-o` (for `judge eval`, a drop-in for its evaluator)."""
+    ground_truth = ("-g", "--ground-truth") if short_flags else ("--ground-truth",)
+    outputs = ("-o", "--outputs") if short_flags else ("--outputs",)
+    p.add_argument(*ground_truth, required=True, type=Path, help="spec file or directory")
+    p.add_argument(*outputs, required=outputs_required, type=Path, help=outputs_help)
     add_format_argument(p)
     add_max_input_argument(p)
 
@@ -107,14 +111,13 @@ def add_format_argument(p: argparse.ArgumentParser) -> None:
 
 
 class _MaxInputMB(argparse.Action):
-    """Applies the limit as it is parsed, so every reader of input files obeys it."""
+    """Applies the limit as it is parsed (its range is checked first: `flags.CHECKS`), so every
+    reader of input files obeys it."""
 
     def __call__(self, parser: Any, namespace: Any, value: Any, option: Any = None) -> None:
         from agreement.files import set_max_input_mb as set_for_labels
         from ground_truth.reading import set_max_input_mb
 
-        if value <= 0:
-            parser.error(f"{option}: must be a positive number of megabytes")
         set_max_input_mb(value)
         set_for_labels(value)
         setattr(namespace, self.dest, value)

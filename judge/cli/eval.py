@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from .common import (
@@ -30,16 +29,24 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Score every submission under --outputs against its spec under --ground-truth. "
         "With no model configured the offline, deterministic rules judge is used.",
     )
-    add_input_arguments(p)
+    add_input_arguments(p, short_flags=True)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     p.add_argument(
         "--judge-model",
         action="append",
-        help="litellm model string (env JUDGE_MODEL); repeat for a majority-vote panel; "
-        "'rules' or unset: the offline rules judge; 'replay:STORE'; a judge of your own: "
-        "NAME[:ARGS] (registered, or an entry point in group diagnosis_judge.judges) "
-        "or package.module:Class (importable, e.g. on PYTHONPATH)",
+        help="litellm model string (env JUDGE_MODEL, or SREGym's JUDGE_MODEL_ID); repeat for a "
+        "majority-vote panel; 'rules' or unset: the offline rules judge; 'replay:STORE'; a "
+        "judge of your own: NAME[:ARGS] (registered, or an entry point in group "
+        "diagnosis_judge.judges) or package.module:Class (importable, e.g. on PYTHONPATH)",
     )
+    p.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="PATH",
+        help="read settings from this .env file (default: ./.env when there is one); "
+        "variables already in the environment win",
+    )
+    p.add_argument("--no-env-file", action="store_true", help="read no .env file")
     p.add_argument(
         "--tie",
         choices=["unscored", "yes", "no"],
@@ -54,8 +61,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--api-base",
-        default=os.environ.get("JUDGE_BASE_URL"),
-        help="provider base URL (env JUDGE_BASE_URL)",
+        help="provider base URL (env JUDGE_BASE_URL, or SREGym's JUDGE_API_BASE); a model "
+        "name no litellm provider claims is sent as-is to it, an OpenAI-compatible endpoint",
     )
     p.add_argument(
         "--structured-output",
@@ -72,6 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "evidence-first (the quote before the Yes/No, a short chain of thought)",
     )
     p.add_argument(
+        "-r",
         "--result-file",
         type=Path,
         default=Path("results.json"),
@@ -108,7 +116,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--shard",
-        type=_shard,
         metavar="I/N",
         help="judge only shard I of N (a stable hash of incident, trial, dimension); "
         "put the shards' results together with `judge merge`",
@@ -146,7 +153,7 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-unscored",
-        type=_fraction,
+        type=float,
         default=0.5,
         metavar="FRACTION",
         help="exit 3 when more than this share of the questions is unscored because calls "
@@ -227,9 +234,8 @@ def _eval(args: argparse.Namespace, latch) -> int:
     from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
-    dimensions = [d.strip() for d in args.dimensions.split(",")] if args.dimensions else None
-    if dimensions:
-        rubric = rubric.select(dimensions)
+    if args.dimensions:
+        rubric = rubric.select(args.dimensions)
     judge = None if args.dry_run else _make_judge(args)
     if judge is not None:
         check_answerable(judge, rubric, args.rubric)
@@ -323,10 +329,10 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 
 def _make_judge(args):
     from ..judges import build_judge
+    from .settings import judge_settings
 
-    models = args.judge_model or (
-        [os.environ["JUDGE_MODEL"]] if os.environ.get("JUDGE_MODEL") else None
-    )
+    models, found = judge_settings(args)
+    args.api_base = found.api_base.text if found.api_base else None
     if models and any(m == "replay" or m.startswith("replay:") for m in models):
         from ..judges.replay import replay_judge_from_args
 
@@ -335,7 +341,7 @@ def _make_judge(args):
     if models and any(m != "rules" for m in models):
         options = {
             "api_base": args.api_base,
-            "api_key": _api_key(args),
+            "api_key": found.api_key.text if found.api_key else None,
             "timeout": args.timeout,
             "max_retries": args.max_retries,
             "structured_output": args.structured_output,
@@ -347,16 +353,6 @@ def _make_judge(args):
         from ground_truth.errors import InputError
 
         raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
-
-
-def _api_key(args) -> str | None:
-    from ground_truth.errors import InputError
-
-    var = args.api_key_env or "JUDGE_API_KEY"
-    key = os.environ.get(var)
-    if args.api_key_env and not key:
-        raise InputError(var, "the environment variable is not set", field="--api-key-env")
-    return key
 
 
 def _announce(judge, args, out) -> None:
@@ -411,7 +407,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
             tpm=args.tpm,
             cooldown_after=args.cooldown_after,
             cooldown=args.cooldown,
-            max_errors=_error_budget(args.max_errors),
+            max_errors=args.max_errors,
             max_cost=args.max_cost,
         ),
         control=Control(
@@ -461,19 +457,6 @@ def _inputs(args):
     return inputs_of(args, "ground_truth", "outputs", "rubric", "prompt_template", "replay_store")
 
 
-def _error_budget(text: str | None):
-    from ground_truth.errors import InputError
-
-    from ..run.limits import ErrorBudget
-
-    if text is None:
-        return None
-    try:
-        return ErrorBudget.parse(text)
-    except ValueError as exc:
-        raise InputError(text, str(exc), field="--max-errors") from None
-
-
 def _store_path(args, judge, out) -> Path | None:
     """The store for judges worth caching (LLM judges); None for rules and replay runs."""
     from ground_truth.errors import InputError
@@ -508,28 +491,7 @@ def _batch_options(args, judge, store: Path | None):
         raise InputError("--batch", str(exc)) from None
     if store is None:
         raise InputError("--batch", "needs a store to record its batch (drop --no-store)")
-    if args.batch_poll <= 0:
-        raise InputError("--batch-poll", f"must be more than 0 seconds, got {args.batch_poll:g}")
     return BatchOptions(poll=args.batch_poll, max_poll=max(60.0, args.batch_poll))
-
-
-def _shard(text: str):
-    from ..run.shard import Shard
-
-    try:
-        return Shard.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
-    return value
 
 
 def _outcome(result, args, latch=None) -> tuple[int, str | None]:

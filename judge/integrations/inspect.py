@@ -1,8 +1,11 @@
 """An Inspect AI scorer: score a task's diagnoses with a checklist rubric.
 
 Install the extra (`pip install "diagnosis-judge[inspect]"`). Each sample carries its
-incident spec, in `metadata["incident_spec"]` (a dict or an `IncidentSpec`) or as its
-`target` (the spec as JSON or YAML text); the model's output is the diagnosis::
+incident spec in `metadata["incident_spec"]` or as its `target`, in any form `judge eval
+--ground-truth` reads: an `IncidentSpec` or its dict, a SREGym `[fault_spec] component=...;
+namespace=... || description` string, or JSON/YAML text in any supported format (one
+incident, or several of which the one whose id is the sample's). The model's output is the
+diagnosis::
 
     from inspect_ai import Task, task
     from inspect_ai.dataset import Sample
@@ -11,7 +14,7 @@ incident spec, in `metadata["incident_spec"]` (a dict or an `IncidentSpec`) or a
 
     @task
     def diagnose():
-        samples = [Sample(input=alert_text, metadata={"incident_spec": spec.model_dump()})]
+        samples = [Sample(input=alert_text, target=spec.ground_truth)]  # a [fault_spec] string
         return Task(dataset=samples, solver=generate(), scorer=checklist_scorer())
 
     # inspect eval diagnose.py --model openai/gpt-4o --model-role grader=openai/gpt-4o-mini
@@ -23,13 +26,24 @@ offline rules judge, and any `Judge` or `make_judge` model string works too.
 Each sample's `Score`: the composite as `value`, "pass" or "fail" as `answer`, and in
 `metadata` the dimension scores, every scored question's answer with its evidence
 (`answers`) and, kept apart, every unscored question with the reason (`unscored`; never a
-No). A sample with a dimension no question of which was scored has no composite: its score
-is Inspect's unscored value (NaN), which metrics skip. Metrics: `pass_rate` (share of the
-complete samples that pass) and `mean_composite`.
+No). A sample with a dimension no question of which was scored has no composite, and a sample
+whose spec cannot be read (the reason in `explanation` and `metadata["error"]`) is not judged:
+either is Inspect's unscored value (NaN), which metrics skip, and the eval goes on. Metrics,
+over the scored samples: `pass_rate` (share that pass) and `mean_composite`, each with its
+standard error (`pass_rate_stderr`, `mean_composite_stderr`: the sample standard deviation
+over the square root of n, as Inspect's `stderr()`; 0 below two samples).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import math
+import re
+import statistics
+import tempfile
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +69,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from pydantic import ValidationError
 
+from ground_truth.errors import InputError
+from ground_truth.fault_spec import parse_fault_spec
+from ground_truth.loaders import load_specs
 from ground_truth.models import IncidentSpec, Submission
 
 from ..api import evaluate_submission_async
@@ -65,6 +82,7 @@ from ..judges.llm import UnparseableReply, error_kind, parse_reply
 from ..judgment import DimensionVerdict, Usage, unscored
 
 SPEC_KEY = "incident_spec"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,100}$")
 
 
 class InspectModelJudge:
@@ -143,30 +161,72 @@ def _with_usage(verdict: DimensionVerdict, usage: Usage) -> DimensionVerdict:
     return verdict.model_copy(update={"usage": usage, "requests": verdict.attempts})
 
 
+def bundled_token_tables() -> Path | None:
+    """The folder of tiktoken tables litellm ships (o200k_base and cl100k_base among them),
+    found without importing litellm; None without it.
+
+    Inspect's `mockllm` model counts the tokens of an output that has no `usage` with
+    tiktoken's o200k_base table, which tiktoken downloads on first use. Offline, point
+    `TIKTOKEN_CACHE_DIR` at this folder (README, "Inspect AI"), or give every mock output a
+    usage (`examples/inspect_task.py`)."""
+    spec = importlib.util.find_spec("litellm")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        folder = Path(location) / "litellm_core_utils" / "tokenizers"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def _verdicts(scores: list[SampleScore]) -> list[float]:
+    verdicts = [(s.score.metadata or {}).get("passed") for s in scores]
+    return [float(v) for v in verdicts if v is not None]
+
+
+def _composites(scores: list[SampleScore]) -> list[float]:
+    return [s.score.as_float() for s in scores if (s.score.metadata or {}).get("complete")]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def _stderr(values: list[float]) -> float:
+    """Inspect's `stderr()`: the sample standard deviation over sqrt(n); 0 below two values."""
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+
+
+def _metric_of(values: Callable[[list[SampleScore]], list[float]], of: Callable) -> Metric:
+    def compute(scores: list[SampleScore]) -> float:
+        return of(values(scores))
+
+    return compute
+
+
 @metric
 def pass_rate() -> Metric:
     """The share of the complete samples whose composite reaches the rubric's threshold."""
+    return _metric_of(_verdicts, _mean)
 
-    def compute(scores: list[SampleScore]) -> float:
-        verdicts = [(s.score.metadata or {}).get("passed") for s in scores]
-        decided = [v for v in verdicts if v is not None]
-        return sum(decided) / len(decided) if decided else float("nan")
 
-    return compute
+@metric
+def pass_rate_stderr() -> Metric:
+    """The standard error of `pass_rate`."""
+    return _metric_of(_verdicts, _stderr)
 
 
 @metric
 def mean_composite() -> Metric:
     """The mean composite of the complete samples (unscored samples are left out)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        values = [s.score.as_float() for s in scores if (s.score.metadata or {}).get("complete")]
-        return sum(values) / len(values) if values else float("nan")
-
-    return compute
+    return _metric_of(_composites, _mean)
 
 
-@scorer(metrics=[pass_rate(), mean_composite()])
+@metric
+def mean_composite_stderr() -> Metric:
+    """The standard error of `mean_composite`."""
+    return _metric_of(_composites, _stderr)
+
+
+@scorer(metrics=[pass_rate(), pass_rate_stderr(), mean_composite(), mean_composite_stderr()])
 def checklist_scorer(
     rubric: str | Path | Rubric = "sregym-v3",
     judge: Judge | str | None = None,
@@ -184,7 +244,10 @@ def checklist_scorer(
     fixed = _fixed_judge(judge)
 
     async def score(state: TaskState, target: Target) -> Score:
-        spec = sample_spec(state, target, spec_key)
+        try:
+            spec = sample_spec(state, target, spec_key)
+        except ValueError as exc:  # this sample is not judged; the eval goes on
+            return unreadable_spec(str(exc))
         submission = Submission(
             incident_id=spec.id, trial=str(state.epoch), diagnosis=state.output.completion
         )
@@ -202,31 +265,101 @@ def _fixed_judge(judge: Judge | str | None) -> Judge | None:
 
 
 def sample_spec(state: TaskState, target: Target, spec_key: str = SPEC_KEY) -> IncidentSpec:
-    """The sample's incident spec: `metadata[spec_key]`, else the target's text (JSON/YAML)."""
+    """The sample's incident spec: `metadata[spec_key]`, else the target (see the module
+    docstring for the forms read). ValueError naming the sample and what was expected."""
     given = (state.metadata or {}).get(spec_key)
     where = f"metadata[{spec_key!r}]"
     if given is None:
-        where = "target"
-        try:
-            given = yaml.safe_load(target.text) if target.text.strip() else None
-        except yaml.YAMLError as exc:
-            raise ValueError(_bad_spec(state, where, f"not JSON or YAML ({exc})")) from None
-        if given is None:
-            raise ValueError(
-                _bad_spec(state, where, f"no incident spec: set metadata[{spec_key!r}] or target")
-            )
+        where, given = "target", target.text
     if isinstance(given, IncidentSpec):
         return given
+    sample = str(state.sample_id) if state.sample_id is not None else "sample"
     try:
-        return IncidentSpec.model_validate(given)
+        if isinstance(given, str):
+            return spec_from_text(given, sample)
+        return _native(given)
+    except ValueError as exc:
+        raise ValueError(_bad_spec(state, where, str(exc))) from None
+
+
+EXPECTED = (
+    "expected an incident spec as JSON or YAML (any format `judge eval --ground-truth` "
+    "reads), or a SREGym `[fault_spec] component=...; namespace=... || description` string"
+)
+
+
+def spec_from_text(text: str, sample_id: str) -> IncidentSpec:
+    """The incident spec `text` holds, read as `judge eval --ground-truth` reads a file: a
+    SREGym `[fault_spec]` string (its incident id `sample_id`), or JSON/YAML in any format;
+    of several incidents, the one called `sample_id`. ValueError saying what is wrong."""
+    if not text.strip():
+        raise ValueError(f"it is empty: {EXPECTED}")
+    if parse_fault_spec(text) is not None:
+        return _from_file(json.dumps({sample_id: text.strip()}), "json", sample_id, "sregym")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not JSON or YAML ({' '.join(str(exc).split())}): {EXPECTED}") from None
+    if isinstance(data, dict) and "ground_truth" in data:
+        return _native(data)
+    if not isinstance(data, dict | list):
+        raise ValueError(f"{type(data).__name__} text, not a mapping: {EXPECTED}")
+    return _from_file(text, "json" if _is_json(text) else "yaml", sample_id, "auto")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _native(data: Any) -> IncidentSpec:
+    try:
+        return IncidentSpec.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ValueError(_bad_spec(state, where, f"{field}: {first['msg']}")) from None
+        raise ValueError(f"{field}: {first['msg']}") from None
+
+
+def _from_file(text: str, suffix: str, sample_id: str, fmt: str) -> IncidentSpec:
+    """`text` written to a file and read by the CLI's loaders (format `fmt`): as
+    `<sample_id>/ground_truth.<suffix>`, the layout of an ITBench scenario, whose folder names
+    the incident when its file does not."""
+    with tempfile.TemporaryDirectory(prefix="judge-inspect-") as folder:
+        name = sample_id if _SAFE_NAME.match(sample_id) else "sample"
+        path = Path(folder) / name / f"ground_truth.{suffix}"
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                specs = load_specs(path, fmt)
+        except InputError as exc:
+            raise ValueError(str(exc).replace(str(path), "the text")) from None
+    if len(specs) == 1:
+        return specs[0]
+    chosen = [s for s in specs if s.id == sample_id]
+    if chosen:
+        return chosen[0]
+    ids = ", ".join(repr(s.id) for s in specs[:5])
+    raise ValueError(f"holds {len(specs)} incidents ({ids}, ...) and none is {sample_id!r}")
 
 
 def _bad_spec(state: TaskState, where: str, problem: str) -> str:
     return f"sample {state.sample_id!r}: {where} is not a usable incident spec: {problem}"
+
+
+def unreadable_spec(reason: str) -> Score:
+    """The unscored Score of a sample whose spec cannot be read: the reason in `explanation`
+    and `metadata["error"]`, no composite and no verdict."""
+    return Score.unscored(
+        reason="scoring_failed",
+        explanation=reason,
+        metadata={"error": reason, "complete": False, "passed": None, "composite": None},
+    )
 
 
 def case_score(case: CaseResult, judge_name: str) -> Score:

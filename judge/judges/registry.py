@@ -21,6 +21,7 @@ are a `ground_truth.registry.Registry` (`JUDGES`), the shape formats and resolut
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -72,6 +73,25 @@ def unregister_judge(name: str) -> None:
 def registered_judges() -> dict[str, str]:
     """Every judge name available by name, with where it comes from."""
     return dict(sorted(JUDGES.origins().items()))
+
+
+def names_a_judge(model: str) -> bool:
+    """Whether `model` names one of this tool's judges (`rules`, `replay[:PATH]`, a registered
+    or entry-point `NAME[:ARGS]`, a `module:Attribute`) rather than a model string for litellm.
+    Nothing is built or imported but the plugins' entry-point list."""
+    name = model.partition(":")[0]
+    return (
+        model == "rules"
+        or name == "replay"
+        or JUDGES.origins().get(name) is not None
+        or bool(REFERENCE.match(model))
+    )
+
+
+def similar_judge_names(model: str) -> list[str]:
+    """The judge names a mistyped `model` may have meant (`origni` -> `origin`), closest first."""
+    known = sorted({*JUDGES.names(), "rules", "replay"})
+    return difflib.get_close_matches(model.partition(":")[0], known, n=3, cutoff=0.75)
 
 
 def find_judge(model: str) -> Judge | None:

@@ -122,6 +122,9 @@ def summary_table(result: EvalResult) -> Table:
         f"{o.n_scored_questions} / {o.n_unscored_questions}"
         + (f" ({o.n_failed_questions} by failed calls)" if o.n_failed_questions else ""),
     )
+    entities = _entities_row(result)
+    if entities is not None:
+        table.add_row("root-cause entities", entities)
     if result.errors:
         table.add_row(
             "provider errors", ", ".join(f"{k}: {v}" for k, v in sorted(result.errors.items()))
@@ -133,6 +136,22 @@ def summary_table(result: EvalResult) -> Table:
     orphans = [f"{o.incident_id} (trial {o.trial})" for o in result.orphans]
     table.add_row("orphan submissions", _listing(orphans))
     return table
+
+
+def _entities_row(result: EvalResult) -> str | None:
+    """Entity precision, recall and F1 (means over the cases whose submissions name structured
+    root-cause entities, computed in code), and how often the first entity is the origin; None
+    when no submission names any."""
+    block = result.entities or {}
+    mean = block.get("mean") or {}
+    if not block.get("n"):
+        return None
+    text = (
+        f"precision {fmt(mean.get('precision'))}, recall {fmt(mean.get('recall'))}, "
+        f"F1 {fmt(mean.get('f1'))} over {block['n']} cases"
+    )
+    top = mean.get("top_is_origin")
+    return text + (f"; first entity is the origin in {fmt(top)}" if top is not None else "")
 
 
 def _batch_row(result: EvalResult) -> Text | None:

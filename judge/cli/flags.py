@@ -1,0 +1,193 @@
+"""The values every `judge` flag accepts, checked in one place while the arguments are parsed.
+
+`apply(parser)` runs once every subcommand is registered (`judge.cli.build_parser`): each
+option named in `CHECKS` gets its check as the argparse `type`, and its allowed values at the
+end of its help when it is a number. A bad value then stops the command before any file is read or any judge is
+called, with exit 2 and one line naming the flag and what it takes::
+
+    judge eval: error: argument --k: expected an integer from 1 to 10000, got '0'
+
+Numbers must be finite (`nan`, `inf` are refused) and inside their range; the ranges are wide
+enough for any real run and narrow enough that nothing downstream overflows or allocates
+without bound (`--max-concurrent` starts that many workers per judge). One option name means
+the same thing in every subcommand (`--seed`, `--max-input-mb`). An option declared with
+`type=int` or `type=float` and no entry here still gets a finite-number check;
+`tests/test_flags.py` fails until it has its range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Number:
+    """An integer or a finite number within [low, high] (above low when `above` is set, below
+    high when `below` is)."""
+
+    kind: type[int] | type[float]
+    low: float
+    high: float
+    above: bool = False
+    below: bool = False
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is int else "a number"
+        if math.isinf(self.low) and math.isinf(self.high):
+            return f"{what} (finite)"
+        low, high = _show(self.low), _show(self.high)
+        if self.above and self.below:
+            return f"{what} between {low} and {high} (both excluded)"
+        if self.above:
+            return f"{what} more than {low} and at most {high}"
+        return f"{what} from {low} to {high}"
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            value = self.kind(text.strip())
+        except ValueError:
+            raise _refused(self.describe(), text) from None
+        if not math.isfinite(value) or not self._inside(value):
+            raise _refused(self.describe(), text)
+        return value
+
+    def _inside(self, value: float) -> bool:
+        low_ok = value > self.low if self.above else value >= self.low
+        high_ok = value < self.high if self.below else value <= self.high
+        return low_ok and high_ok
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A flag whose text becomes a value through `parse` (a `ValueError` refuses it)."""
+
+    parse: Callable[[str], Any]
+    expected: str
+
+    def describe(self) -> str:
+        return self.expected
+
+    def __call__(self, text: str) -> Any:
+        try:
+            return self.parse(text)
+        except ValueError:
+            raise _refused(self.expected, text) from None
+
+
+def _show(value: float) -> str:
+    return f"{value:,.0f}".replace(",", "_") if value == int(value) else f"{value:g}"
+
+
+def _refused(expected: str, text: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+
+
+def _error_budget(text: str) -> Any:
+    from ..run.limits import ErrorBudget
+
+    budget = ErrorBudget.parse(text)
+    if not math.isfinite(budget.limit):
+        raise ValueError(text)
+    return budget
+
+
+def _shard(text: str) -> Any:
+    from ..run.shard import Shard
+
+    return Shard.parse(text)
+
+
+def _names(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise ValueError(text)
+    return names
+
+
+def _fractions(text: str) -> list[float]:
+    fraction = Number(float, 0, 1)
+    try:
+        return [float(fraction(part)) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise ValueError(text) from None
+
+
+SECONDS_A_DAY = 86_400.0
+
+CHECKS: dict[str, Number | Parsed] = {
+    # reading inputs (every command that reads files)
+    "--max-input-mb": Number(float, 0, 1_048_576, above=True),
+    # judge eval: what is scored
+    "--dimensions": Parsed(_names, "comma-separated dimension ids (e.g. D1,D3)"),
+    "--k": Number(int, 1, 10_000),
+    "--repeat": Number(int, 1, 100),
+    "--shard": Parsed(_shard, "I/N with 1 <= I <= N (e.g. 2/4)"),
+    "--fail-under": Number(float, 0, 1),
+    # judge eval: how calls are made
+    "--max-concurrent": Number(int, 1, 1_000),
+    "--timeout": Number(float, 0, SECONDS_A_DAY, above=True),
+    "--rpm": Number(float, 0, 1e9, above=True),
+    "--tpm": Number(float, 0, 1e12, above=True),
+    "--max-retries": Number(int, 0, 100),
+    "--cooldown-after": Number(int, 0, 100_000),
+    "--cooldown": Number(float, 0, SECONDS_A_DAY),
+    "--max-errors": Parsed(
+        _error_budget, "a count (10) or a fraction from 0 to 1 (0.2 or 20%) of the calls"
+    ),
+    "--max-unscored": Number(float, 0, 1),
+    "--max-cost": Number(float, 0, 1e9, above=True),
+    "--grace": Number(float, 0, 3_600),
+    "--batch-poll": Number(float, 0, 3_600, above=True),
+    # judge agreement / calibrate / estimate / labels
+    "--bootstrap": Number(int, 1, 1_000_000),
+    "--seed": Number(int, 0, 2**32 - 1),
+    "--alpha": Number(float, 0, 1, above=True, below=True),
+    "--thresholds": Parsed(_fractions, "comma-separated numbers from 0 to 1 (e.g. 0.5,0.7)"),
+    "--sample": Number(int, 1, 10_000_000),
+    "--port": Number(int, 0, 65_535),
+}
+"""Every checked option by name, with the values it accepts."""
+
+NUMERIC = (int, float)
+
+
+def check_for(action: argparse.Action) -> Number | Parsed | None:
+    """The check an option gets: its entry in `CHECKS`, else a finite-number check for an
+    option declared `type=int` / `type=float`, else None (left as declared)."""
+    for name in action.option_strings:
+        if name in CHECKS:
+            return CHECKS[name]
+    if action.type in NUMERIC:
+        return Number(action.type, -math.inf, math.inf)
+    return None
+
+
+def options(parser: argparse.ArgumentParser) -> list[tuple[list[str], argparse.Action]]:
+    """Every option of `parser` and its subcommands, with the subcommand path it belongs to."""
+    found: list[tuple[list[str], argparse.Action]] = []
+
+    def walk(p: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*path, name])
+            elif action.option_strings:
+                found.append((path, action))
+
+    walk(parser, [])
+    return found
+
+
+def apply(parser: argparse.ArgumentParser) -> None:
+    """Give every option of `parser` (and of its subcommands) its check (see the module doc)."""
+    for _, action in options(parser):
+        check = check_for(action)
+        if check is None or action.type is check:
+            continue
+        action.type = check
+        if isinstance(check, Number) and action.help and action.help != argparse.SUPPRESS:
+            action.help = f"{action.help} [{check.describe().replace('%', '%%')}]"
