@@ -213,8 +213,23 @@ def test_bad_labels_exit_2_saying_what_is_wrong(result, tmp_path, capsys):
     assert "questions the result's rubric does not ask: D9-Q9" in err
     err = run([{**row, "probability": "1.5"} for row in good])
     assert "'1.5' is not a probability" in err and "row 2" in err
-    err = run(good, "--alpha", "5")
-    assert "--alpha 5" in err
+    with pytest.raises(SystemExit) as stopped:
+        main(
+            [
+                "estimate",
+                "--result",
+                str(result),
+                "--labels",
+                str(tmp_path / "l.csv"),
+                "--alpha",
+                "5",
+            ]
+        )
+    assert stopped.value.code == 2
+    assert (
+        "--alpha: expected a number between 0 and 1 (both excluded), got '5'"
+        in capsys.readouterr().err
+    )
     err = run([{**row, "answer": "maybe"} for row in good])
     assert "'maybe' is not a Yes/No answer" in err
 

@@ -35,20 +35,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_estimate)
 
 
-def check_alpha(alpha: float) -> None:
-    """--alpha in (0, 1), else InputError."""
-    from ground_truth.errors import InputError
-
-    if not 0 < alpha < 1:
-        raise InputError(None, f"--alpha {alpha}: expected a number between 0 and 1, e.g. 0.05")
-
-
 def cmd_estimate(args: argparse.Namespace) -> int:
     """`judge estimate`: print the estimates (a table, or JSON with --json)."""
     from ..labelling.estimate import estimate_with_labels
     from ..report.estimates import render
 
-    check_alpha(args.alpha)
     estimates = estimate_with_labels(
         args.result, args.labels, alpha=args.alpha, annotator=args.annotator
     )
