@@ -42,7 +42,7 @@ _EXPORTS = {
         "make_judge",
         "register_judge",
     ],
-    "judge.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
+    "judge.checklist.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
     "judge.labelling.estimate": ["LabelledEstimates", "estimate_with_labels"],
     "judge.checklist.prompts": ["PromptRenderer"],
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
@@ -105,6 +105,7 @@ if TYPE_CHECKING:
         render_prompts,
         run_sync,
     )
+    from .checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer
     from .checklist.prompts import PromptRenderer
     from .checklist.results import EvalResult, load_result, write_result
     from .checklist.rubric import Rubric, load_rubric
@@ -119,7 +120,6 @@ if TYPE_CHECKING:
         make_judge,
         register_judge,
     )
-    from .judgment import DimensionVerdict, Judgment, QuestionAnswer
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
 
 

@@ -3,12 +3,15 @@
 The suite runs whole on a fresh clone: every format is exercised on the small files in
 `tests/fixtures/`. Tests that need the whole shared research corpus (provenance checks,
 corpus-wide counts and parity) are marked `corpus` and deselected by default; select them with
-`-m corpus` (or `-m "not realmodel"` for every other test, as `.ci/run` does). The corpus is found through
+`-m corpus` (or `-m "not realmodel"` for every other test, as `.ci/run` does): the opt-in markers
+(`corpus`, `browser`, `realmodel`) are deselected unless the -m expression names one of them, so
+`-m "not slow"` (the fast lane) leaves them out as a bare `pytest` does. The corpus is found through
 `helpers.corpus_root()`; a selected corpus test fails, never skips, when it is absent.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -31,6 +34,24 @@ JUDGE_SETTINGS = (
     "JUDGE_MODEL_ID",
     "JUDGE_API_BASE",
 )
+
+
+OPT_IN = ("corpus", "browser", "realmodel")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the opt-in tests unless the -m expression names an opt-in marker (then the
+    expression alone decides, as `-m "not realmodel"` in `.ci/run` selects corpus and browser)."""
+    expression = config.getoption("markexpr") or ""
+    if any(re.search(rf"\b{marker}\b", expression) for marker in OPT_IN):
+        return
+    kept, dropped = [], []
+    for item in items:
+        opt_in = any(item.get_closest_marker(marker) for marker in OPT_IN)
+        (dropped if opt_in else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

@@ -222,6 +222,7 @@ def test_fifo_is_exit_2_not_a_hang(tmp_path: Path, flag: str) -> None:
     assert "FIFO" in proc.stderr and str(fifo) in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_device_and_link_to_device_are_exit_2(tmp_path: Path) -> None:
     proc = run_judge("check", "--ground-truth", "/dev/zero")

@@ -43,6 +43,7 @@ def provider(**config) -> FakeProvider:
 # ------------------------------------------------------------------ the fake provider
 
 
+@pytest.mark.slow
 def test_fake_provider_files_and_batches_endpoints_through_litellm() -> None:
     litellm = import_litellm()
     line = {
@@ -233,6 +234,7 @@ def test_a_reasked_reply_that_is_usable_is_the_answer(tmp_path: Path) -> None:
     assert result.config["judge"]["replies"]["reasked"] == 1
 
 
+@pytest.mark.slow
 def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
     with FakeProvider(FakeProviderConfig(batch_delay=3.0)) as server:
@@ -337,6 +339,7 @@ def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -
         evaluate(SPECS, submissions(1), judge=llm(server), options=EvalOptions(batch=FAST))
 
 
+@pytest.mark.slow
 def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
     tmp_path: Path, monkeypatch
 ) -> None:

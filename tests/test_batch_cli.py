@@ -16,18 +16,12 @@ from pathlib import Path
 import pytest
 from test_reliability import GROUND_TRUTH, write_submissions
 
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.cli import main
-from judge.judgment import DimensionVerdict, QuestionAnswer
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def command(tmp_path: Path, url: str, *extra: str) -> list[str]:
@@ -51,6 +45,7 @@ def open_batches(store: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_killed_while_polling_then_batch_again_resumes_without_a_second_batch(
     tmp_path: Path, capsys
 ) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from test_batch import provider, run
 
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.cli import main
-from judge.judgment import DimensionVerdict, QuestionAnswer
 from judge.store import CaseRef, KeyParts, Store, StoredBatch, merge_stores
 
 

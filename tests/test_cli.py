@@ -54,18 +54,12 @@ def python_judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedPro
     )
 
 
-@pytest.fixture(autouse=True)
-def no_model_configured(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in JUDGE_ENV:
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture(scope="module")
 def example_run(
     tmp_path_factory: pytest.TempPathFactory, example_ground_truth: Path, example_outputs: Path
 ) -> dict[str, Any]:
     result = tmp_path_factory.mktemp("example") / "results.json"
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch:  # module scope: conftest's scrub is per test
         for name in JUDGE_ENV:
             patch.delenv(name, raising=False)
         code, out, err = run(eval_args(example_ground_truth, example_outputs, result))

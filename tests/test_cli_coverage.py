@@ -25,12 +25,6 @@ QUICK = ("--dimensions", "D1", "--max-retries", "0", "--cooldown-after", "0", "-
 STRICT = FakeProviderConfig(rpm=2, rate_window=1.0)
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 def run(tmp_path: Path, config: FakeProviderConfig, *extra: str) -> tuple[int, dict]:
     result = tmp_path / "r.json"
     with FakeProvider(config) as provider:
@@ -49,6 +43,7 @@ def test_without_pacing_the_strict_provider_refuses_a_burst(tmp_path: Path) -> N
     assert result["errors"].get("rate_limit", 0) >= 1
 
 
+@pytest.mark.slow
 def test_rpm_paces_requests_under_the_providers_limit(tmp_path: Path) -> None:
     code, result = run(tmp_path, STRICT, *QUICK, "--max-concurrent", "3", "--rpm", "60")
     assert code == 0 and result["errors"] == {} and result["complete"] is True

@@ -15,12 +15,6 @@ from judge.testing import FakeProvider, FakeProviderConfig
 FLAGS = ["--result-file", "--store", "--html", "--csv", "--jsonl", "--junit"]
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 def run_with(tmp_path: Path, flag: str, target: Path) -> tuple[int, int]:
     """`judge eval` with an LLM judge and every output in tmp_path but `flag`'s."""
     result = target if flag == "--result-file" else tmp_path / "r.json"

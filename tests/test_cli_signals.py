@@ -31,9 +31,6 @@ class Killed(Exception):
 
 @pytest.fixture(autouse=True)
 def _signals(monkeypatch):
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
     def killed(signum, frame):
         raise Killed(signal.Signals(signum).name)
 
@@ -109,6 +106,7 @@ def test_sigterm_before_the_last_call_still_writes_everything(
     assert "SIGTERM after the last call" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_second_signal_cuts_calls_off_without_waiting_for_the_grace(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     finished = threading.Event()

@@ -9,6 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import conftest
 import helpers
 import pytest
 from helpers import CORPUS_ENV, REPO, corpus, corpus_root
@@ -40,11 +41,11 @@ def test_a_missing_corpus_file_fails_naming_it_and_the_variable(
     assert CORPUS_ENV in message
 
 
-def test_the_marker_is_registered_and_deselected_by_default() -> None:
+def test_the_opt_in_markers_are_registered_and_deselected_by_conftest() -> None:
     options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
-    pytest_options = options["pytest"]["ini_options"]
-    assert any(m.startswith("corpus:") for m in pytest_options["markers"])
-    assert "-m 'not corpus and not browser and not realmodel'" in pytest_options["addopts"]
+    registered = {m.split(":")[0] for m in options["pytest"]["ini_options"]["markers"]}
+    assert set(conftest.OPT_IN) <= registered
+    assert "slow" in registered
 
 
 def _pytest(*args: str, corpus_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -66,6 +67,9 @@ def test_selected_corpus_tests_fail_when_the_corpus_is_absent(tmp_path: Path) ->
     default = _pytest(target, corpus_dir=tmp_path / "absent")
     assert default.returncode == 0, default.stdout + default.stderr
     assert "2 deselected" in default.stdout and "skipped" not in default.stdout
+    fast = _pytest(target, "-m", "not slow", corpus_dir=tmp_path / "absent")
+    assert fast.returncode == 0, fast.stdout + fast.stderr
+    assert "2 deselected" in fast.stdout and "skipped" not in fast.stdout
     asked = _pytest(target, "-m", "corpus", corpus_dir=tmp_path / "absent")
     assert asked.returncode == 1, asked.stdout + asked.stderr
     assert "marked `corpus`" in asked.stdout and CORPUS_ENV in asked.stdout

@@ -11,10 +11,10 @@ import pytest
 
 from ground_truth import IncidentSpec, Submission
 from judge import EvalOptions, evaluate, load_rubric
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.results import EvalResult
 from judge.checklist.scoring import OverallSummary
 from judge.judges import JudgeTask
-from judge.judgment import DimensionVerdict, QuestionAnswer
 
 RUBRIC = load_rubric()
 WEIGHTS = RUBRIC.scoring.weights

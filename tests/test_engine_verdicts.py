@@ -11,10 +11,10 @@ import pytest
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import EvalOptions, evaluate
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.results import EvalResult
 from judge.judges import JudgeTask, PanelJudge
 from judge.judges.replay import ReplayJudge
-from judge.judgment import DimensionVerdict, QuestionAnswer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 SPECS = load_specs(EXAMPLE / "ground_truth")

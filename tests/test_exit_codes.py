@@ -17,12 +17,6 @@ from judge.testing import FakeProvider, FakeProviderConfig
 MODEL = ("--judge-model", "openai/fake-judge", "--no-progress", "--cooldown-after", "0")
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 def run(tmp_path: Path, config: FakeProviderConfig, *extra: str) -> tuple[int, dict]:
     result = tmp_path / "r.json"
     with FakeProvider(config) as provider:

@@ -62,6 +62,7 @@ def test_every_number_flag_of_every_subcommand_has_a_range() -> None:
     assert len(numeric_options()) >= 25
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", NONSENSE)
 def test_nonsense_in_any_number_flag_is_refused_naming_the_flag_and_its_range(
     value: str, capsys: pytest.CaptureFixture[str]
@@ -99,6 +100,7 @@ ACCEPTED_ZERO = sorted(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ACCEPTED_ZERO)
 def test_an_eval_flag_that_takes_0_runs_with_it(flag: str, tmp_path: Path) -> None:
     assert main(one_incident_args(tmp_path / "r.json", flag, "0", "--no-progress")) == 0

@@ -11,9 +11,9 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, QuestionAnswer, evaluate, load_rubric
+from judge.checklist.judgment import unscored
 from judge.checklist.rubric import WHOLE, parts_of, whole_submission
 from judge.cli import main
-from judge.judgment import unscored
 from judge.run.granularity import split
 from judge.testing import FakeProvider, FakeProviderConfig
 
@@ -173,6 +173,7 @@ def test_rules_judge_scores_the_same_at_either_granularity(
     ]
 
 
+@pytest.mark.slow
 def test_llm_store_keys_each_granularity_apart_and_names_the_change(
     example_ground_truth, example_outputs, tmp_path, capsys
 ) -> None:
@@ -202,6 +203,7 @@ def test_llm_store_keys_each_granularity_apart_and_names_the_change(
     assert f"{trial} D2 (granularity dimension)" in shown and f"{trial} D1 " not in shown
 
 
+@pytest.mark.slow
 def test_submission_shards_merge_into_the_single_run_and_refuse_mixing(
     example_ground_truth, example_outputs, tmp_path, capsys
 ) -> None:
@@ -235,6 +237,7 @@ def test_dry_run_writes_one_prompt_per_submission(
     assert all(r["question_ids"] == ALL_IDS for r in rows)
 
 
+@pytest.mark.slow
 def test_replay_and_a_repeat_panel_at_submission_granularity(
     example_ground_truth, example_outputs, tmp_path
 ) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 
+import pytest
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions, match_submissions
@@ -26,6 +27,7 @@ def example_tasks() -> list[JudgeTask]:
     return [JudgeTask(spec, sub, d, empty) for spec, sub in pairs for d in rubric.dimensions]
 
 
+@pytest.mark.slow
 def test_the_child_answers_as_the_judge_does() -> None:
     tasks = example_tasks()
 

@@ -110,6 +110,7 @@ def simulated(rng, incidents: int = 150, trials: int = 2):
     return incident, y, judge, np.sqrt(np.where(hard, 0.45, 0.02))
 
 
+@pytest.mark.slow
 def test_the_draw_keeps_the_estimate_valid_and_narrows_it():
     """2,000 datasets of 300 cases: 60 expected labels drawn by uncertainty (the labelling
     budget fixed beforehand, or the labeller stopping after 60 cases in the page's order)

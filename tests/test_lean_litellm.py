@@ -46,6 +46,7 @@ def provider(tmp_path: Path):
         yield running
 
 
+@pytest.mark.slow
 def test_a_rerun_from_the_store_never_imports_litellm(tmp_path: Path, provider) -> None:
     first = judge_eval(tmp_path, provider.url)
     asked = len(provider.calls)
@@ -61,6 +62,7 @@ def test_a_rerun_from_the_store_never_imports_litellm(tmp_path: Path, provider) 
         assert result["complete"] and result["usage"]["cache_hits"] == 96
 
 
+@pytest.mark.slow
 def test_a_run_with_calls_left_imports_litellm_and_makes_them(tmp_path: Path, provider) -> None:
     judge_eval(tmp_path, provider.url, "--dimensions", "D1")
     again = judge_eval(tmp_path, provider.url)

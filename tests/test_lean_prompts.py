@@ -10,9 +10,9 @@ import pytest
 import judge.run.plan as engine
 from ground_truth import IncidentSpec, Submission
 from judge import EvalOptions, evaluate
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.prompts import Prompt, PromptRenderer
 from judge.judges import JudgeTask
-from judge.judgment import DimensionVerdict, QuestionAnswer
 
 SPECS = [
     IncidentSpec(id=f"inc-{i}", ground_truth=f"checkout points to port 80{i} instead of 8080.")

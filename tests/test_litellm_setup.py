@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 SETUP = """
@@ -21,6 +23,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_import_litellm_turns_the_banner_off_and_reads_the_bundled_price_map() -> None:
     done = subprocess.run(
         [sys.executable, "-c", SETUP],
@@ -37,6 +40,7 @@ def test_import_litellm_turns_the_banner_off_and_reads_the_bundled_price_map() -
     assert "raw.githubusercontent.com" not in done.stderr  # no fetch of the remote price map
 
 
+@pytest.mark.slow
 def test_cpu_profile_writes_the_numbers_the_benchmark_driver_reads(tmp_path: Path) -> None:
     out = tmp_path / "cpu.json"
     done = subprocess.run(

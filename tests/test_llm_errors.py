@@ -93,6 +93,7 @@ def test_429s_do_not_use_up_the_fault_retries() -> None:
     assert LLMJudge("openai/x").max_rate_limit_retries == 30
 
 
+@pytest.mark.slow
 def test_server_errors_still_end_a_call_after_max_retries_whatever_429s_came_before() -> None:
     config = FakeProviderConfig(fault_schedule=["429", "429", "500", "500", "500"])
     with FakeProvider(config) as provider:
@@ -125,6 +126,7 @@ def test_mask_secret_masks_every_run_of_the_key() -> None:
     assert mask_secret("nothing", None) == "nothing"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("padding", [0, 40, 80, 120, 150, 180, 200, 240, 299])
 def test_a_key_echoed_in_a_401_appears_nowhere(tmp_path, monkeypatch, capsys, padding) -> None:
     """The gateway echoes the 164-character key after `padding` characters, so the key

@@ -197,6 +197,7 @@ def test_auth_error_is_unscored_and_not_retried() -> None:
     assert all(a.answer is None for a in verdict.answers)
 
 
+@pytest.mark.slow
 def test_whole_example_through_fake_provider() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")

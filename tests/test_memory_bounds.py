@@ -11,14 +11,15 @@ import tracemalloc
 import weakref
 from typing import Any
 
+import pytest
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge.api import EvalOptions, evaluate
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from judge.checklist.prompts import Prompt, PromptRenderer
 from judge.checklist.rubric import Dimension
 from judge.judges import JudgeTask
-from judge.judgment import DimensionVerdict, QuestionAnswer, Usage
 from judge.run.limits import WORKERS_PER_SLOT
 
 CONCURRENCY = 2
@@ -134,6 +135,7 @@ def _bytes_per_unit(spill: bool) -> float:
     return (large - small) / (large_units - small_units)
 
 
+@pytest.mark.slow
 def test_a_spilled_result_keeps_few_bytes_per_unit() -> None:
     evaluate(load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs"))
     spilled = _bytes_per_unit(spill=True)

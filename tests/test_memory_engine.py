@@ -8,7 +8,7 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge.api import evaluate
-from judge.judgment import DimensionVerdict
+from judge.checklist.judgment import DimensionVerdict
 from judge.run import loop
 from judge.run.cache import LeafCall
 

@@ -33,6 +33,7 @@ def _load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_rules_shards_merge_into_the_single_run(example_ground_truth, example_outputs, tmp_path):
     one = tmp_path / "one.json"
     _eval(example_ground_truth, example_outputs, one)
@@ -57,6 +58,7 @@ def _comparable_calls(result: dict) -> list[tuple]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_llm_shards_merge_into_the_single_run(example_ground_truth, example_outputs, tmp_path):
     with FakeProvider(FakeProviderConfig(seed=5)) as server:
         llm = ("--judge-model", "openai/fake-judge", "--api-base", server.url)
@@ -81,6 +83,7 @@ def test_llm_shards_merge_into_the_single_run(example_ground_truth, example_outp
         assert a.execute(query).fetchall() == b.execute(query).fetchall()
 
 
+@pytest.mark.slow
 def test_merged_store_answers_a_rerun_without_a_call(
     example_ground_truth, example_outputs, tmp_path
 ):
@@ -106,17 +109,20 @@ def _refused(capsys, *args: str) -> str:
     return capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_missing_shard_is_named(rules_shards, tmp_path, capsys) -> None:
     err = _refused(capsys, str(rules_shards[0]), str(rules_shards[2]), "-o", str(tmp_path / "m"))
     assert "shard(s) 2/3 missing" in err
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
 def test_overlapping_shards_are_refused(rules_shards, tmp_path, capsys) -> None:
     err = _refused(capsys, *map(str, rules_shards), str(rules_shards[1]), "-o", str(tmp_path / "m"))
     assert "shard 2/3 is given twice" in err
 
 
+@pytest.mark.slow
 def test_shards_of_another_split_judge_or_rubric_are_refused(
     example_ground_truth, example_outputs, rules_shards, tmp_path, capsys
 ) -> None:
@@ -139,6 +145,7 @@ def test_shards_of_another_split_judge_or_rubric_are_refused(
     assert "config.judge" in err and "rules-v2" in err
 
 
+@pytest.mark.slow
 def test_an_unsharded_result_is_refused(example_ground_truth, example_outputs, tmp_path, capsys):
     one = tmp_path / "one.json"
     _eval(example_ground_truth, example_outputs, one)
@@ -146,6 +153,7 @@ def test_an_unsharded_result_is_refused(example_ground_truth, example_outputs, t
     assert "not a shard's result" in err
 
 
+@pytest.mark.slow
 def test_a_different_rubric_file_is_refused(rules_shards, tmp_path, capsys) -> None:
     from judge.checklist.rubric import rubrics_dir
 

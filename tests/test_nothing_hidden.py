@@ -18,12 +18,6 @@ from ground_truth.errors import InputError
 from judge.cli import main
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 def spec(incident: str) -> dict:
     return {"id": incident, "ground_truth": f"[fault_spec] component=deployment/{incident} || x"}
 

@@ -16,12 +16,6 @@ from judge.cli import main
 OUTPUT_FLAGS = ["--result-file", "--html", "--csv", "--jsonl", "--junit"]
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 @pytest.fixture
 def bench(tmp_path: Path) -> Path:
     """A copy of one example incident: gt/incorrect_image.yaml and out/incorrect_image/1..3."""

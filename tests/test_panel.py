@@ -15,10 +15,10 @@ from helpers import one_incident_args
 
 from ground_truth import IncidentSpec, Submission
 from judge import evaluate_submission, load_rubric
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, unscored
 from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask, PanelJudge, build_judge
-from judge.judgment import DimensionVerdict, QuestionAnswer, unscored
 from judge.testing import FakeProvider, FakeProviderConfig
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"

@@ -96,6 +96,7 @@ def test_cluster_ids_that_are_all_different_change_nothing():
 # --- coverage by simulation ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ppi_covers_the_truth_where_the_biased_judge_alone_does_not():
     """2,000 datasets: 300 incidents x 5 trials, 150 items labelled, true pass rate 0.5."""
     rng = np.random.default_rng(23)
@@ -116,6 +117,7 @@ def test_ppi_covers_the_truth_where_the_biased_judge_alone_does_not():
     assert np.mean(ratio) > 1.1  # the judge was worth more than the labels alone
 
 
+@pytest.mark.slow
 def test_ignoring_the_incidents_makes_intervals_too_narrow():
     """100 incidents x 20 trials, 300 labels: trials of one incident share its pass rate."""
     rng = np.random.default_rng(24)
@@ -274,6 +276,7 @@ def logistic_items(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np
     return expit(logit + 1.0), y, incident
 
 
+@pytest.mark.slow
 def test_active_labelling_covers_and_beats_uniform_labelling_at_the_same_budget():
     rng = np.random.default_rng(40)
     hits_active = hits_uniform = 0

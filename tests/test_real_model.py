@@ -35,6 +35,7 @@ def real_model_module():
     return module
 
 
+@pytest.mark.slow
 def test_report_on_the_sregym_bench_through_a_llama_cpp_like_server(tmp_path, capsys) -> None:
     bench = real_model_module()
     paths = bench.write_sregym_bench(tmp_path / "bench")

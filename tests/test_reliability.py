@@ -88,15 +88,10 @@ def load(tmp_path: Path, name: str = "r") -> dict:
     return json.loads((tmp_path / f"{name}.json").read_text())
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 # ------------------------------------------------------------------ faults apart from verdicts
 
 
+@pytest.mark.slow
 def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() -> None:
     config = FakeProviderConfig(
         seed=11,
@@ -352,6 +347,7 @@ def test_max_cost_with_an_unknown_price_stops_rather_than_spend_blind(tmp_path: 
 # ------------------------------------------------------------------ pause file
 
 
+@pytest.mark.slow
 def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
     pause = tmp_path / "PAUSE"
     pause.touch()
@@ -392,6 +388,7 @@ def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the key stays secret
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["env", "flag"])
 def test_api_key_appears_in_no_file_the_run_writes(
     tmp_path: Path, monkeypatch, capsys, how
@@ -493,6 +490,7 @@ def test_signal_writes_an_incomplete_result_and_exits_130(tmp_path: Path, sig) -
     assert stored.fetchone()[0] == n_calls
 
 
+@pytest.mark.slow
 def test_calls_still_in_flight_after_the_grace_period_are_cut_off(tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     config = FakeProviderConfig(seed=8, latency=30, log_path=log)  # replies never come in time

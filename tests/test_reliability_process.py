@@ -88,6 +88,7 @@ def provider_process(tmp_path: Path):
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path: Path, provider_process) -> None:
     url, log = provider_process
     outputs, result, store = tmp_path / "subs.jsonl", tmp_path / "r.json", tmp_path / "r.sqlite"

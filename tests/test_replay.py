@@ -26,12 +26,6 @@ def write_submissions(path: Path, n: int) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch) -> None:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-
-
 def run(tmp_path: Path, result: str, *extra: str, n: int = 4) -> int:
     outputs = tmp_path / f"subs{n}.jsonl"
     if not outputs.exists():
@@ -71,6 +65,7 @@ def test_replay_gives_the_recorded_answers_without_a_provider(tmp_path, recorded
     assert not (tmp_path / "replay.sqlite").exists()  # replaying writes no store of its own
 
 
+@pytest.mark.slow
 def test_replay_under_another_rubric_weighting_keeps_the_answers(tmp_path, recorded) -> None:
     code = run(
         tmp_path, "d1.json", "--judge-model", "replay", "--replay-store", str(recorded),

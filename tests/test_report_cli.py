@@ -29,6 +29,7 @@ def result_file(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_eval_writes_every_export_and_keeps_stdout_json(tmp_path, capsys):
     files = {name: tmp_path / f"out.{name}" for name in ("html", "csv", "jsonl", "junit")}
     code = main(
@@ -59,6 +60,7 @@ def test_eval_writes_every_export_and_keeps_stdout_json(tmp_path, capsys):
     assert ET.parse(files["junit"]).getroot().get("tests") == str(len(result.cases))
 
 
+@pytest.mark.slow
 def test_report_from_a_result_file_with_texts(result_file, tmp_path, capsys):
     html, junit = tmp_path / "report.html", tmp_path / "junit.xml"
     code = main(

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from test_report_html import RATE_LIMIT, example_run, hostile_run
 
+from judge.checklist.judgment import Judgment
 from judge.checklist.results import EvalResult
-from judge.judgment import Judgment
 from judge.report.exports import (
     NO_SUBMISSION,
     csv_columns,

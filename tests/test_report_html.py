@@ -14,9 +14,9 @@ import pytest
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, RulesJudge, evaluate
+from judge.checklist.judgment import DimensionVerdict, unscored
 from judge.checklist.results import EvalResult
 from judge.judges import JudgeTask
-from judge.judgment import DimensionVerdict, unscored
 from judge.report import ReportTexts, render_html, texts_from
 from judge.report.highlight import find_quote
 
@@ -281,7 +281,7 @@ def test_agreement_section_from_the_raw_result(example):
 
 
 def test_tokens_and_cost_add_up_from_the_calls(example):
-    from judge.judgment import Usage
+    from judge.checklist.judgment import Usage
 
     result, texts = example
     calls = [

@@ -28,12 +28,6 @@ FIXTURES = REPO / "tests" / "fixtures" / "results"
 CHANGES_EVERY_RUN = ("created_at", "tool_version")
 
 
-@pytest.fixture(autouse=True)
-def no_model_configured(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def _judge(argv: list[str]) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):

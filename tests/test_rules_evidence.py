@@ -56,6 +56,7 @@ def test_every_quote_on_published_forge_answers_is_verbatim() -> None:
     assert count > 20 and bad == []
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_every_quote_on_the_three_forge_runs_is_verbatim() -> None:
     folder = CORPUS / "rca-llm-reasoning"

@@ -173,6 +173,7 @@ def unscored_share(specs: list[IncidentSpec]) -> float:
     return unscored / total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "path"), FORMAT_SPECS, ids=lambda v: str(v).split("formats/")[-1])
 def test_3_every_format_leaves_under_5_percent_unscored(fmt: str, path: Path) -> None:
     """As the adapter reads the spec, and from its ground-truth text alone."""

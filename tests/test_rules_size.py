@@ -111,6 +111,7 @@ def work(size: int) -> dict[str, int]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_the_work_grows_linearly_with_the_diagnosis() -> None:
     small, large = work(SIZE), work(4 * SIZE)
     assert small["lines"] > 10_000 and small["regex_chars"] > 100_000

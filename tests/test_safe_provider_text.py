@@ -39,8 +39,6 @@ def hostile_server(status: int) -> ThreadingHTTPServer:
 
 @pytest.fixture(params=[401, 500], ids=["401", "500"])
 def provider(request, monkeypatch) -> Iterator[str]:
-    for var in ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
     server = hostile_server(request.param)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -7,6 +7,7 @@ from math import comb
 
 import pytest
 
+from judge.checklist.judgment import Judgment
 from judge.checklist.rubric import Rubric, load_rubric
 from judge.checklist.scoring import (
     CaseResult,
@@ -17,7 +18,6 @@ from judge.checklist.scoring import (
     summarize_incidents,
     summarize_overall,
 )
-from judge.judgment import Judgment
 
 
 @pytest.fixture(scope="module")

@@ -162,6 +162,7 @@ def test_bad_arguments_are_named(kwargs, message):
         select_threshold(**args)
 
 
+@pytest.mark.slow
 def test_guarantee_holds_in_at_least_1_minus_alpha_of_1000_splits():
     """Target 0.8, alpha 0.1, 1,000 calibration answers and 20,000 test answers per split."""
     rng = np.random.default_rng(2025)
@@ -187,6 +188,7 @@ def test_guarantee_holds_in_at_least_1_minus_alpha_of_1000_splits():
     assert failed_naive > 3 * ALLOWANCE  # the simulation can see a threshold without the bound fail
 
 
+@pytest.mark.slow
 def test_coverage_falls_as_the_target_rises():
     rng = np.random.default_rng(7)
     targets = (0.7, 0.8, 0.9, 0.95)

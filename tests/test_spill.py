@@ -20,12 +20,12 @@ from helpers import EXAMPLE
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, evaluate, make_judge
 from judge.checklist.items import SpilledSeq, item_text
+from judge.checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage
 from judge.checklist.results import EvalResult, result_json, write_result
 from judge.checklist.scoring import CaseResult, score_case
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import JudgeTask, PanelJudge
-from judge.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage
 from judge.run import loop as engine
 from judge.run import sink as spill
 from judge.run.sink import SpillFile
@@ -152,6 +152,7 @@ def pair(judge=None, specs=None, subs=None, **options) -> tuple[EvalResult, Eval
     return on, off.model_copy(update={"created_at": on.created_at})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("granularity", ["dimension", "submission"])
 def test_a_spilled_run_equals_one_kept_in_memory(granularity: str) -> None:
     on, off = pair(granularity=granularity)

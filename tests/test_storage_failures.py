@@ -24,12 +24,12 @@ import pytest
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, evaluate
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.results import EvalResult, remove_stale_temps, write_json_atomic, write_result
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import JudgeTask
 from judge.judges.rules import RulesJudge
-from judge.judgment import DimensionVerdict, QuestionAnswer
 from judge.report.exports import write_csv, write_jsonl, write_junit
 from judge.report.html import write_html
 from judge.store import CaseRef, KeyParts, Store

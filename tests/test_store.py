@@ -11,11 +11,11 @@ import pytest
 
 from ground_truth import IncidentSpec, Submission
 from ground_truth.errors import InputError
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
 from judge.checklist.prompts import PromptRenderer
 from judge.checklist.rubric import load_rubric
 from judge.errors import StorageError
 from judge.judges import JudgeTask
-from judge.judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
 from judge.run.cache import KeyMaker, LeafCall, RecordedJudge
 from judge.store import CaseRef, KeyParts, Store, scrub_params
 

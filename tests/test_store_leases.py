@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ground_truth import load_submissions
-from judge.judgment import DimensionVerdict, QuestionAnswer
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.run.leases import Deferred, LeaseBook, UnitQueue, owner_gone
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
@@ -112,6 +112,7 @@ def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Pat
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("processes", [2, 4])
 def test_processes_sharing_a_store_never_ask_twice_and_lose_nothing(tmp_path, processes) -> None:
     outputs, store, pause = tmp_path / "subs.jsonl", tmp_path / "shared.sqlite", tmp_path / "PAUSE"

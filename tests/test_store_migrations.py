@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ground_truth.errors import InputError
-from judge.judgment import DimensionVerdict, QuestionAnswer
+from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.store import (
     READABLE_VERSIONS,
     STORE_VERSION,

@@ -16,9 +16,9 @@ from ground_truth.reading import max_input_bytes, set_max_input_mb
 from judge.api import evaluate
 from judge.checklist import results
 from judge.checklist.json_stream import JSONStreamError, ObjectReader
+from judge.checklist.judgment import Judgment, compact
 from judge.checklist.results import EvalResult, load_result, result_json, write_result
 from judge.errors import StorageError
-from judge.judgment import Judgment, compact
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
@@ -167,6 +167,7 @@ json_values = st.recursive(
     st.integers(1, 12),
     st.sampled_from([None, 0, 2]),
 )
+@pytest.mark.slow
 def test_reader_reads_what_json_loads_reads(data: dict, chunk: int, indent: int | None) -> None:
     text = json.dumps(data, indent=indent, ensure_ascii=False)
     members = {}

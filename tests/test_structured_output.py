@@ -115,6 +115,7 @@ def test_a_server_without_structured_output_ends_in_prompt_mode() -> None:
     assert judge.describe()["structured_output"] == "prompt"
 
 
+@pytest.mark.slow
 def test_a_whole_run_meets_the_refusal_once_and_names_the_mode() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
@@ -325,6 +326,7 @@ def test_only_the_json_object_schema_mode_pins_the_ids() -> None:
     assert "response_format" not in judge.request([], "prompt", ids)
 
 
+@pytest.mark.slow
 def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a_slot() -> None:
     """On a loaded machine the probe's request waited longer than the window before it went
     out, and every call in flight then sent the refused format too (4 refusals, real server)."""

@@ -276,7 +276,7 @@ class _D3Fails:
         return {"name": self.name, "label": self.name}
 
     async def judge(self, task):
-        from judge.judgment import unscored
+        from judge.checklist.judgment import unscored
 
         if task.dimension.id == "D3":
             return unscored(task.question_ids, "HTTP 500 from the provider", "server_error")

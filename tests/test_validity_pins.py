@@ -104,6 +104,7 @@ TABLE = load_table()
     [(row, pin) for row in TABLE for pin in row.pins],
     ids=lambda x: x.file if isinstance(x, PinnedFile) else x.text[:40],
 )
+@pytest.mark.slow
 def test_the_file_states_what_the_command_prints(row, pin, corpus_dir):
     expected = rendered(pin, command_output(row.command))
     text = (REPO / row.file).read_text("utf-8")

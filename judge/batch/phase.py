@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..judges.mask import mask_secret
 from ..judges.repair import UnparseableReply, parse_reply
 from ..judges.structured import MODES, FormatRefused, Mode, is_format_refusal
-from ..judgment import DimensionVerdict, Usage, unscored
 from ..run.control import Gate
 from ..run.validation import checked_verdict
 from ..store import CaseRef, KeyParts, Store, StoredBatch

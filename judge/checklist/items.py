@@ -17,7 +17,7 @@ from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidatorFunction
 from pydantic.functional_serializers import WrapSerializer
 from pydantic.functional_validators import WrapValidator
 
-from ..judgment import compact
+from .judgment import compact
 
 M = TypeVar("M", bound=BaseModel)
 

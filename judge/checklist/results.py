@@ -27,9 +27,9 @@ from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
 
 from ..errors import StorageError, os_reason
-from ..judgment import Judgment, Usage, compact
 from .items import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
+from .judgment import Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
 
 SCHEMA_VERSION = "1"

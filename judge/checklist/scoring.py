@@ -21,8 +21,8 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..judgment import Judgment, compact
 from .items import Items
+from .judgment import Judgment, compact
 from .rubric import Rubric
 
 BOOTSTRAP_SAMPLES = 2000

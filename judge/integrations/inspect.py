@@ -75,11 +75,11 @@ from ground_truth.loaders import load_specs
 from ground_truth.models import IncidentSpec, Submission
 
 from ..api import evaluate_submission_async
+from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..checklist.rubric import Rubric, load_rubric
 from ..checklist.scoring import CaseResult
 from ..judges import Judge, JudgeTask, check_judge, make_judge
 from ..judges.llm import UnparseableReply, error_kind, parse_reply
-from ..judgment import DimensionVerdict, Usage, unscored
 
 SPEC_KEY = "incident_spec"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,100}$")

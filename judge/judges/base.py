@@ -22,9 +22,9 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.judgment import DimensionVerdict
 from ..checklist.prompts import Prompt
 from ..checklist.rubric import Dimension
-from ..judgment import DimensionVerdict
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from ..judgment import DimensionVerdict, Usage, unscored
+from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..run.control import Gate, NullGate, RunStopped
 from ..run.limits import MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params

@@ -12,7 +12,7 @@ import asyncio
 from collections import Counter
 from typing import Any, Literal
 
-from ..judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
+from ..checklist.judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
 from .base import Judge, JudgeTask, ask, check_judge
 
 TieRule = Literal["unscored", "yes", "no"]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judgment import Answer, Confidence, QuestionAnswer
+from ..checklist.judgment import Answer, Confidence, QuestionAnswer
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)\n?\s*```", re.DOTALL)
 _ANSWERS: dict[str, Answer] = {"yes": "Yes", "no": "No"}

@@ -15,8 +15,8 @@ from typing import Any
 
 from ground_truth.errors import InputError
 
+from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.rubric import Dimension, content_hash
-from ..judgment import DimensionVerdict, unscored
 from ..store import Store
 from .base import Judge, JudgeTask
 

@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..checklist.judgment import Judgment
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.scoring import CaseResult
-from ..judgment import Judgment
 from .safe_text import csv_cell
 from .texts import case_key
 from .view import case_status, optional_sections

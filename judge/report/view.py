@@ -15,9 +15,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..checklist.judgment import Judgment
 from ..checklist.results import CallRecord, EvalResult
 from ..checklist.scoring import CaseResult, Estimate, IncidentSummary
-from ..judgment import Judgment
 from . import plots
 from .estimates import EstimatesView
 from .estimates import from_section as estimates_view

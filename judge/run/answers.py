@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from ..checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
 from ..checklist.results import CallRecord
 from ..checklist.scoring import DimensionScore, dimension_score
 from ..judges.panel import PANEL_TIE
-from ..judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
 from .cache import NOT_JUDGED
 from .sink import Sink
 from .units import EMPTY_DIAGNOSIS, Unit, per_dimension

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
 from ..judges.base import Cacheable, Judge, JudgeTask, ask
 from ..judges.panel import PanelJudge
-from ..judgment import DimensionVerdict, unscored
 from ..store import CaseRef, KeyParts, Store, short_hash
 from .control import RunStopped
 from .deferred import prompt_hash_of

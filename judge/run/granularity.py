@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..checklist.judgment import DimensionVerdict
 from ..checklist.rubric import Dimension
-from ..judgment import DimensionVerdict
 from .validation import JUDGE_OMITTED, checked_verdict
 
 Granularity = Literal["dimension", "submission"]

@@ -30,9 +30,9 @@ from typing import Any
 
 from ground_truth.models import Submission
 
+from ..checklist.judgment import DimensionVerdict
 from ..judges.base import JudgeTask
 from ..judges.rules import RulesJudge
-from ..judgment import DimensionVerdict
 from .control import Gate, RunStopped
 
 FOREVER = 365 * 24 * 3600.0

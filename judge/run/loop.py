@@ -18,12 +18,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..checklist.judgment import DimensionVerdict
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
 from ..checklist.rubric import parts_of
 from ..errors import StorageError
 from ..judges import Gated, Judge, PanelJudge
 from ..judges.base import ask
-from ..judgment import DimensionVerdict
 from ..report.safe_text import visible
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged

@@ -19,6 +19,7 @@ from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
 from ..batch import merge_batch_usage
+from ..checklist.judgment import Judgment
 from ..checklist.results import (
     CallRecord,
     EvalResult,
@@ -34,7 +35,6 @@ from ..checklist.scoring import (
     summarize_incidents,
     summarize_overall,
 )
-from ..judgment import Judgment
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .shard import unit_bucket
 

@@ -12,6 +12,7 @@ from typing import Any
 from ground_truth.matching import Matching
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.judgment import Judgment
 from ..checklist.prompts import PromptRenderer
 from ..checklist.results import EvalResult, Orphan, tool_version
 from ..checklist.rubric import Rubric
@@ -25,7 +26,6 @@ from ..checklist.scoring import (
     summarize_overall,
 )
 from ..judges import Gated, Judge
-from ..judgment import Judgment
 from .cache import is_cacheable
 from .loop import Run
 

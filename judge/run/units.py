@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.judgment import DimensionVerdict, QuestionAnswer
 from ..checklist.prompts import Prompt, PromptRenderer
 from ..checklist.rubric import Dimension, Rubric, parts_of, whole_submission
 from ..judges.base import JudgeTask
-from ..judgment import DimensionVerdict, QuestionAnswer
 from .deferred import DeferredTask
 from .granularity import DEFAULT, Granularity, split
 

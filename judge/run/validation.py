@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..judgment import DimensionVerdict, QuestionAnswer, unscored
+from ..checklist.judgment import DimensionVerdict, QuestionAnswer, unscored
 
 JUDGE_OMITTED = "judge_omitted"
 JUDGE_ERROR = "judge_error"

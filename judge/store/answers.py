@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from ..errors import StorageError
-from ..judgment import DimensionVerdict, QuestionAnswer, Usage
 from .failures import guarded, sqlite_reason
 from .file import StoreFile, now
 from .keys import CaseRef, KeyParts, scrub_params

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..judgment import DimensionVerdict
+from ..checklist.judgment import DimensionVerdict
 from .answers import insert
 from .failures import guarded
 from .file import StoreFile, now

@@ -13,7 +13,7 @@ from typing import Any
 
 from ground_truth.models import IncidentSpec
 
-from ...judgment import DimensionVerdict, QuestionAnswer
+from ...checklist.judgment import DimensionVerdict, QuestionAnswer
 from ..base import JudgeTask
 from .basis import Basis, Ruling
 from .questions import RULES, Case, bind, binding_warnings, rule_for_text

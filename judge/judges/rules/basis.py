@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...judgment import QuestionAnswer
+from ...checklist.judgment import QuestionAnswer
 from .truth import Reading
 
 # How the component an answer turns on was found in the diagnosis: under its own name, another

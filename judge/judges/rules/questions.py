@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ground_truth.models import ComponentRef, IncidentSpec
 
-from ...judgment import QuestionAnswer
+from ...checklist.judgment import QuestionAnswer
 from .. import text as text_match
 from . import names, taxonomy, values
 from .basis import Basis, Claim, NameMatch, Ruling
