@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import json
@@ -39,7 +40,7 @@ from tenacity import (
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..run.control import Gate, NullGate, RunStopped
-from ..run.limits import MAX_RETRY_AFTER, retry_after_seconds
+from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
 from .mask import mask_secret
@@ -215,11 +216,28 @@ _CONNECTION = {
 _TIMEOUTS = {"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout"}
 
 
+_KIND_ATTRIBUTE = "_diagnosis_judge_error_kind"
+
+
 def error_kind(exc: BaseException) -> str:
     """Classify a provider exception by its litellm class name (litellm need not be imported).
 
     litellm reports a refused port or a dropped connection as `InternalServerError` (HTTP 500,
-    "Connection error."); the exceptions it was raised from tell the two apart."""
+    "Connection error."); the exceptions it was raised from tell the two apart. The kind is
+    worked out the first time (where the request failed) and kept on the exception: raised
+    again after the last retry, it gets a new `__context__`, which loses the connection error
+    it came from (a refused port was `connection` in `attempt_errors` and `server` in
+    `errors`)."""
+    known = getattr(exc, _KIND_ATTRIBUTE, None)
+    if isinstance(known, str):
+        return known
+    kind = _classify(exc)
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(exc, _KIND_ATTRIBUTE, kind)
+    return kind
+
+
+def _classify(exc: BaseException) -> str:
     names = {cls.__name__ for cls in type(exc).__mro__}
     for kind, markers in _STATUS_KINDS:
         if names & markers:
@@ -398,8 +416,13 @@ class LLMJudge:
         return tally.finish(verdict, usage)
 
     def _reason(self, kind: str, exc: BaseException) -> str:
-        """What went wrong, in one line; the key is masked before the line is shortened."""
-        return f"{kind} from {self.model}: {_provider_words(mask_secret(str(exc), self._api_key))}"
+        """What went wrong, in one line; the key is masked before the line is shortened. A
+        connection that failed names the endpoint it was made to."""
+        where = ""
+        if kind in CONNECTION_LEVEL:
+            where = mask_secret(f" at {self.api_base or 'its default endpoint'}", self._api_key)
+        words = _provider_words(mask_secret(str(exc), self._api_key))
+        return f"{kind} from {self.model}{where}: {words}"
 
     def _refused_reason(self, refused: FormatRefused) -> str:
         words = _provider_words(mask_secret(str(refused.cause), self._api_key))
