@@ -27,6 +27,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections import Counter
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -40,6 +41,7 @@ from tenacity import (
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..run.control import Gate, NullGate, RunStopped
+from ..run.exchanges import Exchange, record
 from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
@@ -399,10 +401,12 @@ class LLMJudge:
             self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost, read, written)
             _add_usage(usage, response, cost)
             content = response.choices[0].message.content
+            logged = self._log_reply(messages, response, content, tally.latency, cost)
             try:
                 parsed = parse_reply(content, task.question_ids)
             except UnparseableReply as exc:
                 problem = str(exc)
+                logged.error_kind, logged.error = "unparseable", problem
                 tally.errors["unparseable"] += 1
                 self.replies["reasked" if attempt <= self.max_reasks else "unscored"] += 1
             else:
@@ -414,6 +418,30 @@ class LLMJudge:
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
         return tally.finish(verdict, usage)
+
+    def _log_reply(
+        self,
+        messages: list[dict[str, Any]],
+        response: Any,
+        content: str | None,
+        latency: float | None,
+        cost: float | None,
+    ) -> Exchange:
+        """Log an answered request for the store (`judge.run.exchanges`): the reply text as it
+        arrived, the key masked should it be echoed in it."""
+        prompt, completion = _tokens(response)
+        exchange = Exchange(
+            messages,
+            reply=None if content is None else mask_secret(content, self._api_key),
+            finish_reason=getattr(response.choices[0], "finish_reason", None),
+            latency_s=latency,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cached_tokens=_cache_tokens(response)[0],
+            cost_usd=cost,
+        )
+        record(exchange)
+        return exchange
 
     def _reason(self, kind: str, exc: BaseException) -> str:
         """What went wrong, in one line; the key is masked before the line is shortened. A
@@ -540,16 +568,20 @@ class LLMJudge:
                 async with self.gate.slot(estimated):
                     self.negotiation.arm_probe()
                     tally.requests += 1
+                    sent = time.monotonic()
                     try:
                         response = await litellm.acompletion(**kwargs)
                     except Exception as exc:
-                        if mode != "prompt" and is_format_refusal(exc):
-                            tally.errors["format_refused"] += 1
-                            raise
-                        kind = error_kind(exc)
+                        refused = mode != "prompt" and is_format_refusal(exc)
+                        kind = "format_refused" if refused else error_kind(exc)
+                        reason = self._reason(kind, exc)
                         tally.errors[kind] += 1
-                        self.gate.failed(kind, self._reason(kind, exc), retry_after_seconds(exc))
+                        took = time.monotonic() - sent
+                        record(Exchange(messages, error_kind=kind, error=reason, latency_s=took))
+                        if not refused:
+                            self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
+                    tally.latency = time.monotonic() - sent
                 return response
         raise AssertionError("unreachable")
 
@@ -561,6 +593,8 @@ class _Tally:
     def __init__(self) -> None:
         self.requests = 0
         self.errors: Counter[str] = Counter()
+        self.latency: float | None = None
+        """Seconds the last answered request took."""
 
     def finish(self, verdict: DimensionVerdict, usage: Usage) -> DimensionVerdict:
         return verdict.model_copy(
