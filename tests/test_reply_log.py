@@ -1,7 +1,7 @@
 """Every reply kept, to read back later (issue 24): the store logs each provider request of a
 run, with the prompt as sent (its pieces kept once) and the reply text exactly as it arrived,
-latency, tokens and cost; `judge store logs` prints them, `--no-log-text` keeps only the
-numbers, and the API key is in none of it.
+latency, tokens and cost; `judge store logs` prints them, the HTML report links each answer to
+its call's raw reply, `--no-log-text` keeps only the numbers, and the API key is in none of it.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from helpers import EXAMPLE, eval_args
+from test_report_html import Page
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
 from judge.cli import main
 from judge.judges.llm import LLMJudge
 from judge.judges.mask import MIN_RUN
+from judge.report.html import render_html
+from judge.report.texts import texts_from
+from judge.report.view import build_view
 from judge.store import LogFilter, Store, merge_stores
 from judge.store.replies import pack, read_piece, unpack
 from judge.testing import FakeProvider, FakeProviderConfig
@@ -235,6 +239,47 @@ def test_the_api_key_is_nowhere_in_the_log_even_when_a_reply_or_an_error_echoes_
     dumped = "".join(json.dumps(r.model_dump()) for r in logged) + "".join(texts)
     raw = "".join(f.read_bytes().decode("latin-1") for f in tmp_path.glob("s.sqlite*"))
     assert _key_runs(dumped) == [] and _key_runs(raw) == []
+
+
+def test_the_report_links_each_answer_to_its_raw_reply(tmp_path, monkeypatch):
+    """Each answer links to the raw replies of the call that gave it (a re-asked call shows
+    both), the page holds each reply's text, and a store not found where the result says
+    is named instead."""
+    monkeypatch.chdir(tmp_path)
+    config = FakeProviderConfig(fault_schedule=["ok", "malformed"])
+    result, _, specs, subs = _run(Path("s.sqlite"), config)
+    assert result.config["store"] == "s.sqlite"
+    texts = texts_from(specs, subs, result.config["rubric"])
+    view = build_view(result, texts)
+    by_prompt = {(r.judge, r.prompt_hash): r for r in _logs(Path("s.sqlite"))}
+    linked = 0
+    for incident in view.incidents:
+        for case in incident.cases:
+            calls = {c.anchor: c for c in case.replies}
+            for row in case.questions:
+                call = calls[row.reply]
+                assert call.dimension_id == row.dimension_id
+                assert {r.prompt_hash for r in call.requests} == {row.prompt_hash}
+                assert (row.judge, row.prompt_hash) in by_prompt
+                linked += 1
+    assert linked == len(result.judgments)
+    assert (
+        sorted(len(c.requests) for i in view.incidents for k in i.cases for c in k.replies)[-1] == 2
+    )
+    page = Page(render_html(result, texts))
+    ids = {attrs.get("id") for _, attrs in page.elements}
+    links = [a["href"] for a in page.tags("a") if "reply-link" in (a.get("class") or "")]
+    assert len(links) == len(result.judgments) and {h[1:] for h in links} <= ids
+    shown = page.all_text
+    for row in by_prompt.values():
+        assert row.reply is not None
+        assert row.reply.encode("utf-8", "backslashreplace").decode("utf-8") in shown
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    page = Page(render_html(result))
+    assert not [a for a in page.tags("a") if "reply-link" in (a.get("class") or "")]
+    assert "s.sqlite (not found here: no raw replies)" in page.all_text
 
 
 def test_merged_stores_keep_every_logged_request(tmp_path):
