@@ -275,10 +275,10 @@ class Replies(StoreFile):
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         texts = _TextCache(self._db)
+        asked = 1 + REPLY_COLUMNS.index("questions")
         for row in self._db.execute(sql + " ORDER BY id", args):
-            logged = _logged(row, texts)
-            if where.question_id is None or where.question_id in logged.questions:
-                yield logged
+            if where.question_id is None or where.question_id in str(row[asked]).split():
+                yield _logged(row, texts)
 
     @guarded
     def replies_for(self, judge: str, prompt_hash: str, limit: int = 20) -> list[LoggedReply]:
