@@ -316,3 +316,12 @@ def test_a_whole_submission_call_is_logged_under_its_dimension_star(tmp_path, gr
     assert len(logged) == 2 and {r.dimension_id for r in logged} == {"*"}
     assert all(len(r.questions) == 9 for r in logged)
     assert _logs(store, question_id="D3-Q1") == logged
+
+
+@pytest.mark.parametrize("action", ["logs", "stats", "export"])
+def test_store_commands_on_a_missing_store_exit_2_naming_the_argument(tmp_path, capsys, action):
+    missing = tmp_path / "nothing.sqlite"
+    assert main(["store", action, str(missing)]) == 2
+    said = capsys.readouterr().err
+    assert str(missing) in said and "no such store file (the STORE argument)" in said
+    assert "--replay-store" not in said

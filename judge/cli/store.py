@@ -54,8 +54,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _open(path: Path):
+    """The store at `path`, read-only; a missing file is exit 2 naming it (the store's own
+    check names `--replay-store`, the flag it is read through during a run)."""
+    from ground_truth.errors import InputError
+
     from ..store import Store
 
+    if not path.is_file():
+        raise InputError(path, "no such store file (the STORE argument)")
     return Store(path, readonly=True)
 
 
