@@ -139,13 +139,54 @@ def test_junit_one_testcase_per_incident_and_trial(example, tmp_path):
         assert [line.split(":")[0].split()[1] for line in failure.text.splitlines()] == no
 
 
-def test_junit_incomplete_case_is_skipped_with_the_reason(hostile):
+def test_junit_a_case_the_provider_failed_is_an_error_with_the_reason_never_skipped(hostile):
+    """CI systems read `<skipped>` as fine: a case without a verdict because the provider
+    failed is an `<error>`, typed by the failed calls' kinds."""
     suite = _suite(junit_xml(hostile))
     flaky = next(c for c in suite.iter("testcase") if c.get("name") == "flaky")
-    skipped = flaky.find("skipped")
-    assert skipped is not None and "3 question(s) unscored" in skipped.get("message")
-    assert RATE_LIMIT in skipped.text
-    assert suite.get("skipped") == "1"
+    assert flaky.find("skipped") is None
+    error = flaky.find("error")
+    assert error is not None and error.get("type") == "rate_limit"
+    assert "3 question(s) unscored" in error.get("message") and RATE_LIMIT in error.get("message")
+    assert RATE_LIMIT in error.text
+    assert (suite.get("errors"), suite.get("skipped")) == ("1", "0")
+
+
+def _stopped(result: EvalResult, kind: str) -> EvalResult:
+    """`result` with its first case's judgments not judged because the run stopped (`kind`)."""
+    first = result.cases[0]
+    reason = f"not judged: stopped ({kind})"
+    judgments = [
+        j.model_copy(update={"answer": None, "unscored_reason": reason})
+        if (j.incident_id, j.trial) == (first.incident_id, first.trial)
+        else j
+        for j in result.judgments
+    ]
+    cases = [first.model_copy(update={"complete": False, "passed": None}), *result.cases[1:]]
+    stop = {"kind": kind, "message": f"stopped ({kind})"}
+    return EvalResult.model_validate(
+        {**result.model_dump(), "judgments": judgments, "cases": cases, "stopped": stop}
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "tag"),
+    [
+        ("interrupted", "skipped"),
+        ("max_cost", "skipped"),
+        ("provider", "error"),
+        ("max_errors", "error"),
+    ],
+)
+def test_junit_skips_only_what_the_user_stopped_the_run_before(example, kind, tag):
+    """A signal or the user's --max-cost left a case out on purpose: skipped. A provider that
+    cannot be reached or --max-errors (provider failures) stopped it: an error."""
+    suite = _suite(junit_xml(_stopped(example, kind)))
+    first = suite.findall("testcase")[0]
+    assert [c.tag for c in first] == [tag]
+    assert f"not judged: stopped ({kind})" in first.find(tag).text
+    counts = {"skipped": suite.get("skipped"), "error": suite.get("errors")}
+    assert counts[tag] == "1"
 
 
 def test_junit_lists_missing_incidents_and_survives_control_characters(example):

@@ -92,12 +92,13 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     tmp_path: Path,
 ) -> None:
     """Version 2 and the same tables and columns, so that code reads and writes it; the
-    `migrations` table is one it does not know and leaves alone."""
+    `migrations` table and m004's reply log are tables it does not know and leaves alone."""
     Store(tmp_path / "new.sqlite").close()
     shape = schema(tmp_path / "new.sqlite")
     assert version(tmp_path / "new.sqlite") == "2" == STORE_VERSION
-    ours = {k: v for k, v in shape.items() if "migrations" not in k}
-    assert len(ours) == len(shape) - 2  # the table and its key's index
+    added = ("migrations", "replies", "reply_texts", "replies_prompt")
+    ours = {k: v for k, v in shape.items() if not any(name in k for name in added)}
+    assert len(ours) == len(shape) - 2 - 3  # the tables, migrations' key and replies' index
     assert ours == schema(build(MAIN, tmp_path / "main.sqlite"))
 
 
@@ -141,11 +142,11 @@ def raw(path: Path) -> contextlib.closing[sqlite3.Connection]:
 
 
 def run_once(calls: list[str]) -> Migration:
-    def m004_notes(db: sqlite3.Connection) -> None:
-        calls.append("m004_notes")
+    def m005_notes(db: sqlite3.Connection) -> None:
+        calls.append("m005_notes")
         db.execute("CREATE TABLE notes (key TEXT PRIMARY KEY, note TEXT NOT NULL)")
 
-    return Migration("m004_notes", int(STORE_VERSION), m004_notes)
+    return Migration("m005_notes", int(STORE_VERSION), m005_notes)
 
 
 def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
@@ -155,23 +156,23 @@ def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
     for _ in range(2):
         with raw(path) as db:
             migrate(db, [*MIGRATIONS, run_once(calls)])
-    assert calls == ["m004_notes"] and "notes" in tables(path)
-    assert [n for (n,) in query(path, "SELECT name FROM migrations")][-1] == "m004_notes"
+    assert calls == ["m005_notes"] and "notes" in tables(path)
+    assert [n for (n,) in query(path, "SELECT name FROM migrations")][-1] == "m005_notes"
     with Store(path) as store:  # a migration this code does not know: a newer, compatible one
         store.put(*answer())
-    assert version(path) == STORE_VERSION and "m004_notes" in str(contents(path)["migrations"])
+    assert version(path) == STORE_VERSION and "m005_notes" in str(contents(path)["migrations"])
 
 
 def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
     path = build(FIXTURES[0], tmp_path / "old.sqlite")
     before, shape = contents(path), schema(path)
 
-    def m004_broken(db: sqlite3.Connection) -> None:
+    def m005_broken(db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE half (x)")
         raise sqlite3.OperationalError("disk I/O error")
 
     with raw(path) as db, pytest.raises(sqlite3.OperationalError):
-        migrate(db, [*MIGRATIONS, Migration("m004_broken", 2, m004_broken)])
+        migrate(db, [*MIGRATIONS, Migration("m005_broken", 2, m005_broken)])
     assert contents(path) == before and schema(path) == shape and version(path) == "1"
 
 
@@ -180,10 +181,10 @@ def test_a_migration_that_raises_the_version_shuts_out_this_code(tmp_path: Path)
     path = tmp_path / "s.sqlite"
     Store(path).close()
 
-    def m004_judgments_reply(db: sqlite3.Connection) -> None:
+    def m005_judgments_reply(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE judgments ADD COLUMN reply TEXT")
 
-    breaking = Migration("m004_judgments_reply", int(STORE_VERSION) + 1, m004_judgments_reply)
+    breaking = Migration("m005_judgments_reply", int(STORE_VERSION) + 1, m005_judgments_reply)
     with raw(path) as db:
         migrate(db, [*MIGRATIONS, breaking])
     before = contents(path)
@@ -197,12 +198,12 @@ def test_a_column_a_migration_adds_breaks_neither_writing_nor_merging(tmp_path: 
     path, plain = tmp_path / "s.sqlite", tmp_path / "plain.sqlite"
     Store(path).close()
 
-    def m004_latency(db: sqlite3.Connection) -> None:
+    def m005_latency(db: sqlite3.Connection) -> None:
         for table in ("judgments", "params", "leases"):
             db.execute(f"ALTER TABLE {table} ADD COLUMN latency_s REAL")
 
     with raw(path) as db:
-        migrate(db, [*MIGRATIONS, Migration("m004_latency", int(STORE_VERSION), m004_latency)])
+        migrate(db, [*MIGRATIONS, Migration("m005_latency", int(STORE_VERSION), m005_latency)])
     with Store(path) as store, Store(plain) as other:
         store.put(*answer())
         store.remember_params("p", {"t": 0})

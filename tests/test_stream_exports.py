@@ -28,6 +28,7 @@ def test_streamed_export_is_the_earlier_one(name: str, tmp_path: Path) -> None:
 def test_the_fixture_covers_every_junit_outcome() -> None:
     xml = (FIXTURE / "junit.xml").read_text(encoding="utf-8")
     assert "<failure" in xml and "<skipped" in xml and "(no submission)" in xml
+    assert '<error type="server"' in xml
 
 
 def test_a_junit_suite_with_no_testcase(tmp_path: Path) -> None:

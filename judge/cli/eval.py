@@ -174,6 +174,13 @@ def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--no-store", action="store_true", help="neither read nor write a store")
     g.add_argument(
+        "--no-log-text",
+        dest="log_text",
+        action="store_false",
+        help="keep no prompt or reply text in the store's log of requests, only their "
+        "latency, tokens, cost and errors (`judge store logs`)",
+    )
+    g.add_argument(
         "--resume",
         action="store_true",
         help="continue a stopped run from its store (which must exist); nothing is asked twice",
@@ -417,7 +424,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
             grace=args.grace,
             progress=not args.no_progress,
         ),
-        storage=Storage(store=store, refresh=args.refresh, batch=batch),
+        storage=Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text),
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full

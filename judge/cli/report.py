@@ -38,7 +38,7 @@ def add_export_arguments(
         type=Path,
         metavar="FILE",
         help="JUnit XML: a testcase per incident and trial; failed verdict = failure, "
-        "incomplete case = skipped",
+        "no verdict because a call failed = error, left out by the user's stop = skipped",
     )
 
 

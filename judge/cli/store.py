@@ -1,4 +1,5 @@
-"""`judge store stats|export|explain`: look inside a judgment store without the sqlite3 shell."""
+"""`judge store stats|export|explain|logs`: look inside a judgment store without the sqlite3
+shell."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .common import EXIT_OK, console
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add the `store` subcommand and its `stats`, `export` and `explain` actions."""
+    """Add the `store` subcommand and its `stats`, `export`, `explain` and `logs` actions."""
     p = commands.add_parser("store", help="inspect a judgment store (the SQLite cache)")
     sub = p.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     s = sub.add_parser("stats", help="answers by judge, errors by kind, tokens and cost")
@@ -31,11 +32,36 @@ def register(commands: argparse._SubParsersAction) -> None:
     x.add_argument("--trial")
     x.add_argument("--dimension")
     x.set_defaults(handler=cmd_store_explain)
+    g = sub.add_parser(
+        "logs",
+        help="every provider request: the prompt sent and the raw reply as it arrived",
+        description="Each provider request the store logged, oldest first: which call, the "
+        "prompt as sent, the reply text exactly as it arrived (before any repair), latency, "
+        "tokens and cost, or the error of a request that failed.",
+    )
+    g.add_argument("store", type=Path)
+    g.add_argument("--incident", metavar="ID", help="only the requests of this incident")
+    g.add_argument(
+        "--question", metavar="QID", help="only the requests of calls that asked this question"
+    )
+    g.add_argument(
+        "--failed",
+        action="store_true",
+        help="only failed requests: no reply (an error) or a reply that could not be read",
+    )
+    g.add_argument("--json", action="store_true", help="one JSON object per request per line")
+    g.set_defaults(handler=cmd_store_logs)
 
 
 def _open(path: Path):
+    """The store at `path`, read-only; a missing file is exit 2 naming it (the store's own
+    check names `--replay-store`, the flag it is read through during a run)."""
+    from ground_truth.errors import InputError
+
     from ..store import Store
 
+    if not path.is_file():
+        raise InputError(path, "no such store file (the STORE argument)")
     return Store(path, readonly=True)
 
 
@@ -56,6 +82,11 @@ def cmd_store_stats(args: argparse.Namespace) -> int:
     out.print(f"failed calls kept for the record: {errors}")
     tokens = stats["prompt_tokens"] + stats["completion_tokens"]
     out.print(f"tokens {tokens:,}, cost {cost_text(stats['cost_usd'])}")
+    log = stats["replies"]
+    out.print(
+        f"requests logged {log['requests']:,} ({log['with_text']:,} with their prompt and "
+        f"reply text, {log['texts']:,} distinct prompt pieces): `judge store logs` shows them"
+    )
     for batch in stats["batches"]:
         state = "open: `judge eval --batch` resumes it" if batch["open"] else "closed"
         out.print(
@@ -114,3 +145,65 @@ def cmd_store_explain(args: argparse.Namespace) -> int:
             f"rubric {row['rubric_hash']}"
         )
     return EXIT_OK
+
+
+def cmd_store_logs(args: argparse.Namespace) -> int:
+    """`judge store logs`: the logged requests as text (control characters in the prompt or
+    reply made visible) or as JSON lines."""
+    from ..store import LogFilter
+
+    where = LogFilter(incident_id=args.incident, question_id=args.question, failed=args.failed)
+    shown = 0
+    with _open(args.store) as store:
+        for logged in store.logs(where):
+            text = json.dumps(logged.model_dump()) if args.json else _log_text(logged)
+            sys.stdout.write(text + "\n")
+            shown += 1
+        logged_any = store.reply_stats()["requests"]
+    if not shown:
+        what = "logged requests" if not logged_any else "logged requests that match"
+        print(f"no {what} in {args.store}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _log_text(logged) -> str:
+    """One logged request for a terminal."""
+    from ..report.safe_text import visible
+    from ..run.progress import cost_text
+
+    def safe(text: str) -> str:
+        """Control characters visible, and a lone surrogate (a reply may hold one) as its
+        escape, which no terminal encoding refuses."""
+        shown = visible(text, keep="\n\t")
+        return shown.encode("utf-8", "backslashreplace").decode("utf-8")
+
+    head = (
+        f"#{logged.id} {logged.created_at} {logged.judge} "
+        f"{logged.incident_id} trial {logged.trial} {logged.dimension_id} "
+        f"({' '.join(logged.questions)}) request {logged.request}"
+    )
+    facts = [f"key {logged.key[:16]}"]
+    if logged.latency_s is not None:
+        facts.append(f"latency {logged.latency_s:.3f} s")
+    if logged.prompt_tokens is not None or logged.completion_tokens is not None:
+        cached = f" ({logged.cached_tokens} cached)" if logged.cached_tokens else ""
+        facts.append(
+            f"tokens {logged.prompt_tokens}{cached} prompt + {logged.completion_tokens} completion"
+        )
+    if logged.error_kind is None or logged.reply is not None:
+        facts.append(f"cost {cost_text(logged.cost_usd)}")
+    if logged.finish_reason:
+        facts.append(f"finish {logged.finish_reason}")
+    lines = [f"=== {safe(head)}", safe(" | ".join(facts))]
+    if logged.error_kind:
+        lines.append(safe(f"error: {logged.error_kind}: {logged.error}"))
+    if logged.messages is None:
+        lines.append("(prompt and reply not logged: --no-log-text)")
+        return "\n".join(lines)
+    for message in logged.messages:
+        lines += [f"--- {safe(message['role'])}", safe(message["content"])]
+    if logged.reply is not None:
+        lines += ["--- reply (as it arrived)", safe(logged.reply)]
+    elif not logged.error_kind:
+        lines.append("--- reply: no text")
+    return "\n".join(lines)

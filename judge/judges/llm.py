@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import json
@@ -26,6 +27,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections import Counter
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -39,7 +41,8 @@ from tenacity import (
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..run.control import Gate, NullGate, RunStopped
-from ..run.limits import MAX_RETRY_AFTER, retry_after_seconds
+from ..run.exchanges import Exchange, record
+from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
 from .mask import mask_secret
@@ -215,11 +218,28 @@ _CONNECTION = {
 _TIMEOUTS = {"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout"}
 
 
+_KIND_ATTRIBUTE = "_diagnosis_judge_error_kind"
+
+
 def error_kind(exc: BaseException) -> str:
     """Classify a provider exception by its litellm class name (litellm need not be imported).
 
     litellm reports a refused port or a dropped connection as `InternalServerError` (HTTP 500,
-    "Connection error."); the exceptions it was raised from tell the two apart."""
+    "Connection error."); the exceptions it was raised from tell the two apart. The kind is
+    worked out the first time (where the request failed) and kept on the exception: raised
+    again after the last retry, it gets a new `__context__`, which loses the connection error
+    it came from (a refused port was `connection` in `attempt_errors` and `server` in
+    `errors`)."""
+    known = getattr(exc, _KIND_ATTRIBUTE, None)
+    if isinstance(known, str):
+        return known
+    kind = _classify(exc)
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(exc, _KIND_ATTRIBUTE, kind)
+    return kind
+
+
+def _classify(exc: BaseException) -> str:
     names = {cls.__name__ for cls in type(exc).__mro__}
     for kind, markers in _STATUS_KINDS:
         if names & markers:
@@ -381,10 +401,12 @@ class LLMJudge:
             self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost, read, written)
             _add_usage(usage, response, cost)
             content = response.choices[0].message.content
+            logged = self._log_reply(messages, response, content, tally.latency, cost)
             try:
                 parsed = parse_reply(content, task.question_ids)
             except UnparseableReply as exc:
                 problem = str(exc)
+                logged.error_kind, logged.error = "unparseable", problem
                 tally.errors["unparseable"] += 1
                 self.replies["reasked" if attempt <= self.max_reasks else "unscored"] += 1
             else:
@@ -397,9 +419,38 @@ class LLMJudge:
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
         return tally.finish(verdict, usage)
 
+    def _log_reply(
+        self,
+        messages: list[dict[str, Any]],
+        response: Any,
+        content: str | None,
+        latency: float | None,
+        cost: float | None,
+    ) -> Exchange:
+        """Log an answered request for the store (`judge.run.exchanges`): the reply text as it
+        arrived, the key masked should it be echoed in it."""
+        prompt, completion = _tokens(response)
+        exchange = Exchange(
+            messages,
+            reply=None if content is None else mask_secret(content, self._api_key),
+            finish_reason=getattr(response.choices[0], "finish_reason", None),
+            latency_s=latency,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cached_tokens=_cache_tokens(response)[0],
+            cost_usd=cost,
+        )
+        record(exchange)
+        return exchange
+
     def _reason(self, kind: str, exc: BaseException) -> str:
-        """What went wrong, in one line; the key is masked before the line is shortened."""
-        return f"{kind} from {self.model}: {_provider_words(mask_secret(str(exc), self._api_key))}"
+        """What went wrong, in one line; the key is masked before the line is shortened. A
+        connection that failed names the endpoint it was made to."""
+        where = ""
+        if kind in CONNECTION_LEVEL:
+            where = mask_secret(f" at {self.api_base or 'its default endpoint'}", self._api_key)
+        words = _provider_words(mask_secret(str(exc), self._api_key))
+        return f"{kind} from {self.model}{where}: {words}"
 
     def _refused_reason(self, refused: FormatRefused) -> str:
         words = _provider_words(mask_secret(str(refused.cause), self._api_key))
@@ -517,16 +568,20 @@ class LLMJudge:
                 async with self.gate.slot(estimated):
                     self.negotiation.arm_probe()
                     tally.requests += 1
+                    sent = time.monotonic()
                     try:
                         response = await litellm.acompletion(**kwargs)
                     except Exception as exc:
-                        if mode != "prompt" and is_format_refusal(exc):
-                            tally.errors["format_refused"] += 1
-                            raise
-                        kind = error_kind(exc)
+                        refused = mode != "prompt" and is_format_refusal(exc)
+                        kind = "format_refused" if refused else error_kind(exc)
+                        reason = self._reason(kind, exc)
                         tally.errors[kind] += 1
-                        self.gate.failed(kind, self._reason(kind, exc), retry_after_seconds(exc))
+                        took = time.monotonic() - sent
+                        record(Exchange(messages, error_kind=kind, error=reason, latency_s=took))
+                        if not refused:
+                            self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
+                    tally.latency = time.monotonic() - sent
                 return response
         raise AssertionError("unreachable")
 
@@ -538,6 +593,8 @@ class _Tally:
     def __init__(self) -> None:
         self.requests = 0
         self.errors: Counter[str] = Counter()
+        self.latency: float | None = None
+        """Seconds the last answered request took."""
 
     def finish(self, verdict: DimensionVerdict, usage: Usage) -> DimensionVerdict:
         return verdict.model_copy(

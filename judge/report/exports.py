@@ -7,11 +7,16 @@ JUnit: one `<testsuite>` holding one `<testcase classname=INCIDENT name=TRIAL>` 
 - verdict pass: an empty testcase;
 - verdict fail: `<failure type="verdict">`, the message naming the composite, the threshold and
   the questions answered No; the body lists each with its evidence;
-- incomplete (a dimension with no scored question, so no verdict): `<skipped>`, with the
-  unscored questions and their reasons. The judge could not decide, and an unscored question is
-  never a No, so this is not a failure; provider failures beyond tolerance are what exit code 3
-  is for;
-- an incident with no submission: one testcase named `(no submission)`, `<skipped>`.
+- incomplete (a dimension with no scored question, so no verdict) because a call failed (the
+  provider, an unusable reply, the judge) or was never made once the run stopped for a fault
+  (a provider that cannot be reached, `--max-errors`, storage): `<error>`, typed by the failed
+  calls' kinds, with the unscored questions and their reasons. An unscored question is never a
+  No, so this is not a `<failure>`; and CI systems read `<skipped>` as fine, which a case the
+  provider failed is not;
+- incomplete only because the user stopped the run before its calls were made (a signal, the
+  `--max-cost` budget): `<skipped>`, with the reason;
+- an incident with no submission: one testcase named `(no submission)`, `<skipped>` (nothing
+  was there to judge).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +145,8 @@ def _resolution_by_case(result: EvalResult) -> dict[str, dict[str, Any]]:
 
 def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
     """The result as a JUnit XML testsuite: a testcase per case (failed verdict = failure,
-    incomplete case = skipped) and a skipped testcase per incident with no submission.
+    incomplete case = error, or skipped when the user stopped the run before it) and a
+    skipped testcase per incident with no submission.
     """
     return "".join(junit_parts(result, suite_name))
 
@@ -147,9 +154,10 @@ def junit_xml(result: EvalResult, suite_name: str = "diagnosis-judge") -> str:
 def junit_parts(result: EvalResult, suite_name: str = "diagnosis-judge") -> Iterator[str]:
     """`junit_xml` a testcase at a time, laid out as `ET.indent` lays out the whole suite."""
     judgments = _judgments_by_case(result)
+    incomplete = _Incomplete.of(result)
     threshold = (result.config.get("rubric") or {}).get("threshold")
     suite = ET.Element("testsuite", name=suite_name, timestamp=result.created_at, time="0")
-    for name, count in _junit_counts(result).items():
+    for name, count in _junit_counts(result, judgments, incomplete).items():
         suite.set(name, str(count))
     properties = ET.Element("properties")
     for name, value in _properties(result).items():
@@ -160,7 +168,12 @@ def junit_parts(result: EvalResult, suite_name: str = "diagnosis-judge") -> Iter
     children = (
         properties,
         *(
-            _testcase(case, judgments.get(case_key(case.incident_id, case.trial), []), threshold)
+            _testcase(
+                case,
+                judgments.get(case_key(case.incident_id, case.trial), []),
+                threshold,
+                incomplete,
+            )
             for case in result.cases
         ),
         *(_no_submission(incident_id) for incident_id in result.missing),
@@ -176,14 +189,60 @@ def junit_parts(result: EvalResult, suite_name: str = "diagnosis-judge") -> Iter
 _INDENT = "\n  "
 
 
-def _junit_counts(result: EvalResult) -> dict[str, int]:
+USER_STOPS = frozenset({"interrupted", "max_cost"})
+"""Why a run stopped when the calls it did not make were left out by the user's choice."""
+NOT_JUDGED = "not judged: "
+
+
+@dataclass
+class _Incomplete:
+    """What JUnit needs to tell an incomplete case the judge failed from one the user left out:
+    why the run stopped, and each case's failed calls' kinds."""
+
+    user_stopped: bool
+    kinds: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, result: EvalResult) -> _Incomplete:
+        kinds: dict[str, set[str]] = defaultdict(set)
+        for call in result.calls:
+            if call.error_kind and call.error:
+                kinds[case_key(call.incident_id, call.trial)].add(call.error_kind)
+        stopped = result.stopped.kind if result.stopped is not None else None
+        return cls(stopped in USER_STOPS, kinds)
+
+    def left_out(self, unscored: list[Judgment]) -> bool:
+        """Whether every unscored question is one the user's stop kept from being asked."""
+        return self.user_stopped and all(
+            (j.unscored_reason or "").startswith(NOT_JUDGED) for j in unscored
+        )
+
+    def kind(self, case: CaseResult) -> str:
+        found = self.kinds.get(case_key(case.incident_id, case.trial))
+        return ",".join(sorted(found)) if found else "unscored"
+
+
+def _junit_counts(
+    result: EvalResult, judgments: dict[str, list[Judgment]], incomplete: _Incomplete
+) -> dict[str, int]:
     statuses = [case_status(case) for case in result.cases]
+    left_out = sum(
+        incomplete.left_out(_unscored(judgments, case))
+        for case in result.cases
+        if case_status(case) == "incomplete"
+    )
     return {
         "tests": len(statuses) + len(result.missing),
         "failures": statuses.count("fail"),
-        "errors": 0,
-        "skipped": statuses.count("incomplete") + len(result.missing),
+        "errors": statuses.count("incomplete") - left_out,
+        "skipped": left_out + len(result.missing),
     }
+
+
+def _unscored(judgments: dict[str, list[Judgment]], case: CaseResult) -> list[Judgment]:
+    return [
+        j for j in judgments.get(case_key(case.incident_id, case.trial), []) if j.answer is None
+    ]
 
 
 def _no_submission(incident_id: str) -> ET.Element:
@@ -217,20 +276,33 @@ def _properties(result: EvalResult) -> dict[str, str]:
     return props
 
 
-def _testcase(case: CaseResult, judgments: list[Judgment], threshold: float | None) -> ET.Element:
+def _testcase(
+    case: CaseResult,
+    judgments: list[Judgment],
+    threshold: float | None,
+    incomplete: _Incomplete,
+) -> ET.Element:
     testcase = ET.Element("testcase", classname=case.incident_id, name=case.trial, time="0")
     status = case_status(case)
     if status == "pass":
         return testcase
     if status == "incomplete":
         unscored = [j for j in judgments if j.answer is None]
-        skipped = ET.SubElement(
-            testcase,
-            "skipped",
-            message=f"incomplete: {len(unscored)} question(s) unscored "
-            f"({', '.join(j.question_id for j in unscored)}); no verdict",
+        message = (
+            f"incomplete: {len(unscored)} question(s) unscored "
+            f"({', '.join(j.question_id for j in unscored)}); no verdict"
         )
-        skipped.text = "\n".join(f"{j.question_id}: {j.unscored_reason}" for j in unscored)
+        if incomplete.left_out(unscored):
+            element = ET.SubElement(testcase, "skipped", message=message)
+        else:
+            reason = unscored[0].unscored_reason if unscored else None
+            element = ET.SubElement(
+                testcase,
+                "error",
+                type=incomplete.kind(case),
+                message=f"{message}: {reason}" if reason else message,
+            )
+        element.text = "\n".join(f"{j.question_id}: {j.unscored_reason}" for j in unscored)
         return testcase
     failing = [j for j in judgments if j.answer == "No"]
     limit = f" < threshold {threshold:.2f}" if threshold is not None else ""

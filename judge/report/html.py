@@ -28,7 +28,15 @@ from markupsafe import Markup
 from ..checklist.results import EvalResult, write_json_atomic
 from .safe_text import visible
 from .texts import ReportTexts, texts_from
-from .view import CaseIndex, CasePage, ReportView, build_view, page_incidents, plan_pages
+from .view import (
+    CaseIndex,
+    CasePage,
+    ReplySource,
+    ReportView,
+    build_view,
+    page_incidents,
+    plan_pages,
+)
 
 TEMPLATE = "report.html.j2"
 PAGE_TEMPLATE = "cases.html.j2"
@@ -157,7 +165,23 @@ def _write_pages(
     summary: ReportView,
     pages: list[CasePage],
 ) -> None:
-    index = CaseIndex.of(result, summary.resolution)
+    replies = ReplySource(result)
+    try:
+        _write_page_files(
+            path, result, texts, summary, pages, CaseIndex.of(result, summary.resolution, replies)
+        )
+    finally:
+        replies.close()
+
+
+def _write_page_files(
+    path: Path,
+    result: EvalResult,
+    texts: ReportTexts,
+    summary: ReportView,
+    pages: list[CasePage],
+    index: CaseIndex,
+) -> None:
     names = [page.href.rsplit("/", 1)[1] for page in pages]
     for n, (page, link) in enumerate(zip(pages, summary.pages, strict=True)):
         text = _render(

@@ -2,7 +2,9 @@
 
 Sections that depend on other parts of the tool (`resolution`, `agreement`, `entities`) are
 read as optional plain dicts from the result, so the report works with result files written
-before or without them.
+before or without them. When the result names its store (`config.store`) and the store is
+there, each case shows the raw replies behind its calls, each answer linked to its call's
+(`ReplySource`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -24,6 +27,9 @@ from .estimates import from_section as estimates_view
 from .highlight import highlight
 from .safe_text import visible
 from .texts import ReportTexts, case_key
+
+if TYPE_CHECKING:
+    from ..store import LoggedReply, Store
 
 OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates")
 
@@ -43,6 +49,19 @@ class QuestionRow:
     evidence_found: bool | None
     unscored_reason: str | None
     judge: str
+    prompt_hash: str = ""
+    reply: str | None = None
+    """The anchor of the raw replies of the call that answered it, when the store has them."""
+
+
+@dataclass
+class CallReplies:
+    """The raw replies behind one call of a case, from the store, as they arrived."""
+
+    anchor: str
+    dimension_id: str
+    judge: str
+    requests: list[LoggedReply]
 
 
 @dataclass
@@ -65,6 +84,7 @@ class CaseView:
     call_errors: list[CallRecord]
     resolution: dict[str, Any] | None
     n_unscored: int
+    replies: list[CallReplies] = field(default_factory=list)
 
 
 @dataclass
@@ -135,34 +155,101 @@ class PageLink:
     incidents: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the report needs of a call to find its raw replies."""
+
+    judge: str
+    prompt_hash: str
+    dimension_id: str
+
+
+class ReplySource:
+    """The store a result names (`config.store`), opened read-only at the first look-up, for
+    the raw replies behind the result's calls. A store that is not there, or cannot be read,
+    gives none, and `note` says why."""
+
+    def __init__(self, result: EvalResult):
+        found = result.config.get("store")
+        self.path = Path(found) if isinstance(found, str) and found else None
+        self._store: Store | None = None
+        self.note: str | None = None
+        if self.path is not None and not self.path.is_file():
+            self.note = f"{self.path} (not found here: no raw replies)"
+            self.path = None
+
+    @property
+    def found(self) -> bool:
+        return self.path is not None
+
+    def requests(self, call: Asked) -> list[LoggedReply]:
+        if self.path is None or not call.prompt_hash:
+            return []
+        store = self._open()
+        return store.replies_for(call.judge, call.prompt_hash) if store is not None else []
+
+    def _open(self) -> Store | None:
+        from ground_truth.errors import InputError
+
+        from ..errors import StorageError
+        from ..store import Store
+
+        if self._store is None and self.path is not None:
+            try:
+                self._store = Store(self.path, readonly=True)
+            except (InputError, StorageError) as exc:
+                self.note = f"{self.path} (cannot be read: {exc}; no raw replies)"
+                self.path = None
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
 @dataclass
 class CaseIndex:
-    """Each case's judgments and failed calls, by `case_key`: gathered once per report."""
+    """Each case's judgments and calls, by `case_key`: gathered once per report; `replies`
+    finds the raw replies behind a call."""
 
     judgments: dict[str, list[Judgment]]
     errors: dict[str, list[CallRecord]]
     resolution: dict[str, dict[str, Any]]
+    replies: ReplySource | None = None
+    asked: dict[str, list[Asked]] = field(default_factory=dict)
+    """Each case's calls, when the store is there to show their replies."""
 
     @classmethod
-    def of(cls, result: EvalResult, resolution: dict[str, Any] | None) -> CaseIndex:
+    def of(
+        cls,
+        result: EvalResult,
+        resolution: dict[str, Any] | None,
+        replies: ReplySource | None = None,
+    ) -> CaseIndex:
         judgments: dict[str, list[Judgment]] = defaultdict(list)
         for j in result.judgments:
             judgments[case_key(j.incident_id, j.trial)].append(j)
         errors: dict[str, list[CallRecord]] = defaultdict(list)
+        asked: dict[str, list[Asked]] = defaultdict(list)
+        linked = replies is not None and replies.found
         for call in result.calls:
+            key = case_key(call.incident_id, call.trial)
             if call.error:
-                errors[case_key(call.incident_id, call.trial)].append(call)
+                errors[key].append(call)
+            if linked:
+                asked[key].append(Asked(call.judge, call.prompt_hash, call.dimension_id))
         by_case = {
             case_key(c["incident_id"], str(c["trial"])): c
             for c in (resolution or {}).get("cases", [])
             if isinstance(c, dict) and "incident_id" in c
         }
-        return cls(judgments, errors, by_case)
+        return cls(judgments, errors, by_case, replies, asked)
 
     def case_view(self, n: int, case: CaseResult, texts: ReportTexts) -> CaseView:
         """Case `n` of the result as the report shows it."""
         key = case_key(case.incident_id, case.trial)
-        return _case(
+        view = _case(
             f"case-{n}",
             case,
             self.judgments.get(key, []),
@@ -170,6 +257,35 @@ class CaseIndex:
             self.errors.get(key, []),
             self.resolution.get(key),
         )
+        if self.replies is not None and key in self.asked:
+            _link_replies(view, self.asked[key], self.replies)
+        return view
+
+
+def _printable(logged: LoggedReply) -> LoggedReply:
+    """A logged request whose reply a page can carry: a lone surrogate (a reply may hold
+    one) as its escape, which UTF-8 can encode."""
+    reply = logged.reply
+    if reply is None:
+        return logged
+    shown = reply.encode("utf-8", "backslashreplace").decode("utf-8")
+    return logged if shown == reply else logged.model_copy(update={"reply": shown})
+
+
+def _link_replies(view: CaseView, calls: list[Asked], source: ReplySource) -> None:
+    """Add the raw replies behind the case's calls, and link each answer to its call's: by
+    judge and prompt (a panel's own answers link to its first member's call)."""
+    anchors: dict[tuple[str, str], str] = {}
+    for n, call in enumerate(calls):
+        requests = [_printable(r) for r in source.requests(call)]
+        if not requests:
+            continue
+        anchor = f"{view.anchor}-reply-{n}"
+        view.replies.append(CallReplies(anchor, call.dimension_id, call.judge, requests))
+        anchors.setdefault((call.judge, call.prompt_hash), anchor)
+        anchors.setdefault(("", call.prompt_hash), anchor)
+    for row in view.questions:
+        row.reply = anchors.get((row.judge, row.prompt_hash)) or anchors.get(("", row.prompt_hash))
 
 
 MAX_TABLE_ROWS = 1000
@@ -239,8 +355,12 @@ def build_view(
     texts = texts or ReportTexts()
     extra = optional_sections(result, raw)
     resolution = extra.get("resolution")
+    replies = ReplySource(result)
     if pages is None:
-        incidents = _incidents(result, texts, CaseIndex.of(result, resolution))
+        try:
+            incidents = _incidents(result, texts, CaseIndex.of(result, resolution, replies))
+        finally:
+            replies.close()
     else:
         incidents = _incident_summaries(result, texts, pages)
     threshold = _rubric(result).get("threshold")
@@ -250,7 +370,7 @@ def build_view(
     view = ReportView(
         title=title or f"Diagnosis scores — {_rubric(result).get('name') or 'rubric'}",
         result=result,
-        config_rows=_config_rows(result),
+        config_rows=_config_rows(result, replies),
         usage=usage_totals(result.calls),
         headline=_headline(result),
         threshold=threshold,
@@ -283,7 +403,7 @@ def _rubric(result: EvalResult) -> dict[str, Any]:
     return rubric if isinstance(rubric, dict) else {}
 
 
-def _config_rows(result: EvalResult) -> list[tuple[str, str]]:
+def _config_rows(result: EvalResult, replies: ReplySource) -> list[tuple[str, str]]:
     config = result.config
     rubric = _rubric(result)
     found = config.get("judge")
@@ -310,6 +430,8 @@ def _config_rows(result: EvalResult) -> list[tuple[str, str]]:
     for key in ("ground_truth", "outputs"):
         if config.get(key):
             rows.append((key.replace("_", " "), str(config[key])))
+    if replies.note or replies.found:
+        rows.append(("store", replies.note or f"{replies.path} (raw replies linked per case)"))
     rows += [
         ("date", result.created_at),
         ("tool version", result.tool_version),
@@ -557,6 +679,7 @@ def _case(
             ),
             unscored_reason=j.unscored_reason,
             judge=j.judge,
+            prompt_hash=j.prompt_hash,
         )
         for j in judgments
     ]

@@ -2,6 +2,8 @@
 recorded when they finish, and reported to the run either way.
 
 A judge is cacheable when it implements `Cacheable` (`cache_identity()`; the `llm` judge).
+Each call it makes is written with the requests behind it (`judge.run.exchanges`: the prompt
+as sent and the raw reply, `judge.store.replies`), and a call the run stopped keeps those too.
 The rules judge is not cached: it answers in about the time a store lookup and commit take
 (see benchmarks/README.md), and replaying a rules run is simply running it again. A panel's
 members are wrapped one by one, so each member's calls are cached under its own name
@@ -20,9 +22,10 @@ from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
 from ..judges.base import Cacheable, Judge, JudgeTask, ask
 from ..judges.panel import PanelJudge
-from ..store import CaseRef, KeyParts, Store, short_hash
+from ..store import CallLog, CaseRef, Exchange, KeyParts, Store, short_hash
 from .control import RunStopped
 from .deferred import prompt_hash_of
+from .exchanges import recording
 from .leases import LeaseBook, hold
 from .validation import checked_verdict, judge_error_verdict
 
@@ -131,8 +134,10 @@ class RecordedJudge:
         store: Store | None = None,
         refresh: bool = False,
         leases: LeaseBook | None = None,
+        log_text: bool = True,
     ):
         self.inner = inner
+        self.log_text = log_text
         self.name = inner.name
         self.sink = sink
         self.store = store if store is not None and is_cacheable(inner) else None
@@ -233,21 +238,32 @@ class RecordedJudge:
     async def _ask(
         self, task: JudgeTask, parts: KeyParts | None = None, miss: str | None = None
     ) -> DimensionVerdict:
-        try:
-            verdict = await ask(self.inner, task)
-        except RunStopped as stop:
-            return self._not_judged(task, f"not judged: {stop}")
-        except asyncio.CancelledError:
-            self._not_judged(task, "not judged: cancelled after the grace period")
-            raise
-        except Exception as exc:  # a judge's bug costs its own questions, not the run
-            verdict = judge_error_verdict(exc, task.question_ids, self.name)
-        else:
-            verdict = checked_verdict(verdict, task.question_ids, self.name)
+        with recording() as log:
+            try:
+                verdict = await ask(self.inner, task)
+            except RunStopped as stop:
+                if self.store is not None and parts is not None and log:
+                    self.store.log_replies(parts, case_ref(task), self._call_log(task, log))
+                return self._not_judged(task, f"not judged: {stop}")
+            except asyncio.CancelledError:
+                self._not_judged(task, "not judged: cancelled after the grace period")
+                raise
+            except Exception as exc:  # a judge's bug costs its own questions, not the run
+                verdict = judge_error_verdict(exc, task.question_ids, self.name)
+            else:
+                verdict = checked_verdict(verdict, task.question_ids, self.name)
         if self.store is not None and parts is not None:
-            self.store.put(parts, case_ref(task), verdict)
+            self.store.put(parts, case_ref(task), verdict, self._call_log(task, log))
         self.sink(LeafCall(task, self.name, verdict, miss_reason=miss))
         return verdict
+
+    def _call_log(self, task: JudgeTask, log: list[Exchange]) -> CallLog:
+        """A call's requests as the store logs them, with where its prompt's shared start
+        ends (read only when a request was made, which rendered the prompt)."""
+        shared = None
+        if log and task.prompt.cache_prefix and task.prompt.messages:
+            shared = (task.prompt.messages[-1]["content"], task.prompt.cache_prefix)
+        return CallLog(log, task.question_ids, shared, self.log_text)
 
     async def _same_as(
         self, task: JudgeTask, first: asyncio.Future[DimensionVerdict]

@@ -1,10 +1,11 @@
 """Run control: the gate every provider request passes, the pause file, graceful stop.
 
 The `Gate` is shared by all leaf judges of a run. Before each request (first try, retry or
-re-ask) it waits while the pause file exists, while a cooldown or a provider's Retry-After
-holds, and for the rate limiter; then it takes one of `max_concurrent` slots. Once the run is
-stopped (signal, fatal provider error, error or cost budget) no request starts: `slot()`
-raises `RunStopped`, and requests already sent are left to finish.
+re-ask) it waits while the pause file exists, while the breaker is open (an endpoint that has
+answered nothing and refuses connections), while a cooldown or a provider's Retry-After holds,
+and for the rate limiter; then it takes one of `max_concurrent` slots. Once the run is stopped
+(signal, fatal provider error, a dead endpoint, error or cost budget) no request starts:
+`slot()` raises `RunStopped`, and requests already sent are left to finish.
 """
 
 from __future__ import annotations
@@ -13,12 +14,21 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ..checklist.results import RunStop, StopKind
-from .limits import AdaptiveSlots, Cooldown, ErrorBudget, RateLimiter
+from .limits import (
+    CONNECTION_LEVEL,
+    AdaptiveSlots,
+    Breaker,
+    Cooldown,
+    ErrorBudget,
+    RateLimiter,
+    default_cooldown_after,
+)
 from .progress import RunStats
 
 SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
@@ -26,6 +36,10 @@ SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers |
 
 FATAL_KINDS = frozenset({"auth", "bad_request"})
 """Provider errors no retry can fix (401/403, 400/404/422): the run stops at the first one."""
+
+
+_PROBE: ContextVar[bool] = ContextVar("judge_breaker_probe", default=False)
+"""True inside the request the breaker let through as its probe (the request's own task)."""
 
 
 class RunStopped(Exception):
@@ -88,7 +102,10 @@ class Gate:
         error_budget: ErrorBudget | None = None,
         max_cost: float | None = None,
         note: Callable[[str], None] | None = None,
+        breaker: Breaker | bool = True,
     ):
+        """`breaker`: True for one that opens after as many connection-level failures as
+        requests may be in flight (`Breaker`), False for none, or a `Breaker` of your own."""
         self.limiter = limiter
         self.cooldown = cooldown
         self.pause = pause
@@ -99,6 +116,9 @@ class Gate:
         self.stopped: RunStop | None = None
         self._slots = AdaptiveSlots(max_concurrent)
         self._stop_event = asyncio.Event()
+        if breaker is True:
+            breaker = Breaker(default_cooldown_after(max_concurrent))
+        self.breaker: Breaker | None = breaker or None
 
     # ------------------------------------------------------------------ stopping
 
@@ -130,12 +150,22 @@ class Gate:
         self._check()
         async with self._slots:
             await self._wait_paused()
+            probe = await self._wait_breaker()
             await self._wait_cooldown()
             if self.limiter is not None:
                 await self.sleep(self.limiter.reserve(tokens))
             self._check()
             self.stats.requests += 1
-            yield
+            if not probe:
+                yield
+                return
+            marked = _PROBE.set(True)
+            try:
+                yield
+            finally:
+                _PROBE.reset(marked)
+                if self.breaker is not None:
+                    self.breaker.probe_ended()
 
     async def _wait_paused(self) -> None:
         if self.pause is None or not self.pause.active():
@@ -149,6 +179,26 @@ class Gate:
             self.stats.paused = False
             self.note(f"resumed: {self.pause.path} is gone")
         self._check()
+
+    PROBE_POLL = 0.05
+    """Seconds between looks at the breaker while its probe is out."""
+
+    async def _wait_breaker(self) -> bool:
+        """Wait while the breaker is open or its probe is out; True when this request is to
+        be the probe."""
+        breaker = self.breaker
+        if breaker is None:
+            return False
+        while breaker.state != "closed" and self.stopped is None:
+            if breaker.state == "open":
+                if (left := breaker.remaining()) > 0:
+                    await self.sleep(left)
+                    continue
+                breaker.start_probe()
+                return True
+            await self.sleep(self.PROBE_POLL)
+        self._check()
+        return False
 
     async def _wait_cooldown(self) -> None:
         if self.cooldown is None:
@@ -174,6 +224,8 @@ class Gate:
         prompt tokens read from / written to the provider's prompt cache) and cost, check the
         budget."""
         self._slots.succeeded()
+        if self.breaker is not None:
+            self.breaker.success()
         if self.cooldown is not None:
             self.cooldown.success()
         if self.limiter is not None:
@@ -195,6 +247,8 @@ class Gate:
         if kind in FATAL_KINDS:
             self.stop("provider", message)
             return
+        if self._breaker_failed(kind, message):
+            return
         if kind == "rate_limit":
             if retry_after is None:
                 self._slots.rate_limited()
@@ -208,6 +262,28 @@ class Gate:
                 f"cooling down for {self.cooldown.last:g} s after "
                 f"{self.cooldown.after} consecutive provider failures (last: {message})"
             )
+
+    def _breaker_failed(self, kind: str, message: str) -> bool:
+        """Count a failure towards the breaker; True when it is the breaker's alone (a
+        connection-level failure before anything was answered, which no cooldown waits out:
+        the probe decides)."""
+        breaker = self.breaker
+        if breaker is None or not breaker.armed:
+            return False
+        outcome = breaker.failure(kind, probe=_PROBE.get(), sent=self.stats.requests)
+        if outcome == "dead":
+            self.stop(
+                "provider",
+                f"the provider cannot be reached: {_requests(breaker.failures - 1)} failed "
+                f"and none was answered, and one more {breaker.wait:g} s later failed too "
+                f"({message})",
+            )
+        elif outcome == "open":
+            self.note(
+                f"{_requests(breaker.failures)} failed and none was answered yet; one more "
+                f"in {breaker.wait:g} s, and the run stops if it fails too (last: {message})"
+            )
+        return kind in CONNECTION_LEVEL
 
     def retrying(self) -> None:
         """A request is about to be sent again."""
@@ -240,6 +316,10 @@ class Gate:
                 "max_cost",
                 f"spent ${self.stats.cost_usd:.4f}, reached --max-cost {self.max_cost:g}",
             )
+
+
+def _requests(n: int) -> str:
+    return "1 request" if n == 1 else f"{n} requests in a row"
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

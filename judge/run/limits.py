@@ -1,7 +1,7 @@
 """Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown that grows over
-consecutive provider failures, concurrency that backs off on 429s that give no Retry-After, the
-provider's Retry-After,
-and the run's error and cost budgets.
+consecutive provider failures, a breaker that stops a run whose endpoint is gone, concurrency
+that backs off on 429s that give no Retry-After, the provider's Retry-After, and the run's error
+and cost budgets.
 
 Everything here is plain arithmetic over an injectable clock, so it is tested without sleeping.
 """
@@ -139,6 +139,91 @@ class Cooldown:
 
     def remaining(self) -> float:
         return max(0.0, self._until - self._clock())
+
+
+CONNECTION_LEVEL = frozenset({"connection", "timeout"})
+"""Failures in which no answer came back at all: a refused connection, a name that does not
+resolve, a dropped connection, a request that timed out."""
+
+
+class Breaker:
+    """Fail fast when the endpoint is gone: before any request of the run has been answered,
+    as many connection-level failures in a row as requests were in flight open the breaker.
+    No request starts then for `wait` seconds; then one request goes as a probe while the
+    others wait. If the probe fails at the connection level too, the endpoint is taken for
+    dead (`failure` returns "dead") and the run stops; if it gets any answer (even an error
+    status), the breaker closes and the run goes on.
+
+    Once a request has been answered the breaker is off for the rest of the run: an outage in
+    the middle of a healthy run is the cooldown's to ride out, since that endpoint did exist.
+
+    The failures that open it are as many as requests may be in flight (`after`, see
+    `default_cooldown_after`), or as many as were sent when fewer were: an endpoint that is
+    gone fails every request in flight at once, so they are all seen in the first round and
+    no one of them decides alone, while a run that sends one request at a time (the first
+    finds out the reply format the server takes before the others go) opens it at the first:
+    waiting for five of those, each retried after a longer backoff, took 20 s."""
+
+    WAIT = 2.0
+    """Seconds before the probe: long enough for a server that was restarting to take
+    requests again, short enough that a dead endpoint stops the run within seconds."""
+
+    def __init__(self, after: int, wait: float | None = None, clock: Clock = time.monotonic):
+        self.after = max(1, after)
+        self.wait = self.WAIT if wait is None else wait
+        self._clock = clock
+        self.failures = 0
+        self.answered = False
+        """A request was answered: the endpoint exists, and the breaker is off."""
+        self.state: str = "closed"
+        """closed (requests go), open (none goes until `remaining()` is 0), probing (one went)."""
+        self._until = 0.0
+
+    @property
+    def armed(self) -> bool:
+        """Whether connection-level failures are the breaker's to count (nothing answered)."""
+        return not self.answered
+
+    def success(self) -> None:
+        """A request was answered: off for good."""
+        self.answered = True
+        self.failures = 0
+        self.state = "closed"
+
+    def failure(self, kind: str, probe: bool = False, sent: int | None = None) -> str | None:
+        """Count a failed request (`probe`: the probe's own; `sent`: requests sent so far);
+        "open" when it opens the breaker, "dead" when the probe failed at the connection
+        level, else None."""
+        if self.answered:
+            return None
+        if kind not in CONNECTION_LEVEL:
+            self.failures = 0  # something answered, if not well: the endpoint is there
+            if probe:
+                self.state = "closed"
+            return None
+        self.failures += 1
+        if probe:
+            return "dead"
+        needed = self.after if sent is None else max(1, min(self.after, sent))
+        if self.state == "closed" and self.failures >= needed:
+            self.state = "open"
+            self._until = self._clock() + self.wait
+            return "open"
+        return None
+
+    def remaining(self) -> float:
+        """Seconds until the probe may go (0 when the breaker is not open)."""
+        return max(0.0, self._until - self._clock()) if self.state == "open" else 0.0
+
+    def start_probe(self) -> None:
+        self.state = "probing"
+
+    def probe_ended(self) -> None:
+        """The probe's request is over, answered, refused in some other way or cut off (or it
+        found the endpoint dead, and the run has stopped): let the others go."""
+        if self.state == "probing":
+            self.state = "closed"
+            self.failures = 0
 
 
 WORKERS_PER_SLOT = 4

@@ -92,7 +92,14 @@ class Run:
         if self.control.handle_signals and isolable(judge):  # a stop never waits for it
             judge = IsolatedJudge(judge, self.gate)  # type: ignore[arg-type]
             self.isolated.append(judge)
-        return RecordedJudge(judge, self._record, self.store, self.storage.refresh, self.leases)
+        return RecordedJudge(
+            judge,
+            self._record,
+            self.store,
+            self.storage.refresh,
+            self.leases,
+            self.storage.log_text,
+        )
 
     def _record(self, call: LeafCall) -> None:
         index = self._task_unit[id(call.task)]

@@ -76,9 +76,12 @@ class Storage:
     - `spill`: keep the result's judgments and call records in a temporary file and read them
       back when used (`judge.run.sink`), or in memory; None: in a file from
       `SPILL_FROM_UNITS` units on.
+    - `log_text`: keep each request's prompt and raw reply text in the store's reply log
+      (`judge.store.replies`); False keeps only their latency, tokens, cost and errors.
     """
 
     store: Store | str | Path | None = None
     refresh: bool = False
     batch: BatchOptions | None = None
     spill: bool | None = None
+    log_text: bool = True

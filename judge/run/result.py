@@ -69,7 +69,7 @@ def result_of(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
         complete=not incomplete and not overall.n_failed_questions,
-        config=config(),
+        config=_with_store(config(), run),
         overall=overall,
         incidents=incidents,
         cases=cases,
@@ -118,6 +118,14 @@ def run_config(
         **settings,
         **(extra or {}),
     }
+
+
+def _with_store(config: dict[str, Any], run: Run) -> dict[str, Any]:
+    """The config block with the store the run used (`store`, as given), where the report
+    finds the raw reply behind each call."""
+    if run.store is not None:
+        config["store"] = str(run.store.path)
+    return config
 
 
 def _metered(judge: Judge) -> bool:

@@ -15,7 +15,8 @@ lose the last ones). The API key is never handed to the store: params come from 
 `cache_identity()`, which leaves secrets out, and `scrub_params` drops any that slip in.
 
 `Store` is the one class callers use; each part of it is a module of this package, over one
-open file (`file`: opening, version, deleted-or-replaced safety, `meta`): `answers`, `leases`,
+open file (`file`: opening, version, deleted-or-replaced safety, `meta`): `answers` (with the
+`replies` behind each: every request's prompt and raw reply, `judge store logs`), `leases`,
 `batches` and `merge`. `keys` is what answers are stored under, `migrations` the schema, and
 `failures` SQLite's errors in words. Import from `judge.store`, not from its modules.
 """
@@ -30,14 +31,19 @@ from .keys import COMPONENTS, CaseRef, KeyParts, scrub_params, short_hash
 from .leases import Claim, Leases
 from .merge import Merging, StoreMerge, is_sqlite_file, merge_stores
 from .migrations import READABLE_VERSIONS, STORE_VERSION
+from .replies import CallLog, Exchange, LogFilter, LoggedReply
 
 __all__ = [
     "COMPONENTS",
     "READABLE_VERSIONS",
     "STORE_VERSION",
+    "CallLog",
     "CaseRef",
     "Claim",
+    "Exchange",
     "KeyParts",
+    "LogFilter",
+    "LoggedReply",
     "Store",
     "StoreMerge",
     "StoredBatch",
@@ -54,5 +60,10 @@ class Store(Answers, Leases, Batches, Merging):
     write the same file at the same time (WAL, busy timeout)."""
 
     def stats(self) -> dict[str, Any]:
-        """Answers by judge, failed calls by kind, tokens, cost and every provider batch."""
-        return {**self.answer_stats(), "batches": self.batch_stats()}
+        """Answers by judge, failed calls by kind, tokens, cost, logged requests and every
+        provider batch."""
+        return {
+            **self.answer_stats(),
+            "replies": self.reply_stats(),
+            "batches": self.batch_stats(),
+        }

@@ -1,5 +1,6 @@
 """Answers and failed calls: one row per (case, dimension) answer under its key, failed calls
-in their own table (kept for the record, never served), and the params each key names."""
+in their own table (kept for the record, never served), and the params each key names; each
+written with the requests behind it (`replies`), in one transaction."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from ..errors import StorageError
 from .failures import guarded, sqlite_reason
-from .file import StoreFile, now
+from .file import now
 from .keys import CaseRef, KeyParts, scrub_params
+from .replies import CallLog, Replies
 
 JUDGMENT_COLUMNS = (
     "key", "judge", "model", "params_hash", "prompt_hash", "schema_hash", "rubric_hash",
@@ -31,7 +33,7 @@ ERROR_COLUMNS = (
 )  # fmt: skip
 
 
-class Answers(StoreFile):
+class Answers(Replies):
     """Reading and writing answers, failed calls and params."""
 
     def __init__(self, path: str | Path, readonly: bool = False):
@@ -164,11 +166,20 @@ class Answers(StoreFile):
         self._known_params.add(params_hash)
 
     @guarded
-    def put(self, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> None:
-        """Record a finished call: an answer (replacing an older one) or an error row."""
+    def put(
+        self,
+        parts: KeyParts,
+        case: CaseRef,
+        verdict: DimensionVerdict,
+        log: CallLog | None = None,
+    ) -> None:
+        """Record a finished call: an answer (replacing an older one) or an error row, and
+        the requests it made (`log`, see `judge.store.replies`)."""
         self._check_file()
         with self._db:
             insert(self._db, parts, case, verdict)
+            written = self._insert_log(parts, case, log) if log is not None else set()
+        self._known_texts |= written
 
 
 def insert(

@@ -1,5 +1,5 @@
-"""Merging stores: every answer, failed call, params row and provider batch of other stores
-copied into one (shards of a run brought together)."""
+"""Merging stores: every answer, failed call, params row, logged request and provider batch of
+other stores copied into one (shards of a run brought together)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .batches import BATCH_COLUMNS, BATCH_PROGRESS
 from .failures import guarded
 from .file import StoreFile
 from .migrations import has_table
+from .replies import REPLY_COLUMNS
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -39,6 +40,8 @@ class StoreMerge:
     errors: int = 0
     batches: int = 0
     """Provider batches copied (with their calls), each batch once."""
+    replies: int = 0
+    """Logged requests copied (`judge.store.replies`), with the prompt pieces they name."""
 
 
 class Merging(StoreFile):
@@ -75,8 +78,23 @@ class Merging(StoreFile):
                 )
                 if has_table(self._db, "batches", schema="src"):
                     outcome.batches += self._absorb_batches()
+                if has_table(self._db, "replies", schema="src"):
+                    outcome.replies += self._absorb_replies()
         finally:
             self._db.execute("DETACH DATABASE src")
+
+    def _absorb_replies(self) -> int:
+        """Copy the attached source's logged requests (numbered anew, after this store's) and
+        the prompt pieces this store lacks."""
+        columns = ", ".join(REPLY_COLUMNS)
+        cursor = self._db.execute(
+            f"INSERT INTO replies ({columns}) SELECT {columns} FROM src.replies ORDER BY id"
+        )
+        self._db.execute(
+            "INSERT OR IGNORE INTO reply_texts (hash, part, text)"
+            " SELECT hash, part, text FROM src.reply_texts"
+        )
+        return int(cursor.rowcount)
 
     def _absorb_batches(self) -> int:
         """Copy the attached source's batches and their calls; the number of new batches. A
@@ -101,8 +119,8 @@ class Merging(StoreFile):
 
 
 def merge_stores(target: str | Path, sources: Sequence[str | Path]) -> StoreMerge:
-    """Copy every answer, failed call, params row and provider batch of `sources` into
-    `target` (created if new). Leases are not copied: they belong to the processes that wrote
+    """Copy every answer, failed call, params row, logged request and provider batch of
+    `sources` into `target` (created if new). Leases are not copied: they belong to the processes that wrote
     the sources."""
     target = Path(target)
     for source in sources:

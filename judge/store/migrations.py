@@ -6,15 +6,13 @@ transaction with their records and the new `meta.store_version`: a new store get
 older one what it lacks (its rows kept), and a failure leaves it as it was. Opening read-only
 migrates nothing, so reading code allows for what later migrations add (`has_table`).
 
-The next schema change is one function at the end of the list, e.g. issue 24's raw replies:
+The next schema change is one function at the end of the list, as issue 24's raw replies
+were (`m004_replies`):
 
     @migration(version=2)
     def m004_replies(db: sqlite3.Connection) -> None:
-        \"\"\"Every call's raw reply as it arrived, to read back later.\"\"\"
-        db.execute(
-            "CREATE TABLE replies (key TEXT NOT NULL, reply TEXT NOT NULL,"
-            " latency_s REAL, created_at TEXT NOT NULL)"
-        )
+        \"\"\"Every provider request of every call, to read back later.\"\"\"
+        db.execute("CREATE TABLE replies (id INTEGER PRIMARY KEY, key TEXT NOT NULL, ...)")
 
 `version` is the `meta.store_version` a store has once the migration ran, which is what a
 diagnosis-judge checks before writing a store. Keep the last migration's when code that knows
@@ -163,6 +161,42 @@ def m003_batches(db: sqlite3.Connection) -> None:
 )"""
     )
     db.execute("CREATE INDEX IF NOT EXISTS batch_calls_key ON batch_calls (key)")
+
+
+@migration(version=2)
+def m004_replies(db: sqlite3.Connection) -> None:
+    """Every provider request of every call, to read back later (`judge.store.replies`): the
+    prompt as hashes of its pieces, each piece once in `reply_texts`, and the reply text as it
+    arrived. New tables only, which code that knows nothing of them leaves alone: version 2."""
+    db.execute(
+        """CREATE TABLE replies (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    incident_id TEXT NOT NULL,
+    trial TEXT NOT NULL,
+    dimension_id TEXT NOT NULL,
+    questions TEXT NOT NULL,
+    request INTEGER NOT NULL,
+    prompt TEXT,
+    reply,
+    finish_reason TEXT,
+    error_kind TEXT,
+    error TEXT,
+    latency_s REAL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cached_tokens INTEGER,
+    cost_usd REAL,
+    created_at TEXT NOT NULL
+)"""
+    )
+    db.execute("CREATE INDEX replies_prompt ON replies (prompt_hash)")
+    db.execute(
+        "CREATE TABLE reply_texts (hash TEXT NOT NULL, part INTEGER NOT NULL, text BLOB NOT NULL,"
+        " PRIMARY KEY (hash, part)) WITHOUT ROWID"
+    )
 
 
 def target_version(migrations: Sequence[Migration]) -> str:

@@ -39,7 +39,10 @@
   });
   function openTarget() {
     var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
-    if (target && target.tagName === "DETAILS") { target.open = true; }
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    if (target) { target.scrollIntoView(); }
   }
   window.addEventListener("hashchange", openTarget);
   openTarget();
