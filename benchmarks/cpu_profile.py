@@ -1,15 +1,17 @@
 """Where the CPU time of a judgment goes (provider wait excluded).
 
-    python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--model MODEL] [--json PATH]
+    python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--client auto|litellm|openai]
+        [--model MODEL] [--granularity dimension|submission] [--json PATH]
 
-1. A real run through litellm to the fake provider (its own process, no latency). Its CPU is
-   split into the event loop's thread and the worker threads: `litellm.acompletion` runs the
-   synchronous `litellm.completion` (request building) in the loop's default thread pool on
-   every call. The loop's thread is then profiled (cProfile on a thread-CPU clock, so time the
-   worker threads burn while the loop waits for the interpreter lock is not charged to
-   whatever the loop was calling) and its own time summed by package; the cumulative time of
-   litellm's phases on the loop is listed too.
-2. The same run with `litellm.acompletion` replaced by a stub returning a recorded response:
+1. A real run through the judge's client (`--client`; `auto` is the `openai` SDK for the
+   default model) to the fake provider (its own process, no latency). Its CPU is split into
+   the event loop's thread and the worker threads (`litellm.acompletion` runs the synchronous
+   `litellm.completion`, its request building, in the loop's default thread pool on every
+   call; the openai client uses none). The loop's thread is then profiled (cProfile on a
+   thread-CPU clock, so time the worker threads burn while the loop waits for the interpreter
+   lock is not charged to whatever the loop was calling) and its own time summed by package;
+   with litellm, the cumulative time of litellm's phases on the loop is listed too.
+2. The same run with the client's `complete` replaced by a stub returning the recorded reply:
    the CPU this project adds per judgment (engine, prompt, gate, store, parsing).
 Unprofiled figures are the least of 3 runs (the machine's other load only adds to them).
 `--json PATH` writes {"cpu_ms_per_call", "own_ms_per_call", "calls",
@@ -67,6 +69,10 @@ PHASES = [
 """litellm's phases as (label, file suffix, function): their cumulative time on the loop."""
 
 
+GRANULARITY = ["dimension"]
+"""The run's granularity (`--granularity`); calls per submission follow from it."""
+
+
 class Cpu(NamedTuple):
     process: float
     loop_thread: float
@@ -117,7 +123,7 @@ def run(judge, specs, subs, store: Path, profile: cProfile.Profile | None = None
     from judge import EvalOptions, evaluate_async, load_rubric
     from judge.api import run_sync
 
-    options = EvalOptions(max_concurrent=8, store=store)
+    options = EvalOptions(max_concurrent=8, store=store, granularity=GRANULARITY[0])
     cpu, loop_thread = time.process_time(), time.thread_time()
     if profile is not None:
         profile.enable()
@@ -165,7 +171,7 @@ def profiled(judge, specs, subs, store: Path) -> cProfile.Profile:
 
 
 def main() -> None:
-    from judge.judges.llm import LLMJudge, import_litellm
+    from judge.judges.llm import LLMJudge
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("submissions", nargs="?", type=int, default=100)
@@ -173,46 +179,53 @@ def main() -> None:
         "--model",
         default="openai/fake-judge",
         help="the model string sent (default: one litellm has no price for, as a self-hosted "
-        "model; openai/gpt-4o-mini takes litellm's priced path, same fake provider)",
+        "model; openai/gpt-4o-mini takes the priced path, same fake provider)",
+    )
+    parser.add_argument("--client", choices=("auto", "litellm", "openai"), default="auto")
+    parser.add_argument(
+        "--granularity", choices=("dimension", "submission"), default=GRANULARITY[0]
     )
     parser.add_argument("--json", type=Path, help="write the headline numbers to this file")
     args = parser.parse_args()
-    n, calls = args.submissions, 3 * args.submissions
-    litellm = import_litellm()
+    GRANULARITY[0] = args.granularity
+    n = args.submissions
+    calls = n * (3 if args.granularity == "dimension" else 1)
     with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, _log):
         tmp = Path(tmp_dir)
         specs, subs = setup(n, tmp)
-        judge = LLMJudge(args.model, api_base=url, api_key="sk-bench")
+        judge = LLMJudge(args.model, api_base=url, api_key="sk-bench", client=args.client)
+        client = judge.client.name
         run(judge, specs, subs[:2], tmp / "warm.sqlite")
         plain = least(judge, specs, subs, tmp / "plain")
         print(f"real run, no profiler: {1000 * plain.process / calls:.2f} ms CPU per judgment")
-        report("real run through litellm", calls, plain, profiled(judge, specs, subs, tmp / "p"))
+        report(f"real run through {client}", calls, plain, profiled(judge, specs, subs, tmp / "p"))
 
-        recorded = {}
+        recorded: dict[str, object] = {}
+        original = judge.client.complete
 
-        async def stub(**kwargs):
-            key = kwargs["messages"][-1]["content"][-200:]
+        async def stub(request, timeout, logprobs=None):
+            key = str(request["messages"][-1]["content"])[-200:]
             if key not in recorded:
-                recorded[key] = await original(**kwargs)
+                recorded[key] = await original(request, timeout, logprobs)
             return recorded[key]
 
-        original = litellm.acompletion
-        run(judge, specs, subs, tmp / "record.sqlite")  # nothing recorded yet: fill it
-        litellm.acompletion = stub
+        judge.client.complete = stub  # type: ignore[method-assign]
         try:
-            run(judge, specs, subs, tmp / "fill.sqlite")
+            run(judge, specs, subs, tmp / "fill.sqlite")  # record every reply
             ours = least(judge, specs, subs, tmp / "ours")
             print(f"\nstubbed provider call, no profiler: {1000 * ours.process / calls:.2f} ms "
                   "CPU per judgment")  # fmt: skip
             print(
-                f"litellm's share of a real call: {100 * (1 - ours.process / plain.process):.0f}%"
+                f"{client}'s share of a real call: {100 * (1 - ours.process / plain.process):.0f}%"
             )
             own_profile = profiled(judge, specs, subs, tmp / "ours-prof")
             report("stubbed provider call (this project's own share)", calls, ours, own_profile)
         finally:
-            litellm.acompletion = original
+            judge.client.complete = original  # type: ignore[method-assign]
     if args.json:
         numbers = {
+            "client": client,
+            "granularity": args.granularity,
             "cpu_ms_per_call": round(1000 * plain.process / calls, 3),
             "own_ms_per_call": round(1000 * ours.process / calls, 3),
             "calls": calls,

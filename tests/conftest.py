@@ -74,6 +74,13 @@ def _corpus_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     helpers._corpus_marked = False
 
 
+@pytest.fixture(params=["litellm", "openai"])
+def llm_client(request: pytest.FixtureRequest) -> str:
+    """The llm judge's client (`judge.judges.clients`): a behaviour test that takes this
+    fixture runs through each, against the same fake provider, so the two cannot drift."""
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO

@@ -1,4 +1,6 @@
-"""litellm is imported only by runs that call a provider, in the background (issue 16).
+"""A client's library is imported only by runs that call a provider, in the background (issue
+16), and litellm only by runs whose client is litellm (issue 26: `openai/...` models and
+`--api-base` endpoints go through the `openai` SDK).
 
 Each run is its own `python` process, so `sys.modules` tells what the run itself imported.
 """
@@ -21,7 +23,9 @@ RUN = """
 import json, sys
 from judge.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "litellm": "litellm" in sys.modules}))
+print(json.dumps({
+    "code": code, "litellm": "litellm" in sys.modules, "openai": "openai" in sys.modules,
+}))
 """
 
 
@@ -46,27 +50,36 @@ def provider(tmp_path: Path):
         yield running
 
 
+CLIENTS = {"litellm": {"litellm": True, "openai": True}, "auto": {"litellm": False, "openai": True}}
+"""What a run that sends requests imports, by `--client` (litellm imports the openai SDK too)."""
+
+
 @pytest.mark.slow
-def test_a_rerun_from_the_store_never_imports_litellm(tmp_path: Path, provider) -> None:
-    first = judge_eval(tmp_path, provider.url)
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, client) -> None:
+    first = judge_eval(tmp_path, provider.url, "--client", client)
     asked = len(provider.calls)
-    assert first == {"code": 0, "litellm": True} and asked == 96
+    assert first == {"code": 0, **CLIENTS[client]} and asked == 96
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["complete"] and result["usage"]["calls_made"] == 96
+    assert result["config"]["judge"]["client"] == ("litellm" if client == "litellm" else "openai")
 
     for extra in ([], ["--resume"]):
-        again = judge_eval(tmp_path, provider.url, *extra)
-        assert again == {"code": 0, "litellm": False}
+        again = judge_eval(tmp_path, provider.url, "--client", client, *extra)
+        assert again == {"code": 0, "litellm": False, "openai": False}
         assert len(provider.calls) == asked
         result = json.loads((tmp_path / "r.json").read_text())
         assert result["complete"] and result["usage"]["cache_hits"] == 96
 
 
 @pytest.mark.slow
-def test_a_run_with_calls_left_imports_litellm_and_makes_them(tmp_path: Path, provider) -> None:
-    judge_eval(tmp_path, provider.url, "--dimensions", "D1")
-    again = judge_eval(tmp_path, provider.url)
-    assert again == {"code": 0, "litellm": True}
+@pytest.mark.parametrize("client", list(CLIENTS))
+def test_a_run_with_calls_left_imports_its_client_and_makes_them(
+    tmp_path: Path, provider, client
+) -> None:
+    judge_eval(tmp_path, provider.url, "--dimensions", "D1", "--client", client)
+    again = judge_eval(tmp_path, provider.url, "--client", client)
+    assert again == {"code": 0, **CLIENTS[client]}
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["complete"]
     assert result["usage"]["cache_hits"] == 32 and result["usage"]["calls_made"] == 64

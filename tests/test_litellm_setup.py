@@ -43,8 +43,9 @@ def test_import_litellm_turns_the_banner_off_and_reads_the_bundled_price_map() -
 @pytest.mark.slow
 def test_cpu_profile_writes_the_numbers_the_benchmark_driver_reads(tmp_path: Path) -> None:
     out = tmp_path / "cpu.json"
+    options = ["--client", "litellm", "--granularity", "dimension", "--json", str(out)]
     done = subprocess.run(
-        [sys.executable, "benchmarks/cpu_profile.py", "2", "--json", str(out)],
+        [sys.executable, "benchmarks/cpu_profile.py", "2", *options],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -42,13 +42,14 @@ def unused_port() -> int:
 # ------------------------------------------------------------------ connection errors
 
 
-def test_a_refused_port_is_a_connection_error_not_a_server_error() -> None:
+def test_a_refused_port_is_a_connection_error_not_a_server_error(llm_client) -> None:
     judge = LLMJudge(
         "openai/fake-judge",
         api_base=f"http://127.0.0.1:{unused_port()}/v1",
         timeout=5,
         max_retries=1,
         retry_wait=0.01,
+        client=llm_client,
     )
     verdict = asyncio.run(judge.judge(task()))
     assert verdict.error_kind == "connection"
@@ -56,10 +57,16 @@ def test_a_refused_port_is_a_connection_error_not_a_server_error() -> None:
     assert verdict.error.startswith("connection from openai/fake-judge")
 
 
-def test_a_socket_closed_without_reply_is_a_connection_error() -> None:
+def test_a_socket_closed_without_reply_is_a_connection_error(llm_client) -> None:
     config = FakeProviderConfig(fault_schedule=["hang"], hang_seconds=0)
     with FakeProvider(config) as provider:
-        judge = LLMJudge("openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01)
+        judge = LLMJudge(
+            "openai/fake-judge",
+            api_base=provider.url,
+            timeout=5,
+            retry_wait=0.01,
+            client=llm_client,
+        )
         verdict = asyncio.run(judge.judge(task()))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes == ["hang", "ok"]
@@ -69,12 +76,18 @@ def test_a_socket_closed_without_reply_is_a_connection_error() -> None:
 # ------------------------------------------------------------------ retry budgets
 
 
-def test_429s_do_not_use_up_the_fault_retries() -> None:
+def test_429s_do_not_use_up_the_fault_retries(llm_client) -> None:
     """Eight 429s in a row, then an answer: a provider saying "later" is ridden out (at 50%
     429s five shared retries lost one call in 64); its own budget still ends a call."""
     config = FakeProviderConfig(fault_schedule=["429"] * 8, retry_after=0.01)
     with FakeProvider(config) as provider:
-        judge = LLMJudge("openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01)
+        judge = LLMJudge(
+            "openai/fake-judge",
+            api_base=provider.url,
+            timeout=5,
+            retry_wait=0.01,
+            client=llm_client,
+        )
         verdict = asyncio.run(judge.judge(task()))
     assert verdict.error is None and verdict.attempt_errors == {"rate_limit": 8}
     assert verdict.requests == 9
@@ -86,6 +99,7 @@ def test_429s_do_not_use_up_the_fault_retries() -> None:
             timeout=5,
             retry_wait=0.01,
             max_rate_limit_retries=3,
+            client=llm_client,
         )
         verdict = asyncio.run(judge.judge(task()))
     assert verdict.error_kind == "rate_limit" and verdict.requests == 4
@@ -94,11 +108,18 @@ def test_429s_do_not_use_up_the_fault_retries() -> None:
 
 
 @pytest.mark.slow
-def test_server_errors_still_end_a_call_after_max_retries_whatever_429s_came_before() -> None:
+def test_server_errors_still_end_a_call_after_max_retries_whatever_429s_came_before(
+    llm_client,
+) -> None:
     config = FakeProviderConfig(fault_schedule=["429", "429", "500", "500", "500"])
     with FakeProvider(config) as provider:
         judge = LLMJudge(
-            "openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01, max_retries=2
+            "openai/fake-judge",
+            api_base=provider.url,
+            timeout=5,
+            retry_wait=0.01,
+            max_retries=2,
+            client=llm_client,
         )
         verdict = asyncio.run(judge.judge(task()))
     assert verdict.error_kind == "server"
@@ -128,7 +149,9 @@ def test_mask_secret_masks_every_run_of_the_key() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("padding", [0, 40, 80, 120, 150, 180, 200, 240, 299])
-def test_a_key_echoed_in_a_401_appears_nowhere(tmp_path, monkeypatch, capsys, padding) -> None:
+def test_a_key_echoed_in_a_401_appears_nowhere(
+    tmp_path, monkeypatch, capsys, padding, llm_client
+) -> None:
     """The gateway echoes the 164-character key after `padding` characters, so the key
     straddles each place a message is cut (300 characters for a reason, shorter for the
     progress line); not a run of 8 of its characters may be written anywhere."""
@@ -145,6 +168,8 @@ def test_a_key_echoed_in_a_401_appears_nowhere(tmp_path, monkeypatch, capsys, pa
                 provider.url,
                 "--store",
                 str(store),
+                "--client",
+                llm_client,
             )
         )
         assert provider.calls and provider.calls[0].outcome == "unauthorized"

@@ -18,6 +18,7 @@ from judge import evaluate, evaluate_submission, load_rubric
 from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask
+from judge.judges.clients import Reply
 from judge.judges.llm import LLMJudge, UnparseableReply, parse_reply
 from judge.testing import FakeProvider, FakeProviderConfig
 
@@ -110,20 +111,21 @@ def test_unparseable_mock_reply_is_unscored_after_bounded_reasks() -> None:
 # ------------------------------------------------------------------ real HTTP to the fake provider
 
 
-def fake_judge(provider: FakeProvider, **options) -> LLMJudge:
+def fake_judge(provider: FakeProvider, client: str = "auto", **options) -> LLMJudge:
     return LLMJudge(
         "openai/fake-judge",
         api_base=provider.url,
         api_key="sk-test",
         timeout=5,
         retry_wait=0.01,
+        client=client,
         **options,
     )
 
 
-def test_good_reply_over_http() -> None:
+def test_good_reply_over_http(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(seed=1)) as provider:
-        verdict = asyncio.run(fake_judge(provider).judge(task(1)))
+        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task(1)))
         calls = provider.calls
     assert all(a.answer in {"Yes", "No"} for a in verdict.answers)
     assert [a.question_id for a in verdict.answers] == ["D2-Q1", "D2-Q2", "D2-Q3"]
@@ -133,17 +135,17 @@ def test_good_reply_over_http() -> None:
 
 
 @pytest.mark.parametrize("fault", ["malformed", "truncated", "refusal"])
-def test_bad_reply_is_reasked_then_scored(fault: str) -> None:
+def test_bad_reply_is_reasked_then_scored(fault: str, llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=[fault])) as provider:
-        verdict = asyncio.run(fake_judge(provider).judge(task()))
+        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes == [fault, "ok"]
     assert verdict.attempts == 2 and all(a.answer for a in verdict.answers)
 
 
-def test_always_bad_reply_is_unscored_with_reason() -> None:
+def test_always_bad_reply_is_unscored_with_reason(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["malformed"] * 10)) as provider:
-        verdict = asyncio.run(fake_judge(provider, max_reasks=2).judge(task()))
+        verdict = asyncio.run(fake_judge(provider, llm_client, max_reasks=2).judge(task()))
         n_calls = len(provider.calls)
     assert n_calls == 3
     assert verdict.error_kind == "unparseable"
@@ -151,8 +153,6 @@ def test_always_bad_reply_is_unscored_with_reason() -> None:
 
 
 def test_missing_then_duplicate_ids_are_reasked_until_valid(monkeypatch) -> None:
-    import litellm
-
     replies = iter(
         [
             reply(("D1-Q1", "Yes"), ("D1-Q2", "Yes")),
@@ -164,9 +164,7 @@ def test_missing_then_duplicate_ids_are_reasked_until_valid(monkeypatch) -> None
 
     async def scripted(messages, question_ids):
         seen.append(messages)
-        return await litellm.acompletion(
-            model="openai/gpt-4o-mini", messages=messages, mock_response=next(replies)
-        )
+        return Reply(content=next(replies), prompt_tokens=10, completion_tokens=5)
 
     judge = LLMJudge("openai/gpt-4o-mini", max_reasks=2)
     monkeypatch.setattr(judge, "_call", scripted)
@@ -177,19 +175,19 @@ def test_missing_then_duplicate_ids_are_reasked_until_valid(monkeypatch) -> None
     assert "duplicate ids: D1-Q1" in seen[2][-1]["content"]
 
 
-def test_transient_errors_are_retried_not_answered_no() -> None:
+def test_transient_errors_are_retried_not_answered_no(llm_client) -> None:
     with FakeProvider(
         FakeProviderConfig(fault_schedule=["500", "429", "503"], retry_after=0)
     ) as provider:
-        verdict = asyncio.run(fake_judge(provider).judge(task()))
+        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes == ["500", "429", "503", "ok"]
     assert verdict.error is None and all(a.answer for a in verdict.answers)
 
 
-def test_auth_error_is_unscored_and_not_retried() -> None:
+def test_auth_error_is_unscored_and_not_retried(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["401"] * 5)) as provider:
-        verdict = asyncio.run(fake_judge(provider).judge(task()))
+        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
         n_calls = len(provider.calls)
     assert n_calls == 1
     assert verdict.error_kind == "auth"
@@ -198,11 +196,11 @@ def test_auth_error_is_unscored_and_not_retried() -> None:
 
 
 @pytest.mark.slow
-def test_whole_example_through_fake_provider() -> None:
+def test_whole_example_through_fake_provider(llm_client) -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
     with FakeProvider(FakeProviderConfig(seed=3)) as provider:
-        result = evaluate(specs, subs, judge=fake_judge(provider))
+        result = evaluate(specs, subs, judge=fake_judge(provider, llm_client))
         n_calls = len(provider.calls)
     assert n_calls == 3 * len(subs)
     assert len(result.judgments) == 9 * len(subs)
@@ -210,14 +208,16 @@ def test_whole_example_through_fake_provider() -> None:
     assert result.config["judge"]["model"] == "openai/fake-judge"
 
 
-def test_cli_uses_env_model_and_never_writes_the_key(tmp_path, monkeypatch, capsys) -> None:
+def test_cli_uses_env_model_and_never_writes_the_key(
+    tmp_path, monkeypatch, capsys, llm_client
+) -> None:
     secret = "sk-very-secret-key-123"
     with FakeProvider(FakeProviderConfig(seed=2)) as provider:
         monkeypatch.setenv("JUDGE_MODEL", "openai/fake-judge")
         monkeypatch.setenv("JUDGE_BASE_URL", provider.url)
         monkeypatch.setenv("JUDGE_API_KEY", secret)
         out = tmp_path / "results.json"
-        code = main(one_incident_args(out))
+        code = main(one_incident_args(out, "--client", llm_client))
         assert provider.calls and all(c.auth_present for c in provider.calls)
     assert code == 0
     printed = capsys.readouterr().out
@@ -225,7 +225,7 @@ def test_cli_uses_env_model_and_never_writes_the_key(tmp_path, monkeypatch, caps
     assert secret not in out.read_text() and secret not in printed
 
 
-def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch) -> None:
+def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch, llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["401"] * 100)) as provider:
         code = main(
             one_incident_args(
@@ -234,6 +234,8 @@ def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch) -> None:
                 "openai/fake-judge",
                 "--api-base",
                 provider.url,
+                "--client",
+                llm_client,
             )
         )
     assert code == 3
@@ -244,7 +246,7 @@ def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch) -> None:
     assert all(j["answer"] is None for j in result["judgments"])
 
 
-def test_evaluate_submission_with_llm_judge() -> None:
+def test_evaluate_submission_with_llm_judge(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(answer_policy=lambda qid, messages: "Yes")) as provider:
-        case = evaluate_submission(SPEC, SUB, judge=fake_judge(provider))
+        case = evaluate_submission(SPEC, SUB, judge=fake_judge(provider, llm_client))
     assert case.composite == pytest.approx(1.0) and case.passed

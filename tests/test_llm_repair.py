@@ -14,6 +14,7 @@ from ground_truth import IncidentSpec, Submission
 from judge import load_rubric
 from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask
+from judge.judges.clients import Reply
 from judge.judges.llm import LLMJudge
 from judge.judges.repair import UnparseableReply, parse_reply
 
@@ -96,14 +97,10 @@ def task() -> JudgeTask:
 
 
 def scripted_judge(monkeypatch, replies: list[str]) -> LLMJudge:
-    import litellm
-
     script = iter(replies)
 
     async def call(messages, question_ids):
-        return await litellm.acompletion(
-            model="openai/gpt-4o-mini", messages=messages, mock_response=next(script)
-        )
+        return Reply(content=next(script), prompt_tokens=10, completion_tokens=5)
 
     judge = LLMJudge("openai/gpt-4o-mini", max_reasks=2)
     monkeypatch.setattr(judge, "_call", call)

@@ -10,7 +10,9 @@ import pytest
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate, load_rubric
-from judge.judges.llm import LLMJudge, _cache_tokens, import_litellm, needs_cache_marker
+from judge.judges.clients.litellm_client import import_litellm, needs_cache_marker
+from judge.judges.clients.reply import cache_tokens as _cache_tokens
+from judge.judges.llm import LLMJudge
 from judge.run.progress import RunStats
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.prefix_cache import MIN_TOKENS, PrefixCache
@@ -122,7 +124,9 @@ def test_anthropic_style_marker_keeps_the_text_and_caches_the_case(inputs, monke
 
     monkeypatch.setattr(litellm, "acompletion", recording)
     with FakeProvider(FakeProviderConfig(seed=3)) as server:
-        judge = LLMJudge("openai/fake-judge", api_base=server.url, retry_wait=0.01)
+        judge = LLMJudge(
+            "openai/fake-judge", api_base=server.url, retry_wait=0.01, client="litellm"
+        )
         judge.cache_marker = True  # as for anthropic/: the fake speaks OpenAI's protocol
         options = EvalOptions(max_concurrent=1)
         marked = evaluate(specs, subs[:1], rubric=RUBRIC, judge=judge, options=options)

@@ -47,7 +47,10 @@ def provider(request, monkeypatch) -> Iterator[str]:
     server.server_close()
 
 
-def test_a_provider_error_body_is_printed_escaped(provider: str, tmp_path: Path, capsys) -> None:
+def test_a_provider_error_body_is_printed_escaped(
+    provider: str, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # the exit line unwrapped, whatever the client's words
     args = one_incident_args(
         tmp_path / "r.json", "--judge-model", "openai/fake", "--api-base", provider,
         "--max-retries", "0", "--cooldown-after", "1", "--cooldown", "0.01",

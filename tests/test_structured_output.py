@@ -46,13 +46,14 @@ def task() -> JudgeTask:
     return JudgeTask(SPEC, SUB, dim, PromptRenderer().render(SPEC, SUB, dim))
 
 
-def judge_for(provider: FakeProvider, **options) -> LLMJudge:
+def judge_for(provider: FakeProvider, client: str = "auto", **options) -> LLMJudge:
     return LLMJudge(
         "openai/fake-judge",
         api_base=provider.url,
         api_key="sk-test",
         timeout=5,
         retry_wait=0.01,
+        client=client,
         **options,
     )
 
@@ -83,9 +84,9 @@ def test_fake_refusal_is_llama_cpp_pythons_body() -> None:
 
 
 @pytest.mark.parametrize("shape", REFUSAL_SHAPES)
-def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str) -> None:
+def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str, llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal=shape) as provider:
-        judge = judge_for(provider)
+        judge = judge_for(provider, llm_client)
         verdict = asyncio.run(judge.judge(task()))
         calls = provider.calls
     assert [c.outcome for c in calls] == ["format_refused", "ok"]
@@ -97,9 +98,9 @@ def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str) -> 
     assert described["structured_output_negotiation"]["refused"] == ["json_schema"]
 
 
-def test_a_server_without_structured_output_ends_in_prompt_mode() -> None:
+def test_a_server_without_structured_output_ends_in_prompt_mode(llm_client) -> None:
     with server(response_formats=("text",), format_refusal="openai-400") as provider:
-        judge = judge_for(provider)
+        judge = judge_for(provider, llm_client)
         first = asyncio.run(judge.judge(task()))
         second = asyncio.run(judge.judge(task()))
         calls = provider.calls
@@ -116,13 +117,16 @@ def test_a_server_without_structured_output_ends_in_prompt_mode() -> None:
 
 
 @pytest.mark.slow
-def test_a_whole_run_meets_the_refusal_once_and_names_the_mode() -> None:
+def test_a_whole_run_meets_the_refusal_once_and_names_the_mode(llm_client) -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
     config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "format_refusal": "llama-cpp-python"}
     with server(**config) as provider:
         result = evaluate(
-            specs, subs, judge=judge_for(provider), options=EvalOptions(max_concurrent=5)
+            specs,
+            subs,
+            judge=judge_for(provider, llm_client),
+            options=EvalOptions(max_concurrent=5),
         )
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes.count("format_refused") == 1
@@ -133,9 +137,11 @@ def test_a_whole_run_meets_the_refusal_once_and_names_the_mode() -> None:
     assert result.complete and all(j.answer for j in result.judgments)
 
 
-def test_a_forced_format_the_server_refuses_is_unscored_at_once() -> None:
+def test_a_forced_format_the_server_refuses_is_unscored_at_once(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal="llama-cpp-python") as p:
-        verdict = asyncio.run(judge_for(p, structured_output="json_schema").judge(task()))
+        verdict = asyncio.run(
+            judge_for(p, llm_client, structured_output="json_schema").judge(task())
+        )
         n_calls = len(p.calls)
     assert n_calls == 1
     assert verdict.error_kind == "bad_request"
@@ -143,7 +149,7 @@ def test_a_forced_format_the_server_refuses_is_unscored_at_once() -> None:
     assert all(a.answer is None for a in verdict.answers)
 
 
-def test_cli_structured_output_prompt_sends_no_response_format(tmp_path) -> None:
+def test_cli_structured_output_prompt_sends_no_response_format(tmp_path, llm_client) -> None:
     out = tmp_path / "r.json"
     with server(seed=4) as provider:
         code = main(
@@ -155,6 +161,8 @@ def test_cli_structured_output_prompt_sends_no_response_format(tmp_path) -> None
                 provider.url,
                 "--structured-output",
                 "prompt",
+                "--client",
+                llm_client,
             )
         )
         formats = {c.response_format for c in provider.calls}
@@ -162,9 +170,9 @@ def test_cli_structured_output_prompt_sends_no_response_format(tmp_path) -> None
     assert json.loads(out.read_text())["config"]["judge"]["structured_output"] == "prompt"
 
 
-def test_schema_accepted_but_ignored_is_repaired_and_counted() -> None:
+def test_schema_accepted_but_ignored_is_repaired_and_counted(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, ignore_schema=True) as provider:
-        judge = judge_for(provider)
+        judge = judge_for(provider, llm_client)
         verdict = asyncio.run(judge.judge(task()))
         calls = provider.calls
     assert [c.outcome for c in calls] == ["format_refused", "ok"]
@@ -225,9 +233,9 @@ def test_negotiation_steps_down_in_order_and_never_below_what_works() -> None:
         Negotiation("xml")
 
 
-def test_a_remembered_mode_is_adopted_without_asking_again() -> None:
+def test_a_remembered_mode_is_adopted_without_asking_again(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
-        judge = judge_for(provider)
+        judge = judge_for(provider, llm_client)
         assert judge.structured_output_key == f"structured_output:openai/fake-judge@{provider.url}"
         assert judge.negotiation.adopt("json_object+schema")
         verdict = asyncio.run(judge.judge(task()))
@@ -290,7 +298,7 @@ def test_a_forced_mode_is_not_remembered(tmp_path) -> None:
             store.set_meta("store_version", "0")
 
 
-def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early() -> None:
+def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early(llm_client) -> None:
     """At submission granularity the real 1.5B model answered three questions of nine under
     the generic schema; pinning every id in the json_object schema makes a grammar-enforcing
     server produce all of them (the fake stops early unless the list is pinned)."""
@@ -301,12 +309,12 @@ def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early() -> 
     config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "stop_after_answers": 3}
     options = EvalOptions(granularity="submission")
     with server(**config) as provider:
-        result = evaluate(specs, subs, judge=judge_for(provider), options=options)
+        result = evaluate(specs, subs, judge=judge_for(provider, llm_client), options=options)
         asked = [c for c in provider.calls if c.outcome == "ok"]
     assert result.complete and all(j.answer for j in result.judgments)
     assert len(asked) == len(subs) and all(len(c.question_ids) == 9 for c in asked)
     with server(stop_after_answers=3, response_formats=("json_object", "text")) as provider:
-        loose = evaluate(specs, subs, judge=judge_for(provider), options=options)
+        loose = evaluate(specs, subs, judge=judge_for(provider, llm_client), options=options)
     assert not loose.complete
     assert {j.unscored_reason.split(":")[0] for j in loose.judgments if j.answer is None} == {
         "unparseable reply after 3 attempts"

@@ -79,6 +79,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "evidence-first (the quote before the Yes/No, a short chain of thought)",
     )
     p.add_argument(
+        "--client",
+        choices=("auto", "litellm", "openai"),
+        default="auto",
+        help="how an LLM judge reaches its model: auto (default: the openai SDK for openai/... "
+        "models and any --api-base endpoint, litellm for other providers), litellm or openai",
+    )
+    p.add_argument(
         "-r",
         "--result-file",
         type=Path,
@@ -353,6 +360,7 @@ def _make_judge(args):
             "max_retries": args.max_retries,
             "structured_output": args.structured_output,
             "reply_order": args.reply_order,
+            "client": args.client,
         }
     try:
         return build_judge(models, repeat=args.repeat, tie=args.tie, **options)

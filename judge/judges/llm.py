@@ -1,10 +1,12 @@
-"""The `llm` judge: any litellm model answers one dimension's questions as structured JSON.
+"""The `llm` judge: a model answers one dimension's questions as structured JSON.
 
-litellm is imported when a run knows it will send a request, in a background thread (it takes
-seconds to import; `prefetch_litellm`), and never for a run the store answers. It is called with
-`num_retries=0` and an explicit timeout: retries of transient provider errors are ours
-(tenacity with exponential backoff and jitter, transient errors only, never shorter than the
-provider's Retry-After). The reply format is negotiated with the server
+The model is reached through one of two clients (`judge.judges.clients`): the `openai` SDK
+for `openai/...` models and OpenAI-compatible endpoints, litellm for every other provider.
+Either is imported when a run knows it will send a request, in a background thread, and
+never for a run the store answers. Neither retries: retries of transient provider errors are
+ours (tenacity with exponential backoff and jitter, transient errors only, never shorter than
+the provider's Retry-After), and so is the timeout of each request. The reply format is
+negotiated with the server
 (`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
 An almost-right reply is repaired when that is unambiguous (`judge.judges.repair`); one that
 still does not answer every question id exactly once is re-asked a bounded number of times,
@@ -17,16 +19,10 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextlib
 import functools
 import hashlib
 import json
-import os
 import random
-import sys
-import threading
 import time
 from collections import Counter
 from contextvars import ContextVar
@@ -45,6 +41,9 @@ from ..run.exchanges import Exchange, record
 from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
+from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
+from .clients.litellm_client import import_litellm
+from .clients.openai_client import NO_KEY
 from .mask import mask_secret
 from .repair import UnparseableReply, parse_reply
 from .structured import (
@@ -112,14 +111,20 @@ COMPLETION_ALLOWANCE = 300
 
 @functools.cache
 def _response_format(order: ReplyOrder = "answer-first") -> dict[str, Any]:
-    """The reply model as the JSON-schema dict litellm would derive from the class on every
-    call (pydantic schema generation, ~1 ms each): derived once per order."""
-    import_litellm()
-    from litellm.utils import type_to_response_format_param
+    """The reply model as the strict `json_schema` response format, derived once per order:
+    the `openai` SDK's own conversion (`to_strict_json_schema`), which litellm also uses,
+    so both clients send the same bytes (`tests/test_llm_clients.py` checks it)."""
+    from openai.lib._pydantic import to_strict_json_schema
 
-    schema = type_to_response_format_param(REPLY_MODELS[order])
-    assert schema is not None  # a pydantic model always yields one
-    return schema
+    model = REPLY_MODELS[order]
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "schema": to_strict_json_schema(model),
+            "name": model.__name__,
+            "strict": True,
+        },
+    }
 
 
 def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -> dict[str, Any]:
@@ -151,129 +156,12 @@ def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -
     }
 
 
-def import_litellm() -> Any:
-    """litellm, imported on first use with its debug banner off and its bundled price map (no
-    network fetch) unless LITELLM_LOCAL_MODEL_COST_MAP says otherwise.
-
-    No other setting lowers litellm's CPU per call (`benchmarks/README.md`, "CPU time per
-    judgment"): `turn_off_message_logging` adds a deep copy of each reply, the httpx transport
-    and a shared `aclient_session` do more work than the default aiohttp one, and the cost and
-    logging work has no switch.
-    """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
-_importing: concurrent.futures.Future[Any] | None = None
-_importing_lock = threading.Lock()
-
-
-def prefetch_litellm() -> None:
-    """Start importing litellm in a background thread (once), as soon as a run knows it will
-    call a provider, so that the import (seconds) overlaps loading inputs and rendering
-    prompts. A run the store answers in full never calls this, nor imports litellm."""
-    global _importing
-    with _importing_lock:
-        if _importing is not None or "litellm" in sys.modules:
-            return
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        _importing = future
-
-    def work() -> None:
-        try:
-            future.set_result(import_litellm())
-        except BaseException as exc:  # the first call raises it again, as its own error
-            future.set_exception(exc)
-
-    threading.Thread(target=work, name="import-litellm", daemon=True).start()
-
-
-async def litellm_ready() -> Any:
-    """litellm, waiting (without holding the event loop) for a background import under way."""
-    future = _importing
-    if future is not None and not future.done():
-        await asyncio.wrap_future(future)
-    return import_litellm()
-
-
-_STATUS_KINDS = (
-    ("rate_limit", {"RateLimitError"}),
-    ("timeout", {"Timeout", "APITimeoutError", "TimeoutError"}),
-    ("auth", {"AuthenticationError", "PermissionDeniedError"}),
-    ("refusal", {"ContentPolicyViolationError"}),
-    ("bad_request", {"BadRequestError", "NotFoundError", "UnprocessableEntityError"}),
-)
-_CONNECTION = {
-    "APIConnectionError",
-    "ConnectError",
-    "ReadError",
-    "RemoteProtocolError",
-    "ServerDisconnectedError",
-    "ClientConnectorError",
-    "ConnectionError",
-}
-_TIMEOUTS = {"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout"}
-
-
-_KIND_ATTRIBUTE = "_diagnosis_judge_error_kind"
-
-
-def error_kind(exc: BaseException) -> str:
-    """Classify a provider exception by its litellm class name (litellm need not be imported).
-
-    litellm reports a refused port or a dropped connection as `InternalServerError` (HTTP 500,
-    "Connection error."); the exceptions it was raised from tell the two apart. The kind is
-    worked out the first time (where the request failed) and kept on the exception: raised
-    again after the last retry, it gets a new `__context__`, which loses the connection error
-    it came from (a refused port was `connection` in `attempt_errors` and `server` in
-    `errors`)."""
-    known = getattr(exc, _KIND_ATTRIBUTE, None)
-    if isinstance(known, str):
-        return known
-    kind = _classify(exc)
-    with contextlib.suppress(AttributeError, TypeError):
-        setattr(exc, _KIND_ATTRIBUTE, kind)
-    return kind
-
-
-def _classify(exc: BaseException) -> str:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    for kind, markers in _STATUS_KINDS:
-        if names & markers:
-            return kind
-    causes = _cause_names(exc)
-    if causes & _TIMEOUTS:
-        return "timeout"
-    if causes & _CONNECTION:
-        return "connection"
-    if names & {"InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
-        return "server"
-    return "error"
-
-
-def _cause_names(exc: BaseException) -> set[str]:
-    names: set[str] = set()
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        names.update(cls.__name__ for cls in type(current).__mro__)
-        current = current.__cause__ or current.__context__
-    return names
-
-
-NO_KEY = "no-key-given"
-"""Sent to a self-hosted `api_base` when no key is configured: litellm's OpenAI client refuses
-to send a request without one, while most local servers ignore it."""
-
-TRANSIENT = {"rate_limit", "timeout", "server", "connection"}
-
-
 class LLMJudge:
-    """A judge backed by any litellm model string (`openai/gpt-4o-mini`, `ollama/llama3`, ...)."""
+    """A judge backed by a model string (`openai/gpt-4o-mini`, `anthropic/claude-...`,
+    `ollama/llama3`, or any model at an OpenAI-compatible `api_base`).
+
+    `client`: `auto` (the `openai` SDK for OpenAI and OpenAI-compatible endpoints, litellm for
+    the rest; `judge.judges.clients.choose`), `openai` or `litellm`."""
 
     def __init__(
         self,
@@ -291,6 +179,7 @@ class LLMJudge:
         name: str | None = None,
         structured_output: str = "auto",
         reply_order: ReplyOrder = "answer-first",
+        client: str = "auto",
     ):
         self.model = model
         self.api_base = api_base
@@ -322,13 +211,29 @@ class LLMJudge:
         self.repairs: Counter[str] = Counter()
         self.cache_marker: bool | None = None
         """Whether the shared start of each prompt is marked `cache_control` (see
-        `needs_cache_marker`; decided at the first request, which is when litellm is loaded);
+        `judge.judges.clients.litellm_client.needs_cache_marker`; decided at the first
+        request, once the client is loaded);
         other providers cache a repeated prefix by themselves."""
+        self.client: Client = make_client(
+            choose(model, api_base, client, self.extra_params),
+            model,
+            api_base,
+            api_key,
+            self.endpoint(),
+        )
+        """How requests reach the model (`judge.judges.clients`)."""
+        self.logprobs: int | None = None
+        """Ask each request for token log-probabilities with this many alternatives (None:
+        not asked); they come back in each `Reply.logprobs`."""
 
     def prefetch(self) -> None:
-        """The run will send this judge requests: start importing litellm now (see
-        `prefetch_litellm`); construction does not, so a rerun the store answers never pays it."""
-        prefetch_litellm()
+        """The run will send this judge requests: start importing its client's library now;
+        construction does not, so a rerun the store answers never pays it."""
+        self.client.prefetch()
+
+    async def aclose(self) -> None:
+        """The run is over: close the connections its event loop opened."""
+        await self.client.aclose()
 
     def describe(self) -> dict[str, Any]:
         params = {
@@ -344,6 +249,7 @@ class LLMJudge:
             "name": "llm",
             "model": self.model,
             "api_base": self.api_base,
+            "client": self.client.name,
             "params": params,
             "reply_order": self.reply_order,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
@@ -371,8 +277,8 @@ class LLMJudge:
 
     async def judge(self, task: JudgeTask) -> DimensionVerdict:
         if self.cache_marker is None:
-            await litellm_ready()
-            self.cache_marker = needs_cache_marker(self.model)
+            await self.client.ready()
+            self.cache_marker = self.client.cache_marker()
         asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
         messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -382,7 +288,7 @@ class LLMJudge:
                 self.gate.retrying()
             token = _TALLY.set(tally)
             try:
-                response = await self._call(messages, task.question_ids)
+                reply = await self._call(messages, task.question_ids)
             except RunStopped:
                 raise
             except FormatRefused as refused:
@@ -395,13 +301,17 @@ class LLMJudge:
                 return tally.finish(verdict, usage)
             finally:
                 _TALLY.reset(token)
-            cost = _cost(response)
-            prompt, completion = _tokens(response)
-            read, written = _cache_tokens(response)
-            self.gate.succeeded(_estimate_tokens(messages), prompt, completion, cost, read, written)
-            _add_usage(usage, response, cost)
-            content = response.choices[0].message.content
-            logged = self._log_reply(messages, response, content, tally.latency, cost)
+            self.gate.succeeded(
+                _estimate_tokens(messages),
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                reply.cost,
+                reply.cached_tokens,
+                reply.cache_write_tokens,
+            )
+            _add_usage(usage, reply)
+            content = reply.content
+            logged = self._log_reply(messages, reply, tally.latency)
             try:
                 parsed = parse_reply(content, task.question_ids)
             except UnparseableReply as exc:
@@ -420,25 +330,19 @@ class LLMJudge:
         return tally.finish(verdict, usage)
 
     def _log_reply(
-        self,
-        messages: list[dict[str, Any]],
-        response: Any,
-        content: str | None,
-        latency: float | None,
-        cost: float | None,
+        self, messages: list[dict[str, Any]], reply: Reply, latency: float | None
     ) -> Exchange:
         """Log an answered request for the store (`judge.run.exchanges`): the reply text as it
         arrived, the key masked should it be echoed in it."""
-        prompt, completion = _tokens(response)
         exchange = Exchange(
             messages,
-            reply=None if content is None else mask_secret(content, self._api_key),
-            finish_reason=getattr(response.choices[0], "finish_reason", None),
+            reply=None if reply.content is None else mask_secret(reply.content, self._api_key),
+            finish_reason=reply.finish_reason,
             latency_s=latency,
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            cached_tokens=_cache_tokens(response)[0],
-            cost_usd=cost,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_tokens,
+            cost_usd=reply.cost,
         )
         record(exchange)
         return exchange
@@ -460,7 +364,7 @@ class LLMJudge:
             f"'auto' steps down to a format it accepts): {words}"
         )
 
-    async def _call(self, messages: list[dict[str, Any]], question_ids: list[str]) -> Any:
+    async def _call(self, messages: list[dict[str, Any]], question_ids: list[str]) -> Reply:
         """One answer in the negotiated reply format. While no reply has confirmed the format,
         one request probes it and the others wait (see `Negotiation`); a refusal of the format
         steps down at once and is never retried."""
@@ -477,7 +381,7 @@ class LLMJudge:
                     probe = True
                     negotiation.start_probe()
             try:
-                response = await self._send(messages, mode, question_ids)
+                reply = await self._send(messages, mode, question_ids)
             except Exception as exc:
                 if not self._refused(exc, mode):
                     raise
@@ -487,7 +391,7 @@ class LLMJudge:
                     negotiation.end_probe()
             if mode == negotiation.mode:
                 negotiation.confirmed = True
-            return response
+            return reply
 
     def _refused(self, exc: BaseException, mode: Mode) -> bool:
         """True when `exc` refused the reply format and a weaker one is now in use; raises
@@ -530,7 +434,7 @@ class LLMJudge:
         return kwargs
 
     def endpoint(self) -> dict[str, str]:
-        """Where calls go and the key they carry (litellm's `api_base`, `api_key`)."""
+        """Where litellm's calls go and the key they carry (its `api_base`, `api_key`)."""
         kwargs = {"api_base": self.api_base} if self.api_base else {}
         if self._api_key:
             kwargs["api_key"] = self._api_key
@@ -540,16 +444,11 @@ class LLMJudge:
 
     async def _send(
         self, messages: list[dict[str, Any]], mode: Mode, question_ids: list[str] | None = None
-    ) -> Any:
-        """One answer from the provider, retrying transient errors; every request is gated."""
-        litellm = await litellm_ready()
-        kwargs: dict[str, Any] = {
-            "timeout": self.timeout,
-            "num_retries": 0,
-            "drop_params": True,
-            **self.request(messages, mode, question_ids),
-            **self.endpoint(),
-        }
+    ) -> Reply:
+        """One answer from the provider, retrying transient errors; every request is gated.
+        Every request of either client ends here, as a `Reply` (its raw text in `content`) or
+        as an exception and its `error_kind`."""
+        request = self.request(messages, mode, question_ids)
         estimated = _estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
@@ -570,7 +469,7 @@ class LLMJudge:
                     tally.requests += 1
                     sent = time.monotonic()
                     try:
-                        response = await litellm.acompletion(**kwargs)
+                        reply = await self.client.complete(request, self.timeout, self.logprobs)
                     except Exception as exc:
                         refused = mode != "prompt" and is_format_refusal(exc)
                         kind = "format_refused" if refused else error_kind(exc)
@@ -582,7 +481,7 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
-                return response
+                return reply
         raise AssertionError("unreachable")
 
 
@@ -689,87 +588,33 @@ def _text(content: Any) -> str:
     return content or ""
 
 
-CACHE_MARKED = frozenset({"anthropic"})
-"""litellm providers that cache only what a request marks with `cache_control`."""
-CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta"})
-"""Providers that serve Claude models, which need the marker there too."""
-
-
-def needs_cache_marker(model: str) -> bool:
-    """Whether `model` needs its cacheable prompt start marked (`cache_control`): Anthropic,
-    and Claude on Bedrock or Vertex AI. OpenAI, DeepSeek, vLLM and llama.cpp cache a repeated
-    prefix without one (litellm's prompt-caching docs), and a marker some other server does
-    not know could be refused, so none is sent there."""
-    try:
-        provider = import_litellm().get_llm_provider(model)[1]
-    except Exception:  # a model string litellm cannot place: send plain text
-        return False
-    return provider in CACHE_MARKED or (provider in CLAUDE_HOSTS and "claude" in model.lower())
-
-
 def _provider_words(words: str) -> str:
     """The provider's words on one line, shortened (mask the key first: `mask_secret`)."""
     return " ".join(words.split())[:300]
 
 
-def _tokens(response: Any) -> tuple[int | None, int | None]:
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return None, None
-    return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-
-
-def _cache_tokens(response: Any) -> tuple[int | None, int | None]:
-    """Prompt tokens read from and written to the provider's prompt cache, as litellm reports
-    them: OpenAI's `prompt_tokens_details.cached_tokens` (litellm copies Anthropic's
-    `cache_read_input_tokens` there too, so it is read once, never added twice) and
-    Anthropic's `cache_creation_input_tokens`. Both are already part of `prompt_tokens`, and
-    litellm's price already bills them at the provider's rates."""
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return None, None
-    details = getattr(usage, "prompt_tokens_details", None)
-    read = details.get("cached_tokens") if isinstance(details, dict) else None
-    if read is None:
-        read = getattr(details, "cached_tokens", None)
-    if read is None:
-        read = getattr(usage, "cache_read_input_tokens", None)
-    written = getattr(usage, "cache_creation_input_tokens", None)
-    return _count(read), _count(written)
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _add_usage(total: Usage, response: Any, cost: float | None) -> None:
-    prompt, completion = _tokens(response)
-    total.prompt_tokens = (total.prompt_tokens or 0) + (prompt or 0)
-    total.completion_tokens = (total.completion_tokens or 0) + (completion or 0)
-    read, written = _cache_tokens(response)
-    if read is not None:
-        total.cached_tokens = (total.cached_tokens or 0) + read
-    if written is not None:
-        total.cache_write_tokens = (total.cache_write_tokens or 0) + written
+def _add_usage(total: Usage, reply: Reply) -> None:
+    total.prompt_tokens = (total.prompt_tokens or 0) + (reply.prompt_tokens or 0)
+    total.completion_tokens = (total.completion_tokens or 0) + (reply.completion_tokens or 0)
+    if reply.cached_tokens is not None:
+        total.cached_tokens = (total.cached_tokens or 0) + reply.cached_tokens
+    if reply.cache_write_tokens is not None:
+        total.cache_write_tokens = (total.cache_write_tokens or 0) + reply.cache_write_tokens
+    cost = reply.cost
     total.cost_usd = None if cost is None or total.cost_usd is None else total.cost_usd + cost
 
 
-_UNPRICED: set[str] = set()
-"""Models litellm could not price once: asking again costs ~1 ms of fallback lookups a call."""
-
-
-def _cost(response: Any) -> float | None:
-    """litellm prices each response as it logs it (`_hidden_params["response_cost"]`, None when
-    the model has no price); computing it again would double that work."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:
-        cost = hidden["response_cost"]
-        return None if cost is None else float(cost)
-    model = str(getattr(response, "model", None))
-    if model in _UNPRICED:
-        return None
-    try:
-        return float(import_litellm().completion_cost(completion_response=response))
-    except Exception:  # unknown model price: say unknown, never 0
-        _UNPRICED.add(model)
-        return None
+__all__ = [  # and, for the modules that import them from here: the clients' names
+    "NO_KEY",
+    "REPLY_MODELS",
+    "TRANSIENT",
+    "LLMJudge",
+    "UnparseableReply",
+    "error_kind",
+    "import_litellm",
+    "parse_reply",
+    "pinned_schema",
+    "reask_messages",
+    "reply_shares",
+    "schema_hash",
+]

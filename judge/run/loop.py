@@ -33,7 +33,7 @@ from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
 from .options import Control, Limits, Storage
-from .plan import plan
+from .plan import Closing, plan
 from .progress import Reporter, RunStats
 from .remembered_formats import adopt_remembered, remember
 from .sink import Kept, Sink, SpillFile
@@ -166,6 +166,9 @@ class Run:
             for leaf in self.leaves:
                 if isinstance(leaf, Gated) and leaf.gate is self.gate:
                     leaf.gate = NullGate()
+                if isinstance(leaf, Closing):
+                    with contextlib.suppress(Exception):  # a socket's close cannot fail a run
+                        await leaf.aclose()
             self.reporter.stop()
             with contextlib.suppress(StorageError):  # a hint for later runs; the loss is reported
                 remember(self.leaves, self.store)

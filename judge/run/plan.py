@@ -27,6 +27,14 @@ class Prefetching(Protocol):
     def prefetch(self) -> None: ...
 
 
+@runtime_checkable
+class Closing(Protocol):
+    """A judge holding connections on the run's event loop (the llm judge's HTTP client):
+    the run calls `aclose()` once its last call is done."""
+
+    async def aclose(self) -> None: ...
+
+
 def plan(
     stats: RunStats,
     units: list[Unit],

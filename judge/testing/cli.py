@@ -115,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="end each answer list after N answers unless a json_object schema pins the list",
     )
     parser.add_argument(
+        "--plain-reply",
+        default="OK",
+        metavar="TEXT",
+        help="the reply to a prompt that names no question ids (default OK)",
+    )
+    parser.add_argument(
         "--batch-delay", type=float, default=1.0, help="seconds a /v1/batches job takes"
     )
     parser.add_argument(
@@ -167,6 +173,7 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         format_refusal=args.format_refusal,
         ignore_schema=args.ignore_schema,
         stop_after_answers=args.stop_after_answers,
+        plain_reply=args.plain_reply,
         batch_delay=args.batch_delay,
         batch_schedule=args.batch_schedule,
         batch_partial_rate=args.batch_partial_rate,

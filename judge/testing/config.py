@@ -38,6 +38,8 @@ class FakeProviderConfig(BaseModel):
     - `stop_after_answers`: a small model that ends its answer list after this many answers
       (a 1.5B model asked nine questions answered three), unless the request's `json_object`
       schema pins the list (`prefixItems`), as a grammar-enforcing server then forces every item.
+    - `plain_reply`: the reply to a prompt that names no question ids (another tool's judge
+      prompt, e.g. ITBench's evaluator in `benchmarks/anchors.py`), as the completion's text.
     - `echo_key_padding`: when set, a 401's message echoes the key it was sent, after this many
       filler characters (a badly behaved gateway; for testing that the key is masked everywhere).
     - `batch_delay`: seconds a batch (`/v1/batches`) stays in progress before it ends.
@@ -69,6 +71,7 @@ class FakeProviderConfig(BaseModel):
     ignore_schema: bool = False
     stop_after_answers: int | None = Field(None, ge=0)
     echo_key_padding: int | None = Field(None, ge=0)
+    plain_reply: str = "OK"
     batch_delay: float = Field(1.0, ge=0)
     batch_schedule: list[BatchOutcome] = Field(default_factory=list)
     batch_partial_rate: float = Field(0.5, ge=0, le=1)

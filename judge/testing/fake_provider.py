@@ -85,6 +85,9 @@ class _Request:
         canonical = json.dumps(self.messages, sort_keys=True)
         self.messages_hash = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         self.question_ids = question_ids(last_user_text(self.messages))
+        self.logprobs = body.get("logprobs") is True
+        top = body.get("top_logprobs")
+        self.top_logprobs = top if isinstance(top, int) and not isinstance(top, bool) else 0
         self.prompt_tokens = count_tokens("".join(message_text(m) for m in self.messages))
 
 
@@ -295,7 +298,7 @@ class FakeProvider:
                 answers = answers[:stop]
             content = answers_json(answers)
         else:
-            content = "OK"
+            content = self.config.plain_reply
         if self.config.ignore_schema and request.format == "json_object+schema" and answers:
             content = schema_ignored(content)
         if fault is FaultKind.MALFORMED:
@@ -309,6 +312,8 @@ class FakeProvider:
         payload = replies.completion(
             index, request.model, content, finish, request.prompt_tokens, completion_tokens, cached
         )
+        if request.logprobs:
+            payload["choices"][0]["logprobs"] = replies.logprobs(content, request.top_logprobs)
         extra = {
             "answers": {a["id"]: a["answer"] for a in answers} if answers and not fault else None,
             "prompt_tokens": request.prompt_tokens,
