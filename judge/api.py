@@ -55,12 +55,12 @@ _GROUP_OF = {f.name: group for group, kind in _GROUPS.items() for f in fields(ki
 @dataclass(init=False)
 class EvalOptions:
     """What a run evaluates, and how it goes (`limits`, `control`, `storage`). The defaults ask
-    every call of every dimension with no store, limit or budget.
+    one call per submission with no store, limit or budget.
 
     - `dimensions`: the dimension ids to score (weights rescaled); `k`: of pass@k and pass^k
       (default: the fewest trials of an incident); `seed`: of the bootstrap intervals.
-    - `granularity`: `"dimension"` (one call per submission and dimension) or `"submission"`
-      (one call per submission asking every selected dimension's questions; see
+    - `granularity`: `"submission"` (the default: one call per submission asking every selected
+      dimension's questions) or `"dimension"` (one call per submission and dimension; see
       `judge.run.granularity`). `shard`: judge only that share of the units (`judge.run.shard`).
     - `limits` (`Limits`): concurrency, rates, cooldown, error and cost budgets.
     - `control` (`Control`): pause file, signals, progress, notes, a callback per call.

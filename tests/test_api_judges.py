@@ -132,7 +132,7 @@ def test_a_custom_judges_verdicts_are_validated_like_any_other(one_incident) -> 
             verdict.answers = verdict.answers[1:]  # leaves the first question out
             return verdict
 
-    result = evaluate(*one_incident, judge=Sloppy())
+    result = evaluate(*one_incident, judge=Sloppy(), options=EvalOptions(granularity="dimension"))
     first = [j for j in result.judgments if j.question_id.endswith("-Q1")]
     assert first and all(j.answer is None for j in first)
     assert all("judge_omitted" in (j.unscored_reason or "") for j in first)
@@ -255,11 +255,12 @@ def test_capabilities_come_from_the_named_protocols(one_incident, tmp_path) -> N
     store = tmp_path / "store.sqlite"
     first = evaluate(*one_incident, judge=judge, options=EvalOptions(store=store))
     assert judge.gates_seen == {Gate} and isinstance(judge.gate, NullGate)
-    assert first.usage is not None and first.usage.requests == judge.calls == 9
-    assert first.usage.cost_usd == pytest.approx(0.09)
+    # one call per submission (the default granularity): three submissions, three calls
+    assert first.usage is not None and first.usage.requests == judge.calls == 3
+    assert first.usage.cost_usd == pytest.approx(0.03)
     second = evaluate(*one_incident, judge=judge, options=EvalOptions(store=store))
-    assert judge.calls == 9  # all nine answers came from the store
-    assert second.usage is not None and second.usage.cache_hits == 9
+    assert judge.calls == 3  # all three answers came from the store
+    assert second.usage is not None and second.usage.cache_hits == 3
 
 
 def test_the_cli_loads_a_judge_by_module_class_and_by_entry_point(

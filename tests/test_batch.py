@@ -27,7 +27,9 @@ def run(provider: FakeProvider, store: Path, n: int = 4, **options) -> tuple:
         SPECS,
         submissions(n),
         judge=llm(provider),
-        options=EvalOptions(store=store, batch=batch, note=notes.append, **options),
+        options=EvalOptions(
+            granularity="dimension", store=store, batch=batch, note=notes.append, **options
+        ),
     )
     return result, notes
 
@@ -130,7 +132,7 @@ def test_batch_answers_every_missing_call_in_one_batch_like_live_calls(tmp_path:
             SPECS,
             submissions(4),
             judge=llm(live_server),
-            options=EvalOptions(store=tmp_path / "live.sqlite"),
+            options=EvalOptions(granularity="dimension", store=tmp_path / "live.sqlite"),
         )
         live_hashes = sorted(c.messages_hash or "" for c in live_server.calls)
     assert ops["batch_create"] == 1 and ops["file_create"] == 1
@@ -238,7 +240,7 @@ def test_a_reasked_reply_that_is_usable_is_the_answer(tmp_path: Path) -> None:
 def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
     with FakeProvider(FakeProviderConfig(batch_delay=3.0)) as server:
-        options = EvalOptions(store=store, batch=FAST)
+        options = EvalOptions(granularity="dimension", store=store, batch=FAST)
         first = _stop_while_polling(server, options)
         with Store(store) as opened:
             assert [b.closed for b in opened.batches()] == [False]
@@ -303,7 +305,7 @@ def test_a_refused_submission_is_stored_as_failed_calls_never_no(tmp_path: Path)
 
 def test_a_finished_batch_is_read_once_not_again_by_litellms_logging(tmp_path: Path) -> None:
     async def go(server: FakeProvider) -> None:
-        options = EvalOptions(store=tmp_path / "b.sqlite", batch=FAST)
+        options = EvalOptions(granularity="dimension", store=tmp_path / "b.sqlite", batch=FAST)
         await evaluate_async(SPECS, submissions(2), judge=llm(server), options=options)
         await asyncio.sleep(1.0)  # litellm's logging tasks run after the call returned
 
@@ -334,9 +336,14 @@ def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -
 
     with pytest.raises(ValueError, match="needs one LLM judge"):
         evaluate(SPECS, submissions(1), judge=RulesJudge(),
-                 options=EvalOptions(store=tmp_path / "s.sqlite", batch=FAST))  # fmt: skip
+                 options=EvalOptions(granularity="dimension", store=tmp_path / "s.sqlite", batch=FAST))  # fmt: skip
     with provider() as server, pytest.raises(ValueError, match="needs a store"):
-        evaluate(SPECS, submissions(1), judge=llm(server), options=EvalOptions(batch=FAST))
+        evaluate(
+            SPECS,
+            submissions(1),
+            judge=llm(server),
+            options=EvalOptions(granularity="dimension", batch=FAST),
+        )
 
 
 @pytest.mark.slow
@@ -357,7 +364,7 @@ def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
     store = tmp_path / "b.sqlite"
     with provider() as server:
         judge = llm(server, max_retries=1)
-        options = EvalOptions(store=store, batch=FAST)
+        options = EvalOptions(granularity="dimension", store=store, batch=FAST)
         first = evaluate(SPECS, submissions(2), judge=judge, options=options)
         down["status"] = False
         second, _ = run(server, store, n=2)

@@ -32,7 +32,8 @@ def priced(monkeypatch) -> None:
 
 def worst_cases(n: int) -> list[float]:
     """Each call's worst case in the run's order, as the tests expect it to be counted."""
-    prompts = render_prompts(SPECS, submissions(n), load_rubric("sregym-v3"), PromptRenderer())
+    rubric = load_rubric("sregym-v3")
+    prompts = render_prompts(SPECS, submissions(n), rubric, PromptRenderer(), "dimension")
     tokens = [len("".join(m["content"] for m in p.messages)) // 4 for _, _, p in prompts]
     return [(t * 1e-6 + 500 * 2e-6) * 0.5 for t in tokens]
 

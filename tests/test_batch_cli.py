@@ -31,7 +31,7 @@ def command(tmp_path: Path, url: str, *extra: str) -> list[str]:
     return [
         "eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
         "--result-file", str(tmp_path / "r.json"), "--api-base", url, "--no-progress",
-        "--batch", "--batch-poll", "0.05", *extra,
+        "--batch", "--batch-poll", "0.05", "--granularity", "dimension", *extra,
     ]  # fmt: skip
 
 

@@ -85,7 +85,10 @@ def test_a_forced_format_the_server_refuses_is_an_error_never_no(tmp_path: Path)
     with provider(response_formats=LLAMA_CPP_PYTHON_FORMATS) as server:
         judge = llm(server, structured_output="json_schema")
         result = evaluate(
-            SPECS, submissions(1), judge=judge, options=EvalOptions(store=store, batch=FAST)
+            SPECS,
+            submissions(1),
+            judge=judge,
+            options=EvalOptions(granularity="dimension", store=store, batch=FAST),
         )
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == 1

@@ -53,7 +53,9 @@ class Scripted:
 
 @pytest.fixture(scope="module")
 def result() -> EvalResult:
-    return evaluate(SPECS, SUBS, RUBRIC, Scripted(), options=EvalOptions(k=1))
+    return evaluate(
+        SPECS, SUBS, RUBRIC, Scripted(), options=EvalOptions(k=1, granularity="dimension")
+    )
 
 
 def weighted(means: dict[str, float | None]) -> float:

@@ -47,6 +47,8 @@ def first_only(task: JudgeTask) -> list[QuestionAnswer]:
 
 
 def run(judge, specs=(SPEC,), subs=(SUB,), **options) -> EvalResult:
+    """One call per dimension: these tests are about one dimension's verdict."""
+    options = {"granularity": "dimension", **options}
     return evaluate(list(specs), list(subs), judge=judge, options=EvalOptions(**options))
 
 

@@ -124,7 +124,8 @@ def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait
     url = closed_port_url()
     specs, subs = _example()
     judge = LLMJudge("openai/fake-judge", api_base=url, max_retries=1, retry_wait=0.01)
-    result = evaluate(specs, subs, judge=judge, options=EvalOptions(cooldown=0.5))
+    options = EvalOptions(cooldown=0.5, granularity="dimension")  # 96 calls, three a case
+    result = evaluate(specs, subs, judge=judge, options=options)
     assert result.stopped is not None and result.stopped.kind == "provider"
     assert url in result.stopped.message and "connection" in result.stopped.message
     assert result.usage is not None and result.usage.requests <= 2 * 5 + 1

@@ -163,7 +163,9 @@ def _eval(gt: Path, outputs: Path, result: Path, *extra: str) -> dict:
 def test_rules_judge_scores_the_same_at_either_granularity(
     example_ground_truth, example_outputs, tmp_path
 ) -> None:
-    a = _eval(example_ground_truth, example_outputs, tmp_path / "a.json")
+    a = _eval(
+        example_ground_truth, example_outputs, tmp_path / "a.json", "--granularity", "dimension"
+    )
     b = _eval(
         example_ground_truth, example_outputs, tmp_path / "b.json", "--granularity", "submission"
     )
@@ -187,7 +189,7 @@ def test_llm_store_keys_each_granularity_apart_and_names_the_change(
         assert whole["usage"]["calls_made"] == n
         again = _eval(gt, out, tmp_path / "w2.json", *llm, "--granularity", "submission")
         assert len(server.calls) == n and again["usage"]["cache_hits"] == n
-        per_dim = _eval(gt, out, tmp_path / "d.json", *llm)
+        per_dim = _eval(gt, out, tmp_path / "d.json", *llm, "--granularity", "dimension")
         assert len(server.calls) == n + 3 * n, "a submission's answer never serves a dimension"
         misses = {c["cache_miss"] for c in per_dim["calls"] if not c["cached"]}
         assert any("granularity changed" in (m or "") for m in misses), misses
@@ -219,7 +221,7 @@ def test_submission_shards_merge_into_the_single_run_and_refuse_mixing(
     for part in ("judgments", "cases", "overall", "calls"):
         assert result[part] == one[part], part
     other = tmp_path / "d2.json"
-    _eval(gt, out, other, "--shard", "2/3")
+    _eval(gt, out, other, "--shard", "2/3", "--granularity", "dimension")
     capsys.readouterr()
     assert main(["merge", str(shards[0]), str(other), str(shards[2]), "-o", str(merged)]) == 2
     assert "granularity" in capsys.readouterr().err

@@ -59,9 +59,9 @@ CLIENTS = {"litellm": {"litellm": True, "openai": True}, "auto": {"litellm": Fal
 def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, client) -> None:
     first = judge_eval(tmp_path, provider.url, "--client", client)
     asked = len(provider.calls)
-    assert first == {"code": 0, **CLIENTS[client]} and asked == 96
+    assert first == {"code": 0, **CLIENTS[client]} and asked == 32  # one call per submission
     result = json.loads((tmp_path / "r.json").read_text())
-    assert result["complete"] and result["usage"]["calls_made"] == 96
+    assert result["complete"] and result["usage"]["calls_made"] == 32
     assert result["config"]["judge"]["client"] == ("litellm" if client == "litellm" else "openai")
 
     for extra in ([], ["--resume"]):
@@ -69,7 +69,7 @@ def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, clie
         assert again == {"code": 0, "litellm": False, "openai": False}
         assert len(provider.calls) == asked
         result = json.loads((tmp_path / "r.json").read_text())
-        assert result["complete"] and result["usage"]["cache_hits"] == 96
+        assert result["complete"] and result["usage"]["cache_hits"] == 32
 
 
 @pytest.mark.slow
@@ -77,8 +77,9 @@ def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, clie
 def test_a_run_with_calls_left_imports_its_client_and_makes_them(
     tmp_path: Path, provider, client
 ) -> None:
-    judge_eval(tmp_path, provider.url, "--dimensions", "D1", "--client", client)
-    again = judge_eval(tmp_path, provider.url, "--client", client)
+    per_dimension = ("--granularity", "dimension", "--client", client)
+    judge_eval(tmp_path, provider.url, "--dimensions", "D1", *per_dimension)
+    again = judge_eval(tmp_path, provider.url, *per_dimension)
     assert again == {"code": 0, **CLIENTS[client]}
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["complete"]

@@ -23,7 +23,8 @@ class Preparing(PromptReader):
 
 
 def run(judge, store: Path | None, n: int = 3):
-    return evaluate(SPECS, submissions(n), judge=judge, options=EvalOptions(store=store))
+    options = EvalOptions(store=store, granularity="dimension")
+    return evaluate(SPECS, submissions(n), judge=judge, options=options)
 
 
 def test_the_llm_judge_is_prefetching() -> None:

@@ -62,7 +62,7 @@ class PromptReader:
 
 
 def run(subs: list[Submission], judge: Any, store: Path | None, renderer: PromptRenderer):
-    options = EvalOptions(store=store, max_concurrent=4)
+    options = EvalOptions(store=store, max_concurrent=4, granularity="dimension")
     return evaluate(SPECS, subs, judge=judge, renderer=renderer, options=options)
 
 

@@ -119,7 +119,7 @@ def _retained(submissions: int, spill: bool) -> tuple[int, int]:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        result = evaluate(specs, subs, options=EvalOptions(spill=spill))
+        result = evaluate(specs, subs, options=EvalOptions(spill=spill, granularity="dimension"))
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
     finally:

@@ -18,7 +18,8 @@ VOLATILE = {"created_at", "config", "exit_code", "exit_reason"}
 
 def _eval(gt: Path, outputs: Path, result: Path, *extra: str) -> None:
     code = main(["eval", "--ground-truth", str(gt), "--outputs", str(outputs),
-                 "--result-file", str(result), "--no-progress", *extra])  # fmt: skip
+                 "--result-file", str(result), "--no-progress", "--granularity", "dimension",
+                 *extra])  # fmt: skip
     assert code == 0
 
 

@@ -90,7 +90,11 @@ def test_cached_tokens_reach_each_call_the_run_and_the_progress_line(inputs) -> 
     with FakeProvider(FakeProviderConfig(seed=3)) as server:
         judge = LLMJudge("openai/fake-judge", api_base=server.url, retry_wait=0.01)
         result = evaluate(
-            specs, subs, rubric=RUBRIC, judge=judge, options=EvalOptions(max_concurrent=1)
+            specs,
+            subs,
+            rubric=RUBRIC,
+            judge=judge,
+            options=EvalOptions(max_concurrent=1, granularity="dimension"),
         )
         reported = [c.cached_tokens for c in server.calls]
         prompt_tokens = sum(c.prompt_tokens for c in server.calls)
@@ -128,7 +132,7 @@ def test_anthropic_style_marker_keeps_the_text_and_caches_the_case(inputs, monke
             "openai/fake-judge", api_base=server.url, retry_wait=0.01, client="litellm"
         )
         judge.cache_marker = True  # as for anthropic/: the fake speaks OpenAI's protocol
-        options = EvalOptions(max_concurrent=1)
+        options = EvalOptions(max_concurrent=1, granularity="dimension")
         marked = evaluate(specs, subs[:1], rubric=RUBRIC, judge=judge, options=options)
     assert marked.overall.n_unscored_questions == 0
     user = next(m for m in sent[0] if m["role"] == "user")

@@ -212,6 +212,8 @@ def test_cli_prompt_template_override(tmp_path, example_ground_truth, example_ou
             "--dry-run",
             "--prompts-file",
             str(prompts),
+            "--granularity",
+            "dimension",
         ]
     )
     assert code == 0
@@ -219,3 +221,23 @@ def test_cli_prompt_template_override(tmp_path, example_ground_truth, example_ou
     assert rows
     assert all(r["messages"][-1]["content"].startswith("CUSTOM TEMPLATE for ") for r in rows)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_an_override_of_the_other_granularitys_message_is_refused(
+    tmp_path, example_ground_truth, example_outputs, capsys
+) -> None:
+    """`dimension.j2` alone would be ignored by one call per submission (the default): exit 2
+    naming the file and both ways out, rather than the shipped message sent without a word."""
+    folder = write_override(tmp_path / "tpl")
+    args = ["eval", "--ground-truth", str(example_ground_truth), "--outputs",
+            str(example_outputs), "--result-file", str(tmp_path / "r.json"),
+            "--prompt-template", str(folder)]  # fmt: skip
+    assert main([*args, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert str(folder / "dimension.j2") in err and "--granularity dimension" in err
+    assert main(args) == 2  # a run too, before any judge is asked
+    assert not (tmp_path / "r.json").exists()
+    (folder / "submission.j2").write_text(
+        "MINE\nQuestion ids: {{ question_ids | join(', ') }}\n", encoding="utf-8"
+    )
+    assert main([*args, "--dry-run"]) == 0

@@ -78,6 +78,8 @@ def cli(tmp_path: Path, provider: FakeProvider, n: int, *extra: str, name: str =
             str(tmp_path / f"{name}.json"),
             "--api-base",
             provider.url,
+            "--granularity",
+            "dimension",
             "--no-progress",
             *(extra or ("--judge-model", "openai/fake-judge")),
         ]
@@ -101,7 +103,7 @@ def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() 
     )
     with FakeProvider(config) as provider:
         judge = llm(provider, timeout=2.0, max_retries=5)
-        options = EvalOptions(max_concurrent=10, cooldown=0.01)
+        options = EvalOptions(granularity="dimension", max_concurrent=10, cooldown=0.01)
         result = evaluate(SPECS, submissions(50), judge=judge, options=options)
         injected = provider.injected_counts()
         n_requests = len(provider.calls)
@@ -133,11 +135,17 @@ def test_second_identical_run_makes_zero_calls(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     with FakeProvider(FakeProviderConfig(seed=2)) as provider:
         first = evaluate(
-            SPECS, submissions(10), judge=llm(provider), options=EvalOptions(store=store)
+            SPECS,
+            submissions(10),
+            judge=llm(provider),
+            options=EvalOptions(granularity="dimension", store=store),
         )
         n_first = len(provider.calls)
         second = evaluate(
-            SPECS, submissions(10), judge=llm(provider), options=EvalOptions(store=store)
+            SPECS,
+            submissions(10),
+            judge=llm(provider),
+            options=EvalOptions(granularity="dimension", store=store),
         )
         n_second = len(provider.calls) - n_first
     assert n_first == 30 and n_second == 0
@@ -156,17 +164,25 @@ def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> 
 
     with FakeProvider(FakeProviderConfig(seed=2)) as provider:
         subs = submissions(3)
-        evaluate(SPECS, subs, judge=llm(provider), options=EvalOptions(store=store))
+        evaluate(
+            SPECS,
+            subs,
+            judge=llm(provider),
+            options=EvalOptions(granularity="dimension", store=store),
+        )
         before = len(provider.calls)
         new_template = evaluate(
             SPECS,
             subs,
             judge=llm(provider),
             renderer=PromptRenderer(templates),
-            options=EvalOptions(store=store),
+            options=EvalOptions(granularity="dimension", store=store),
         )
         hotter = evaluate(
-            SPECS, subs, judge=llm(provider, temperature=0.5), options=EvalOptions(store=store)
+            SPECS,
+            subs,
+            judge=llm(provider, temperature=0.5),
+            options=EvalOptions(granularity="dimension", store=store),
         )
         after = len(provider.calls)
     assert after - before == 18
@@ -191,13 +207,15 @@ def test_errors_are_stored_and_asked_again_next_time(tmp_path: Path) -> None:
             SPECS,
             submissions(1),
             judge=llm(provider, max_retries=0),
-            options=EvalOptions(store=store, max_concurrent=1, cooldown_after=0),
+            options=EvalOptions(
+                granularity="dimension", store=store, max_concurrent=1, cooldown_after=0
+            ),
         )
         second = evaluate(
             SPECS,
             submissions(1),
             judge=llm(provider, max_retries=0),
-            options=EvalOptions(store=store, max_concurrent=1),
+            options=EvalOptions(granularity="dimension", store=store, max_concurrent=1),
         )
         outcomes = [c.outcome for c in provider.calls]
     assert first.errors == {"server": 3}
@@ -375,7 +393,9 @@ def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
             SPECS,
             submissions(15),
             judge=llm(provider),
-            options=EvalOptions(max_concurrent=3, pause_file=pause, pause_poll=0.02),
+            options=EvalOptions(
+                granularity="dimension", max_concurrent=3, pause_file=pause, pause_poll=0.02
+            ),
         )
         thread.join()
         calls = provider.calls
@@ -535,7 +555,7 @@ def test_identical_prompts_in_one_run_are_asked_once(tmp_path: Path) -> None:
     with FakeProvider(FakeProviderConfig(seed=2, latency=0.05)) as provider:
         result = evaluate(
             SPECS, twins, judge=llm(provider),
-            options=EvalOptions(store=tmp_path / "s.sqlite", max_concurrent=4),
+            options=EvalOptions(granularity="dimension", store=tmp_path / "s.sqlite", max_concurrent=4),
         )  # fmt: skip
         n_calls = len(provider.calls)
     assert n_calls == 3 and len(result.calls) == 6

@@ -53,7 +53,7 @@ def _eval_command(outputs: Path, result: Path, url: str, *extra: str) -> list[st
         sys.executable, "-m", "judge", "eval",
         "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
         "--result-file", str(result), "--judge-model", "openai/fake-judge",
-        "--api-base", url, "--max-concurrent", "2", *extra,
+        "--api-base", url, "--max-concurrent", "2", "--granularity", "dimension", *extra,
     ]  # fmt: skip
 
 
@@ -125,7 +125,8 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path: Path, provider
         code = main(
             ["eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
              "--result-file", str(reference_dir / "r.json"), "--judge-model",
-             "openai/fake-judge", "--api-base", provider.url, "--no-progress"]
+             "openai/fake-judge", "--api-base", provider.url, "--no-progress",
+             "--granularity", "dimension"]
         )  # fmt: skip
     assert code == 0
     reference = json.loads((reference_dir / "r.json").read_text())

@@ -66,13 +66,19 @@ def test_replay_gives_the_recorded_answers_without_a_provider(tmp_path, recorded
 
 
 @pytest.mark.slow
-def test_replay_under_another_rubric_weighting_keeps_the_answers(tmp_path, recorded) -> None:
+def test_replay_under_another_rubric_weighting_keeps_the_answers(tmp_path) -> None:
+    """Answers asked per dimension replay a subset of the dimensions (answers asked per
+    submission replay only the questions they were asked together)."""
+    with FakeProvider(FakeProviderConfig(seed=12)) as provider:
+        code = run(tmp_path, "dims.json", "--judge-model", "openai/fake-judge",
+                   "--api-base", provider.url, "--granularity", "dimension")  # fmt: skip
+    assert code == 0
     code = run(
-        tmp_path, "d1.json", "--judge-model", "replay", "--replay-store", str(recorded),
-        "--dimensions", "D1",
+        tmp_path, "d1.json", "--judge-model", "replay", "--replay-store",
+        str(tmp_path / "dims.sqlite"), "--dimensions", "D1", "--granularity", "dimension",
     )  # fmt: skip
     assert code == 0
-    d1 = [a for a in answers(tmp_path, "llm.json") if a[2].startswith("D1-")]
+    d1 = [a for a in answers(tmp_path, "dims.json") if a[2].startswith("D1-")]
     assert answers(tmp_path, "d1.json") == d1
 
 
@@ -84,7 +90,7 @@ def test_a_prompt_the_store_never_saw_is_unscored_not_guessed(tmp_path, recorded
     unseen = [j for j in result["judgments"] if j["trial"] in new_trials]
     assert unseen and all(j["answer"] is None for j in unseen)
     assert all("holds no answer" in j["unscored_reason"] for j in unseen)
-    assert result["errors"] == {"not_in_store": 6}
+    assert result["errors"] == {"not_in_store": 2}  # one call per submission
 
 
 def test_replay_of_a_panel_names_its_members(tmp_path: Path) -> None:
@@ -114,16 +120,17 @@ def test_replay_needs_a_store(tmp_path: Path, capsys) -> None:
 def test_store_stats_export_and_explain(tmp_path: Path, recorded, capsys) -> None:
     assert main(["store", "stats", str(recorded), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["judgments"] == 12 and stats["cases"] == 4
+    # one stored answer per submission (the default granularity), each of nine questions
+    assert stats["judgments"] == 4 and stats["cases"] == 4
     assert stats["by_judge"] == [
-        {"judge": "llm:openai/fake-judge", "model": "openai/fake-judge", "judgments": 12}
+        {"judge": "llm:openai/fake-judge", "model": "openai/fake-judge", "judgments": 4}
     ]
     assert stats["cost_usd"] is None  # the fake model has no price: unknown, not 0
 
     assert main(["store", "export", str(recorded), "-o", str(tmp_path / "rows.jsonl")]) == 0
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
-    assert len(rows) == 12 and {r["judge"] for r in rows} == {"llm:openai/fake-judge"}
-    assert all(len(r["answers"]) == 3 and r["usage"]["prompt_tokens"] > 0 for r in rows)
+    assert len(rows) == 4 and {r["judge"] for r in rows} == {"llm:openai/fake-judge"}
+    assert all(len(r["answers"]) == 9 and r["usage"]["prompt_tokens"] > 0 for r in rows)
 
     incident = rows[0]["incident_id"]
     assert main(["store", "explain", str(recorded), "--incident", incident]) == 0

@@ -76,7 +76,12 @@ def _run(store: Path, config: FakeProviderConfig, n: int = 4, **options: Any):
             api_key=options.pop("api_key", None),
             retry_wait=0.01,
         )
-        result = evaluate(specs, subs, judge=judge, options=EvalOptions(store=store, **options))
+        result = evaluate(
+            specs,
+            subs,
+            judge=judge,
+            options=EvalOptions(store=store, **{"granularity": "dimension", **options}),
+        )
         return result, provider.sent, specs, subs
 
 
@@ -176,7 +181,9 @@ def test_store_logs_makes_control_characters_visible(tmp_path, capsys):
     specs, subs = load_specs(SPECS), load_submissions(OUTPUTS)[:1]
     with Hostile(FakeProviderConfig()) as provider:
         judge = LLMJudge("openai/fake-judge", api_base=provider.url, retry_wait=0.01)
-        evaluate(specs, subs, judge=judge, options=EvalOptions(store=store))
+        evaluate(
+            specs, subs, judge=judge, options=EvalOptions(store=store, granularity="dimension")
+        )
     capsys.readouterr()
     assert main(["store", "logs", str(store)]) == 0
     out = capsys.readouterr().out
@@ -198,6 +205,8 @@ def test_no_log_text_keeps_the_numbers_and_no_text(tmp_path, capsys):
                 provider.url,
                 "--no-log-text",
                 "--no-progress",
+                "--granularity",
+                "dimension",
             )
         )
     assert code == 0

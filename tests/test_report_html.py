@@ -68,7 +68,8 @@ def hostile_run() -> tuple[EvalResult, ReportTexts]:
         ),
         Submission(incident_id=HOSTILE_INCIDENT, trial="flaky", diagnosis=HOSTILE),
     ]
-    result = evaluate(specs, subs, judge=FlakyJudge())
+    # one call per dimension, so that only D2 of `flaky` fails
+    result = evaluate(specs, subs, judge=FlakyJudge(), options=EvalOptions(granularity="dimension"))
     return result, texts_from(specs, subs, result.config["rubric"])
 
 

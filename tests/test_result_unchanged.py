@@ -9,6 +9,8 @@ The fixtures were made from the code before the move with
     gzip -9 -n before.json     # tests/fixtures/results/sregym-mini-rules.before.json.gz
     judge schema result > tests/fixtures/results/result.schema.json
 A deliberate change to the rules judge's answers or to the result schema makes them again.
+The run asks per dimension, as that command did then; one call per submission (the default
+since issue 26) gives the rules judge's same answers (`tests/test_granularity.py`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def test_the_bundled_examples_result_is_the_one_written_before(
             "--result-file",
             str(target),
             "--no-progress",
+            "--granularity",
+            "dimension",  # the default before issue 26, when the fixture was written
         ]
     )
     before = json.loads(

@@ -108,7 +108,7 @@ def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Pat
         sys.executable, "-m", "judge", "eval", "--ground-truth", str(EXAMPLE / "ground_truth"),
         "--outputs", str(outputs), "--result-file", str(result), "--store", str(store),
         "--judge-model", "openai/fake-judge", "--api-base", url, "--max-concurrent", "2",
-        "--pause-file", str(pause), "--no-progress",
+        "--pause-file", str(pause), "--no-progress", "--granularity", "dimension",
     ]  # fmt: skip
 
 

@@ -74,7 +74,7 @@ def test_a_version_1_store_is_migrated_in_place_and_then_runs_a_batch(tmp_path: 
             SPECS,
             submissions(2),
             judge=llm(server),
-            options=EvalOptions(store=path, batch=FAST),
+            options=EvalOptions(store=path, batch=FAST, granularity="dimension"),
         )
     assert STORE_VERSION == "2" and version_of(path) == "2"
     assert result.complete and {c.batch_id for c in result.calls} == {"batch_fake000000"}

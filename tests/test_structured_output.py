@@ -126,7 +126,7 @@ def test_a_whole_run_meets_the_refusal_once_and_names_the_mode(llm_client) -> No
             specs,
             subs,
             judge=judge_for(provider, llm_client),
-            options=EvalOptions(max_concurrent=5),
+            options=EvalOptions(max_concurrent=5, granularity="dimension"),
         )
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes.count("format_refused") == 1

@@ -100,6 +100,24 @@ class PromptRenderer:
         )
         self.fingerprint = self._fingerprint()
 
+    def check_granularity(self, granularity: str) -> None:
+        """Refuse a template folder whose user message for this granularity would be the
+        shipped one while it changes the other's: with one call per submission (the default)
+        a folder holding `dimension.j2` and no `submission.j2` would otherwise be ignored
+        without a word."""
+        folder = self.template_dir
+        if granularity != "submission" or folder is None:
+            return
+        if (folder / DIMENSION_TEMPLATE).is_file() and not (folder / SUBMISSION_TEMPLATE).is_file():
+            raise InputError(
+                folder / DIMENSION_TEMPLATE,
+                f"one call per submission (--granularity submission, the default) renders "
+                f"{SUBMISSION_TEMPLATE}, not {DIMENSION_TEMPLATE}: add a {SUBMISSION_TEMPLATE} "
+                f"to {folder} (the shipped one includes case.j2 and questions.j2) or ask per "
+                "dimension with --granularity dimension",
+                field="--prompt-template",
+            )
+
     def _fingerprint(self) -> str:
         sources = [self._loader.get_source(self.env, n)[0] for n in TEMPLATE_NAMES]
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]

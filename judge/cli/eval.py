@@ -116,10 +116,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--granularity",
         choices=("dimension", "submission"),
-        default="dimension",
-        help="one judge call per submission and dimension (default: each dimension gets the "
-        "model's whole attention) or per submission (every question in one call: fewer calls "
-        "and tokens)",
+        default="submission",
+        help="one judge call per submission (default: every question in one call, as SREGym's "
+        "and ITBench's judges ask; a third of the calls and half the prompt tokens) or per "
+        "submission and dimension (each dimension gets the model's whole attention; the "
+        "answers stored by earlier versions' default)",
     )
     p.add_argument(
         "--shard",

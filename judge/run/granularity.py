@@ -1,9 +1,11 @@
 """`--granularity dimension|submission`: how many of a submission's questions one call asks.
 
-`dimension` (the default) asks one call per (submission, dimension): each dimension gets the
-model's whole attention. `submission` asks every question of the selected dimensions in one
-call with one response schema: a third of the calls (with three dimensions), at the price of
-one long checklist per reply. The run then treats the whole submission as one unit whose
+`submission` (the default) asks every question of the selected dimensions in one call with one
+response schema: a third of the calls (with three dimensions) and about half the prompt
+tokens, as SREGym's validated judge and ITBench's evaluator ask. `dimension` asks one call per
+(submission, dimension): each dimension gets the model's whole attention, at three times the
+calls. Why the default is `submission`: README, "One call per submission or per dimension".
+The run then treats the whole submission as one unit whose
 "dimension" is `judge.checklist.rubric.whole_submission(...)` (id `*`, the questions of every
 part, the parts kept in `parts`), and `split` gives each real dimension its own verdict again, through the same
 validation every verdict passes (`judge.run.validation`).
@@ -19,7 +21,7 @@ from .validation import JUDGE_OMITTED, checked_verdict
 
 Granularity = Literal["dimension", "submission"]
 GRANULARITIES: tuple[Granularity, ...] = ("dimension", "submission")
-DEFAULT: Granularity = "dimension"
+DEFAULT: Granularity = "submission"
 
 
 def check(granularity: str) -> Granularity:

@@ -66,6 +66,7 @@ def units(
     granularity: Granularity = DEFAULT,
 ) -> list[Unit]:
     dimensions = rubric.dimensions
+    renderer.check_granularity(granularity)
     if granularity == "submission":
         dimensions = [whole_submission(rubric.dimensions)]
     return [Unit(spec, sub, dim, renderer) for spec, sub in pairs for dim in dimensions]
