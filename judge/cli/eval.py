@@ -246,6 +246,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace, latch) -> int:
+    _import_openai_early(args)
     from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
@@ -254,13 +255,17 @@ def _eval(args: argparse.Namespace, latch) -> int:
     judge = None if args.dry_run else _make_judge(args)
     if judge is not None:
         check_answerable(judge, rubric, args.rubric)
+    calls = judge is not None and _no_stored_answers(args)
+    if calls:
+        _prefetch(judge, lean_only=True)  # the openai SDK imports while the inputs load
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format
     )
     print_warnings(args.input_warnings)
-    if judge is not None and _no_stored_answers(args):
-        # not sooner: loading records warnings (catch_warnings, global to all threads), and
-        # would record litellm's import warnings and drop the filters litellm sets for them
+    if calls:
+        # litellm not sooner: loading records warnings (catch_warnings, global to all
+        # threads), and would record litellm's import warnings and drop the filters litellm
+        # sets for them; the openai SDK's import warns nothing
         _prefetch(judge)
     spec, submission = _require_matches(specs, submissions, args)
     from ..checklist.prompts import PromptRenderer
@@ -273,6 +278,27 @@ def _eval(args: argparse.Namespace, latch) -> int:
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
 
 
+def _import_openai_early(args) -> None:
+    """Start importing the `openai` SDK in a background thread before anything else when the
+    run will send requests with a model: the lean client needs it for the first request, and
+    litellm imports it too, so it is never wasted. The judge's own prefetch then finds it
+    imported or under way (`judge.judges.clients.loading`)."""
+    import importlib
+    import os
+    import threading
+
+    from .settings import MODEL_NAMES
+
+    named = [os.environ.get(name) for name in MODEL_NAMES]
+    models = args.judge_model or [m for m in named if m] or ["rules"]
+    if args.dry_run or args.client == "litellm" or not _no_stored_answers(args):
+        return
+    if all(m == "rules" or m.startswith("replay") for m in models):
+        return
+
+    threading.Thread(target=importlib.import_module, args=("openai",), daemon=True).start()
+
+
 def _no_stored_answers(args) -> bool:
     """Whether no store can answer this run's calls (the run then surely calls its judge);
     `--resume` expects a store, and planning looks at what it holds."""
@@ -283,12 +309,15 @@ def _no_stored_answers(args) -> bool:
     return not (args.store or args.result_file.with_suffix(".sqlite")).exists()
 
 
-def _prefetch(judge) -> None:
+def _prefetch(judge, lean_only: bool = False) -> None:
+    """Start getting the judge's leaves ready for requests; `lean_only`: only those that
+    reach their model through the `openai` SDK."""
     from ..run.cache import leaves
     from ..run.plan import Prefetching
 
     for leaf in leaves(judge):
-        if isinstance(leaf, Prefetching):
+        lean = getattr(getattr(leaf, "client", None), "name", None) == "openai"
+        if isinstance(leaf, Prefetching) and (lean or not lean_only):
             leaf.prefetch()
 
 
@@ -399,7 +428,6 @@ def _panel_agreement(result, out) -> None:
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..api import Control, EvalOptions, Limits, Storage, evaluate_async, run_sync
     from ..checklist.results import write_result
-    from ..report.display import print_result
 
     out = console(stderr=args.json)
     _announce(judge, args, out)
@@ -438,6 +466,8 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
+    from ..report.display import print_result  # not before: the first request waits for none
+
     result.warnings.extend(getattr(args, "input_warnings", []))
     code, reason = _outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
