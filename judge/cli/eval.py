@@ -60,6 +60,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="ask each judge K times (seeds differ); a panel of the repeats, for self-consistency",
     )
     p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask each LLM judge K times at temperature 0.7 (seeds differ; K calls each, "
+        "stored one by one) and take the majority; where the provider gives no token "
+        "probabilities, the share of samples that agree is each answer's confidence",
+    )
+    p.add_argument(
         "--api-base",
         help="provider base URL (env JUDGE_BASE_URL, or SREGym's JUDGE_API_BASE); a model "
         "name no litellm provider claims is sent as-is to it, an OpenAI-compatible endpoint",
@@ -354,6 +363,8 @@ def _make_judge(args):
             "structured_output": args.structured_output,
             "reply_order": args.reply_order,
         }
+        if args.samples > 1:
+            options["samples"] = args.samples
     try:
         return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
     except (TypeError, ValueError) as exc:

@@ -125,6 +125,7 @@ CHECKS: dict[str, Number | Parsed] = {
     "--dimensions": Parsed(_names, "comma-separated dimension ids (e.g. D1,D3)"),
     "--k": Number(int, 1, 10_000),
     "--repeat": Number(int, 1, 100),
+    "--samples": Number(int, 1, 100),
     "--shard": Parsed(_shard, "I/N with 1 <= I <= N (e.g. 2/4)"),
     "--fail-under": Number(float, 0, 1),
     # judge eval: how calls are made

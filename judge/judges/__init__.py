@@ -36,9 +36,15 @@ def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
     found = find_judge(model)
     if found is not None:
         return found
+    options = dict(llm_options)
+    samples = options.pop("samples", None) or 1
+    if samples > 1:
+        from .samples import sampled_judge
+
+        return sampled_judge(model, samples, options)
     from .llm import LLMJudge
 
-    return LLMJudge(model, **llm_options)
+    return LLMJudge(model, **options)
 
 
 def build_judge(

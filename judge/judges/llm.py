@@ -45,6 +45,7 @@ from ..run.exchanges import Exchange, record
 from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask
+from .confidence import TOP_LOGPROBS, with_scores
 from .mask import mask_secret
 from .repair import UnparseableReply, parse_reply
 from .structured import (
@@ -291,6 +292,7 @@ class LLMJudge:
         name: str | None = None,
         structured_output: str = "auto",
         reply_order: ReplyOrder = "answer-first",
+        logprobs: bool | None = None,
     ):
         self.model = model
         self.api_base = api_base
@@ -320,6 +322,10 @@ class LLMJudge:
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
+        self.logprobs = logprobs
+        """Whether each request asks for the answer tokens' log-probabilities (the answers'
+        confidence, `judge.judges.confidence`); None: when litellm says the provider returns
+        them, decided at the first request."""
         self.cache_marker: bool | None = None
         """Whether the shared start of each prompt is marked `cache_control` (see
         `needs_cache_marker`; decided at the first request, which is when litellm is loaded);
@@ -346,6 +352,7 @@ class LLMJudge:
             "api_base": self.api_base,
             "params": params,
             "reply_order": self.reply_order,
+            "logprobs": self.logprobs,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
             "structured_output_negotiation": self.negotiation.describe(),
             "replies": reply_shares(self.replies),
@@ -373,6 +380,8 @@ class LLMJudge:
         if self.cache_marker is None:
             await litellm_ready()
             self.cache_marker = needs_cache_marker(self.model)
+            if self.logprobs is None:
+                self.logprobs = supports_logprobs(self.model)
         asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
         messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -412,7 +421,8 @@ class LLMJudge:
             else:
                 self.replies["repaired" if parsed.repairs else "clean"] += 1
                 self.repairs.update(parsed.repairs)
-                verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
+                answers = with_scores(parsed.answers, _logprobs(response))
+                verdict = DimensionVerdict(answers=answers, attempts=attempt)
                 return tally.finish(verdict, usage)
             messages = reask_messages(asked, content, problem, task.question_ids)
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
@@ -527,6 +537,8 @@ class LLMJudge:
             kwargs["response_format"] = reply_format
         if self.seed is not None:
             kwargs["seed"] = self.seed
+        if self.logprobs:
+            kwargs.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
         return kwargs
 
     def endpoint(self) -> dict[str, str]:
@@ -705,6 +717,24 @@ def needs_cache_marker(model: str) -> bool:
     except Exception:  # a model string litellm cannot place: send plain text
         return False
     return provider in CACHE_MARKED or (provider in CLAUDE_HOSTS and "claude" in model.lower())
+
+
+def supports_logprobs(model: str) -> bool:
+    """Whether litellm knows `model`'s provider to return token log-probabilities (OpenAI and
+    OpenAI-compatible servers do; Anthropic does not)."""
+    litellm = import_litellm()
+    try:
+        provider = litellm.get_llm_provider(model)[1]
+        params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # a model string litellm cannot place: do not ask
+        return False
+    return bool(params) and "logprobs" in params
+
+
+def _logprobs(response: Any) -> Any:
+    """The reply's token log-probabilities (None when the provider sent none)."""
+    choices = getattr(response, "choices", None) or [None]
+    return getattr(choices[0], "logprobs", None)
 
 
 def _provider_words(words: str) -> str:

@@ -1,7 +1,9 @@
 """The `panel` judge: several judges answer, the majority decides.
 
 A question's answer is the majority of the members that scored it. A tie is unscored (or Yes /
-No with `tie="yes"|"no"`); a question no member scored is unscored with their reasons. Every
+No with `tie="yes"|"no"`); a question no member scored is unscored with their reasons. Its
+confidence score combines the members' (`judge.judges.confidence.panel_score`: the mean of each
+member's probability of the answer, the share backing it when they give none). Every
 member's own answers are kept (`DimensionVerdict.members`) and written to the result file
 under the member's name, so `judge agreement` can measure the panel's agreement.
 """
@@ -14,6 +16,7 @@ from typing import Any, Literal
 
 from ..checklist.judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
 from .base import Judge, JudgeTask, ask, check_judge
+from .confidence import panel_score
 
 TieRule = Literal["unscored", "yes", "no"]
 PANEL_TIE = "panel tie"
@@ -83,6 +86,7 @@ class PanelJudge:
             answer=winner,
             evidence=next((a.evidence for a in backing if a.evidence), ""),
             confidence=confidence,
+            confidence_score=panel_score(winner, scored) if winner else None,
         )
 
 
