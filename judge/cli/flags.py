@@ -147,6 +147,8 @@ CHECKS: dict[str, Number | Parsed] = {
     "--bootstrap": Number(int, 1, 1_000_000),
     "--seed": Number(int, 0, 2**32 - 1),
     "--alpha": Number(float, 0, 1, above=True, below=True),
+    "--target-agreement": Number(float, 0, 1, above=True, below=True),
+    "--fit-share": Number(float, 0, 1, below=True),
     "--thresholds": Parsed(_fractions, "comma-separated numbers from 0 to 1 (e.g. 0.5,0.7)"),
     "--sample": Number(int, 1, 10_000_000),
     "--port": Number(int, 0, 65_535),
