@@ -33,7 +33,7 @@ def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
     """
     if not model or model == "rules":
         return RulesJudge()
-    found = find_judge(model)
+    found = find_judge(model, llm_options)
     if found is not None:
         return found
     options = dict(llm_options)

@@ -35,6 +35,12 @@ class PanelJudge:
         self.tie = tie
         self.name = name
 
+    def judges(self) -> list[Judge]:
+        return list(self.members)
+
+    def with_judges(self, judges: list[Judge]) -> PanelJudge:
+        return PanelJudge(judges, self.tie, self.name)
+
     def describe(self) -> dict[str, Any]:
         """The tie rule and each member's own description."""
         return {
@@ -58,7 +64,7 @@ class PanelJudge:
             attempts=sum(v.attempts for v in verdicts),
             error="; ".join(errors) or None,
             error_kind=kinds[0] if kinds else None,
-            usage=_total_usage(verdicts),
+            usage=total_usage(verdicts),
             members=members,
         )
 
@@ -90,7 +96,8 @@ class PanelJudge:
         )
 
 
-def _total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
+def total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
+    """The tokens and cost of several verdicts together (cost None when any is unknown)."""
     usages = [v.usage for v in verdicts if v.usage is not None]
     if not usages:
         return None

@@ -1,4 +1,4 @@
-"""Terminal tables for `judge calibrate`: reliability and thresholds."""
+"""Terminal tables for `judge calibrate` (reliability, thresholds) and a cascade's summary."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agreement.reliability import ReliabilityDiagram
 from ...report.display import fmt
 from .file import CalibrationFile
 from .fit import Calibrated
+from .summary import CascadeSummary
 
 BAR = 20
 
@@ -94,3 +95,42 @@ def thresholds_table(calibration: CalibrationFile) -> Table:
             note = "never answers" + (f"; ~{more} more labels would do" if more else "")
             table.add_row(stage.judge.name, str(stage.n_reaching), "—", "—", "0", note)
     return table
+
+
+def cascade_table(summary: CascadeSummary) -> Table:
+    """A cascade run: the guarantee, coverage, each stage's share and cost."""
+    coverage = fmt(summary.coverage)
+    table = Table(
+        title=f"Cascade ({summary.guarantee} guarantee): agreement >= {summary.target:g} with "
+        f"probability >= {1 - summary.alpha:g} on what is answered; coverage {coverage} "
+        f"({summary.answered} of {summary.n_items}, {summary.abstained} unscored "
+        "below_guarantee)",
+        title_justify="left",
+    )
+    for column in ("judge", "threshold", "calls", "from store", "answered", "share", "cost"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for stage in summary.stages:
+        table.add_row(
+            stage.judge,
+            fmt(stage.threshold, 3),
+            str(stage.calls),
+            str(stage.calls_from_store),
+            str(stage.answered),
+            fmt(stage.share),
+            _usd(stage.cost_usd),
+        )
+    saved = (
+        f"; saved {_usd(summary.saved_usd)} ({summary.saved_share:.0%})"
+        if summary.saved_usd is not None and summary.saved_share is not None
+        else ""
+    )
+    table.caption = (
+        f"cost {_usd(summary.cost_usd)} against {_usd(summary.strongest_cost_usd)} for "
+        f"{summary.strongest} on every call ({summary.strongest_estimate}){saved}"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
