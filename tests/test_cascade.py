@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
+from agreement.selective import SelectiveRefusal
 from ground_truth import load_specs, load_submissions
 from judge import evaluate
 from judge.cli import main
 from judge.judges.llm import import_litellm
 from judge.judges.rules import RulesJudge
-from judge.judges.selective.file import CalibrationFile, load_calibration
+from judge.judges.selective.file import CalibrationFile, load_calibration, write_calibration
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.answers import diagnosis_text, last_user_text
 
@@ -303,3 +304,36 @@ def test_the_verdict_guarantee_keeps_or_escalates_whole_cases(world: World, tmp_
     assert summary["guarantee"] == "verdict" and summary["n_items"] == 32
     assert sum(s["answered"] for s in summary["stages"]) + summary["abstained"] == 32
     assert {"rules", f"llm:{MODEL}"} <= kinds, "each judge keeps some whole cases"
+
+
+def _without_threshold(calibration: CalibrationFile, stage: int) -> CalibrationFile:
+    """The calibration as if the labels had not supported a threshold for `stage`."""
+    stages = list(calibration.stages)
+    refused = SelectiveRefusal(
+        target=calibration.target, alpha=calibration.stage_alpha, n=0, reason="made for a test"
+    )
+    stages[stage] = stages[stage].model_copy(update={"selection": refused})
+    return calibration.model_copy(update={"stages": stages})
+
+
+def test_a_stage_without_a_threshold_is_never_asked(world: World, calibrated: Path) -> None:
+    calibration = load_calibration(calibrated / "cal.json")
+    routed = _expected(world, calibration)
+    cascade = ["--judge-model", f"cascade:rules,{MODEL}"]
+    with world.provider() as provider:
+        url = ["--api-base", provider.url]
+        write_calibration(_without_threshold(calibration, 1), calibrated / "no-model.json")
+        assert _eval(calibrated, "no-model.result.json", *cascade, *url,
+                     "--calibration", str(calibrated / "no-model.json")) == 0  # fmt: skip
+        assert provider.calls == [], "a stage that would never be kept is not asked"
+        write_calibration(_without_threshold(calibration, 0), calibrated / "no-rules.json")
+        assert _eval(calibrated, "no-rules.result.json", *cascade, *url,
+                     "--calibration", str(calibrated / "no-rules.json")) == 0  # fmt: skip
+        assert len(provider.calls) == 96, "every dimension call goes to the model"
+    no_model = json.loads((calibrated / "no-model.result.json").read_text())["cascade"]
+    assert [s["calls"] for s in no_model["stages"]] == [96, 0]
+    assert no_model["abstained"] == sum(1 for s in routed.values() if s != 0)
+    no_rules = json.loads((calibrated / "no-rules.result.json").read_text())["cascade"]
+    assert [s["calls"] for s in no_rules["stages"]] == [0, 96]
+    assert no_rules["stages"][0]["answered"] == 0
+    assert no_rules["strongest_cost_usd"] == pytest.approx(no_rules["cost_usd"], rel=1e-6)

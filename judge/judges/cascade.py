@@ -5,10 +5,11 @@
 
 After Jung, Brahman and Choi, "Trust or Escalate" (ICLR 2025). Each stage's answers are kept
 where its calibrated confidence reaches the threshold `judge calibrate --target-agreement`
-chose for it (`judge.judges.selective.route`); what no stage settles is left unscored with the reason
-`below_guarantee`, never counted as No. On what is answered, agreement with the labels is at
-least the calibration's target with probability at least 1 - alpha, for cases drawn like the
-labelled ones. Each stage is an ordinary judge, so the run stores its calls under its own name
+chose for it (`judge.judges.selective.route`); a stage the calibration gave no threshold (its
+labels could not support the target) would never be kept, so it is not asked. What no stage
+settles is left unscored with the reason `below_guarantee`, never counted as No. On what is
+answered, agreement with the labels is at least the calibration's target with probability at
+least 1 - alpha, for cases drawn like the labelled ones. Each stage is an ordinary judge, so the run stores its calls under its own name
 as it would alone (a rerun is free), and its answers are kept in the result as a member's.
 """
 
@@ -159,6 +160,10 @@ class CascadeJudge:
         for index, stage in enumerate(self.stages):
             if not pending:
                 break
+            if router.never_answers(index):
+                for qid in pending:
+                    seen[qid].append(None)
+                continue
             verdict = await self._ask(index, stage, task)
             members[stage.name] = verdict
             if verdict.error_kind == NOT_JUDGED:
@@ -188,6 +193,9 @@ class CascadeJudge:
         seen: list[float | None] = []
         verdict: DimensionVerdict | None = None
         for index, stage in enumerate(self.stages):
+            if router.never_answers(index):
+                seen.append(None)
+                continue
             verdict = await self._ask(index, stage, task)
             members[stage.name] = verdict
             if verdict.error_kind == NOT_JUDGED:
@@ -200,9 +208,11 @@ class CascadeJudge:
                 kept = [_calibrated(a, scores.get(a.question_id)) for a in verdict.answers]
                 return _verdict(kept, members)
         self._record(task, "verdict", None)
-        assert verdict is not None
         reason = router.abstain_reason(seen)
-        answers = [_abstained(q, verdict.answer_for(q), reason) for q in task.question_ids]
+        answers = [
+            _abstained(q, verdict.answer_for(q) if verdict else None, reason)
+            for q in task.question_ids
+        ]
         return _verdict(answers, members)
 
     async def _ask(self, index: int, stage: Judge, task: JudgeTask) -> DimensionVerdict:

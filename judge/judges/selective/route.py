@@ -54,6 +54,11 @@ class Router:
         """P(agree) per scored answer with a confidence, by the stage's maps."""
         return calibrate_answers(self.calibration.stages[stage].maps, self.names[stage], answers)
 
+    def never_answers(self, stage: int) -> bool:
+        """The calibration gave this stage no threshold: none of its answers would be kept,
+        so a cascade does not ask it."""
+        return self.calibration.stages[stage].threshold is None
+
     def kept_questions(
         self, stage: int, answers: list[QuestionAnswer], pending: list[str]
     ) -> dict[str, float]:
@@ -90,9 +95,11 @@ class Router:
             self.names, self.calibration.stages, confidences, strict=False
         ):
             threshold = stage.threshold
+            if threshold is None:
+                parts.append(f"{name} not asked (no threshold)")
+                continue
             shown = "no answer" if confidence is None else f"{confidence:.3f}"
-            limit = "never answers" if threshold is None else f"< {threshold:.3f}"
-            parts.append(f"{name} {shown} {limit}")
+            parts.append(f"{name} {shown} < {threshold:.3f}")
         what = "verdict" if self.guarantee == "verdict" else "answer"
         return (
             f"{BELOW_GUARANTEE}: no judge's calibrated confidence in its {what} reached its "

@@ -11,7 +11,7 @@ judges' mean tokens per call at its price.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -81,10 +81,9 @@ def cascade_summary(
     ]
     costs = [s.cost_usd for s in stages]
     total = None if None in costs else sum(c for c in costs if c is not None)
-    units = {(c.incident_id, c.trial, c.dimension_id) for c in by_stage[stage_names[0]]}
-    strongest, how = _strongest_cost(
-        stage_names[-1], strongest_model, by_stage, stage_names, len(units)
-    )
+    # Every call reaches the first stage asked (a stage with no threshold is skipped).
+    units = {(c.incident_id, c.trial, c.dimension_id) for n in stage_names for c in by_stage[n]}
+    strongest, how = _strongest_cost(stage_names[-1], strongest_model, by_stage, stage_names, units)
     saved = None if strongest is None or total is None else strongest - total
     return CascadeSummary(
         guarantee=calibration.guarantee,
@@ -129,8 +128,9 @@ def _strongest_cost(
     model: str | None,
     by_stage: dict[str, list[CallRecord]],
     stage_names: Sequence[str],
-    n_units: int,
+    units: set[tuple[str, str, str]],
 ) -> tuple[float | None, str]:
+    n_units = len(units)
     own = [
         (c.dimension_id, c.usage.cost_usd)
         for c in by_stage[name]
@@ -141,10 +141,10 @@ def _strongest_cost(
         for dimension, cost in own:
             per_dimension[dimension].append(cost)
         overall = sum(cost for _, cost in own) / len(own)
-        units = _units_by_dimension(by_stage[stage_names[0]])
+        by_dimension = Counter(dimension for _, _, dimension in units)
         total = sum(
             count * (_mean(per_dimension[d]) if d in per_dimension else overall)
-            for d, count in units.items()
+            for d, count in by_dimension.items()
         )
         return round(total, 8), (
             f"its mean cost per call ({len(own)} calls it made, by dimension) x {n_units} calls"
@@ -167,13 +167,6 @@ def _strongest_cost(
         f"the other judges' mean tokens per call ({len(others)} calls) at {model}'s price "
         f"x {n_units} calls"
     )
-
-
-def _units_by_dimension(calls: list[CallRecord]) -> dict[str, int]:
-    out: dict[str, int] = defaultdict(int)
-    for call in calls:
-        out[call.dimension_id] += 1
-    return dict(out)
 
 
 def _mean(values: list[float]) -> float:
