@@ -337,3 +337,18 @@ def test_a_stage_without_a_threshold_is_never_asked(world: World, calibrated: Pa
     assert [s["calls"] for s in no_rules["stages"]] == [0, 96]
     assert no_rules["stages"][0]["answered"] == 0
     assert no_rules["strongest_cost_usd"] == pytest.approx(no_rules["cost_usd"], rel=1e-6)
+
+
+def test_the_python_api_runs_a_cascade_from_a_calibration_file(
+    world: World, calibrated: Path
+) -> None:
+    from judge import CascadeJudge, load_calibration, make_judge
+
+    path = calibrated / "api.json"
+    write_calibration(_without_threshold(load_calibration(calibrated / "cal.json"), 1), path)
+    cascade = CascadeJudge([RulesJudge(), make_judge(MODEL, api_base="http://127.0.0.1:9")], path)
+    result = evaluate(load_specs(GT), world.subs, judge=cascade)
+    routed = _expected(world, load_calibration(calibrated / "cal.json"))
+    assert result.cascade is not None and result.cascade.n_items == 288
+    assert [s.calls for s in result.cascade.stages] == [96, 0]
+    assert result.cascade.answered == sum(1 for s in routed.values() if s == 0)
