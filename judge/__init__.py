@@ -43,6 +43,8 @@ _EXPORTS = {
         "register_judge",
     ],
     "judge.checklist.judgment": ["DimensionVerdict", "Judgment", "QuestionAnswer"],
+    "judge.judges.cascade": ["CascadeJudge"],
+    "judge.judges.selective.file": ["CalibrationFile", "load_calibration"],
     "judge.labelling.estimate": ["LabelledEstimates", "estimate_with_labels"],
     "judge.checklist.prompts": ["PromptRenderer"],
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
@@ -53,6 +55,8 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 
 __all__ = [
     "Cacheable",
+    "CalibrationFile",
+    "CascadeJudge",
     "CaseResult",
     "Control",
     "DimensionVerdict",
@@ -77,6 +81,7 @@ __all__ = [
     "evaluate_async",
     "evaluate_submission",
     "evaluate_submission_async",
+    "load_calibration",
     "load_result",
     "load_rubric",
     "load_specs",
@@ -120,6 +125,8 @@ if TYPE_CHECKING:
         make_judge,
         register_judge,
     )
+    from .judges.cascade import CascadeJudge
+    from .judges.selective.file import CalibrationFile, load_calibration
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
 
 

@@ -23,6 +23,8 @@ from .checklist.results import EvalResult
 from .checklist.rubric import Dimension, Rubric, load_rubric
 from .checklist.scoring import CaseResult
 from .judges import Judge, check_judge, make_judge
+from .judges.cascade import CascadeJudge
+from .judges.selective.summary import summary_of
 from .run.granularity import DEFAULT as DEFAULT_GRANULARITY
 from .run.granularity import Granularity
 from .run.granularity import check as check_granularity
@@ -181,6 +183,8 @@ async def evaluate_async(
     renderer = renderer or PromptRenderer()
     if options.dimensions:
         rubric = rubric.select(options.dimensions)
+    if isinstance(judge, CascadeJudge):  # a calibration for another rubric or judge: refused
+        judge.check(rubric, options.granularity)
     matching = match_submissions(specs, submissions)
     every = units(matching.pairs, rubric, renderer, options.granularity)
     chosen, shard = select_shard(every, options.shard, Unit.key)
@@ -198,7 +202,7 @@ async def evaluate_async(
         "max_concurrent": options.limits.max_concurrent,
         "seed": options.seed,
     }
-    return result_of(
+    result = result_of(
         run,
         rubric,
         matching,
@@ -207,6 +211,8 @@ async def evaluate_async(
         SECTIONS,
         lambda: run_config(rubric, judge, renderer, settings, config),
     )
+    result.cascade = summary_of(judge, result)
+    return result
 
 
 def _resolve(rubric: Rubric | str | Path | None, judge: Judge | None) -> tuple[Rubric, Judge]:

@@ -157,7 +157,7 @@ def test_a_name_that_is_no_judge_and_no_model_litellm_knows_is_refused(model) ->
         unregister_judge("origin")
     message = str(refused.value)
     assert f"{model!r} (from the command line) is not a judge this tool can use" in message
-    assert "registered: origin" in message
+    assert "registered: cascade, origin" in message  # cascade: built in, by name
     assert ("did you mean 'origin'?" in message) == (model == "origni")
 
 

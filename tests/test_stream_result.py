@@ -139,12 +139,24 @@ def test_compact_shares_only_a_full_fields_set() -> None:
     full = dict(incident_id="i", trial="t", dimension_id="d", question_id="q", answer="Yes")
     a = compact(
         Judgment(
-            **full, evidence=None, confidence=None, unscored_reason=None, judge="r", prompt_hash="h"
+            **full,
+            evidence=None,
+            confidence=None,
+            confidence_score=None,
+            unscored_reason=None,
+            judge="r",
+            prompt_hash="h",
         )
     )
     b = compact(
         Judgment(
-            **full, evidence=None, confidence=None, unscored_reason=None, judge="r", prompt_hash="h"
+            **full,
+            evidence=None,
+            confidence=None,
+            confidence_score=None,
+            unscored_reason=None,
+            judge="r",
+            prompt_hash="h",
         )
     )
     partial = compact(Judgment(**full, judge="r", prompt_hash="h"))

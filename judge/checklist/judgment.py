@@ -8,6 +8,12 @@ from pydantic import BaseModel, Field
 
 Answer = Literal["Yes", "No"]
 Confidence = Literal["High", "Medium", "Low"]
+CONFIDENCE_SCORE = (
+    "The judge's own confidence in this answer in [0, 1] (rules: the strength of what it found; "
+    "llm: the Yes/No token's probability, the share of k samples that agree, or the stated "
+    "level; panel: its members' combined). A score, not a probability, until `judge "
+    "calibrate` maps it to the chance of agreeing with the labels. None: the judge gave none."
+)
 
 
 class QuestionAnswer(BaseModel):
@@ -17,6 +23,7 @@ class QuestionAnswer(BaseModel):
     answer: Answer | None = None
     evidence: str | None = None
     confidence: Confidence | None = None
+    confidence_score: float | None = Field(None, ge=0.0, le=1.0, description=CONFIDENCE_SCORE)
     unscored_reason: str | None = None
 
     @property
@@ -86,6 +93,7 @@ class Judgment(BaseModel):
     answer: Answer | None
     evidence: str | None = None
     confidence: Confidence | None = None
+    confidence_score: float | None = Field(None, ge=0.0, le=1.0, description=CONFIDENCE_SCORE)
     unscored_reason: str | None = None
     judge: str
     prompt_hash: str

@@ -27,6 +27,7 @@ from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
 
 from ..errors import StorageError, os_reason
+from ..judges.selective.summary import CascadeSummary
 from .items import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
 from .judgment import Judgment, Usage, compact
@@ -166,6 +167,11 @@ class EvalResult(BaseModel):
     )
     resolution: dict[str, Any] | None = Field(
         None, description="Programmatic resolution checks, when submissions carry trajectories."
+    )
+    cascade: CascadeSummary | None = Field(
+        None,
+        description="A cascade judge's run: coverage, each judge's answers and cost against the "
+        "strongest judge alone, and the guarantee (`judge eval --judge-model cascade:...`).",
     )
 
 

@@ -54,9 +54,14 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
 def _register_calibrate(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "calibrate",
-        help="how well judges match people, with a threshold sweep",
+        help="how well judges match people: threshold sweep, confidence calibration, guarantees",
         description="Compare each judge result file with human labels, and sweep the pass "
-        "threshold: the kappa of the judge's pass/fail verdict against people at each threshold.",
+        "threshold: the kappa of the judge's pass/fail verdict against people at each threshold. "
+        "Then fit each judge's map from raw confidence to the probability of agreeing with the "
+        "labels (isotonic, per judge and question) and show its reliability diagram and ECE. "
+        "With --target-agreement, choose per judge (results in cascade order, cheapest first) "
+        "the confidence threshold that guarantees that agreement at level --alpha and write "
+        "the calibration file a cascade judge reads (judge eval --judge-model cascade:...).",
     )
     p.add_argument("results", nargs="+", type=Path, help="judge result JSON files")
     p.add_argument(
@@ -64,6 +69,42 @@ def _register_calibrate(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--thresholds", help="comma-separated thresholds (default 0.05 steps)")
     _bootstrap_arguments(p)
+    g = p.add_argument_group("selective judging with a guarantee")
+    g.add_argument(
+        "--target-agreement",
+        type=float,
+        metavar="T",
+        help="agreement with the labels to guarantee on what is answered (e.g. 0.9)",
+    )
+    g.add_argument(
+        "--alpha",
+        type=float,
+        default=0.1,
+        help="the guarantee holds with probability at least 1 - alpha (default 0.1)",
+    )
+    g.add_argument(
+        "--guarantee",
+        choices=("question", "verdict"),
+        default="question",
+        help="what agrees with the labels: each answer kept (default) or each case's verdict",
+    )
+    g.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="where to write the calibration file (default: the first result with suffix "
+        ".calibration.json)",
+    )
+    g.add_argument(
+        "--fit-share",
+        type=float,
+        default=0.5,
+        metavar="SHARE",
+        help="share of labelled incidents the confidence maps are fitted on; thresholds are "
+        "chosen on the rest, which the guarantee needs (default 0.5; 0: thresholds on raw "
+        "confidence)",
+    )
+    g.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
     p.set_defaults(handler=cmd_calibrate)
 
 
@@ -131,11 +172,84 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """`judge calibrate`: judges' agreement with people and their threshold sweep."""
     from agreement import calibrate, render_calibration
 
-    check_writable([("-o", args.output)], inputs_of(args, "results", "human"))
+    target = None
+    if args.target_agreement is not None:
+        target = args.calibration or args.results[0].with_suffix(".calibration.json")
+    check_writable(
+        [("-o", args.output), ("--calibration", target), ("--html", args.html)],
+        inputs_of(args, "results", "human"),
+    )
     report = calibrate(args.results, args.human, args.thresholds, B=args.bootstrap, seed=args.seed)
-    console().print(render_calibration(report))
+    out = console()
+    out.print(render_calibration(report))
     _write_json(args.output, report.model_dump_json(indent=2))
+    _confidence_calibration(args, target, out)
     return EXIT_OK
+
+
+def _confidence_calibration(args: argparse.Namespace, target: Path | None, out) -> None:
+    """Each judge's confidence maps and reliability; with a target, its thresholds and file."""
+    from agreement import read_ratings
+    from agreement.calibrate import majority
+
+    from ..judges.selective.file import write_calibration
+    from ..judges.selective.fit import (
+        NothingLabelled,
+        choose_thresholds,
+        fit_stages,
+        load_stages,
+        reference_labels,
+        rubric_of,
+    )
+    from ..judges.selective.render import reliability_table, thresholds_table
+
+    stages, results = load_stages(args.results)
+    rubric_hash, shape = rubric_of(results, [str(p) for p in args.results])
+    people = read_ratings(args.human)
+    names = [r.name for r in people.raters if r.kind == "human"]
+    reference = names[0]
+    if len(names) > 1:
+        reference = people.add(majority(people, names))
+    labels = reference_labels(
+        people.labels(reference, "question"), people.labels(reference, "verdict"), shape
+    )
+    files = [str(p) for p in args.human]
+    try:
+        calibrated = fit_stages(
+            stages,
+            labels,
+            shape,
+            guarantee=args.guarantee,
+            fit_share=args.fit_share,
+            seed=args.seed,
+            label_files=files,
+        )
+    except NothingLabelled as exc:
+        if target is not None:
+            raise
+        out.print(f"No confidence calibration: {exc.message}")
+        return
+    out.print(reliability_table(calibrated))
+    calibration = None
+    if target is not None:
+        calibration = choose_thresholds(
+            calibrated,
+            labels,
+            rubric_hash,
+            shape,
+            target=args.target_agreement,
+            alpha=args.alpha,
+            label_files=files,
+            reference=reference,
+        )
+        out.print(thresholds_table(calibration))
+        write_calibration(calibration, target)
+        out.print(f"Wrote {target}")
+    if args.html is not None:
+        from ..report.calibration import write_calibration_html
+
+        write_calibration_html(args.html, calibrated, calibration)
+        out.print(f"Wrote {args.html}")
 
 
 def cmd_labels_template(args: argparse.Namespace) -> int:

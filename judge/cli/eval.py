@@ -37,7 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="litellm model string (env JUDGE_MODEL, or SREGym's JUDGE_MODEL_ID); repeat for a "
         "majority-vote panel; 'rules' or unset: the offline rules judge; 'replay:STORE'; a "
         "judge of your own: NAME[:ARGS] (registered, or an entry point in group "
-        "diagnosis_judge.judges) or package.module:Class (importable, e.g. on PYTHONPATH)",
+        "diagnosis_judge.judges) or package.module:Class (importable, e.g. on PYTHONPATH); "
+        "'cascade:A,B,C' asks A first and escalates to B, then C, what the --calibration "
+        "file says A is not sure enough of",
     )
     p.add_argument(
         "--env-file",
@@ -58,6 +60,22 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         help="ask each judge K times (seeds differ); a panel of the repeats, for self-consistency",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask each LLM judge K times at temperature 0.7 (seeds differ; K calls each, "
+        "stored one by one) and take the majority; where the provider gives no token "
+        "probabilities, the share of samples that agree is each answer's confidence",
+    )
+    p.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="a cascade judge's calibration file (`judge calibrate --target-agreement`): its "
+        "judges, rubric and thresholds must match this run's (exit 2 otherwise)",
     )
     p.add_argument(
         "--api-base",
@@ -381,9 +399,9 @@ def _make_judge(args):
         from ..judges.replay import replay_judge_from_args
 
         return replay_judge_from_args(models, args)
-    options = {}
+    options = _cascade_options(models, args)
     if models and any(m != "rules" for m in models):
-        options = {
+        options |= {
             "api_base": args.api_base,
             "api_key": found.api_key.text if found.api_key else None,
             "timeout": args.timeout,
@@ -392,12 +410,30 @@ def _make_judge(args):
             "reply_order": args.reply_order,
             "client": args.client,
         }
+        if args.samples > 1:
+            options["samples"] = args.samples
     try:
         return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
     except (TypeError, ValueError) as exc:
         from ground_truth.errors import InputError
 
         raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
+
+
+def _cascade_options(models: list[str] | None, args) -> dict:
+    """A cascade is a run's only judge, and the one that reads --calibration."""
+    from ground_truth.errors import InputError
+
+    cascades = [m for m in models or [] if m.startswith("cascade:")]
+    if not cascades:
+        if args.calibration is not None:
+            raise InputError(
+                "--calibration", "is read by a cascade judge: --judge-model cascade:A,B,..."
+            )
+        return {}
+    if len(models or []) > 1 or args.repeat > 1:
+        raise InputError("--judge-model", "a cascade is the run's only judge (no panel, --repeat)")
+    return {"calibration": args.calibration}
 
 
 def _announce(judge, args, out) -> None:
@@ -477,7 +513,11 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         print(result.overall.model_dump_json(indent=2))
     else:
         print_result(result, out)
-        if getattr(judge, "members", None):
+        if result.cascade is not None:
+            from ..judges.selective.render import cascade_table
+
+            out.print(cascade_table(result.cascade))
+        elif getattr(judge, "members", None):
             _panel_agreement(result, out)
         if result.resolution:
             from .resolve import resolution_table

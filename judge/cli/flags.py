@@ -125,6 +125,7 @@ CHECKS: dict[str, Number | Parsed] = {
     "--dimensions": Parsed(_names, "comma-separated dimension ids (e.g. D1,D3)"),
     "--k": Number(int, 1, 10_000),
     "--repeat": Number(int, 1, 100),
+    "--samples": Number(int, 1, 100),
     "--shard": Parsed(_shard, "I/N with 1 <= I <= N (e.g. 2/4)"),
     "--fail-under": Number(float, 0, 1),
     # judge eval: how calls are made
@@ -146,6 +147,8 @@ CHECKS: dict[str, Number | Parsed] = {
     "--bootstrap": Number(int, 1, 1_000_000),
     "--seed": Number(int, 0, 2**32 - 1),
     "--alpha": Number(float, 0, 1, above=True, below=True),
+    "--target-agreement": Number(float, 0, 1, above=True, below=True),
+    "--fit-share": Number(float, 0, 1, below=True),
     "--thresholds": Parsed(_fractions, "comma-separated numbers from 0 to 1 (e.g. 0.5,0.7)"),
     "--sample": Number(int, 1, 10_000_000),
     "--port": Number(int, 0, 65_535),

@@ -11,24 +11,27 @@ from .common import EXIT_OK
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `schema` subcommand."""
     p = commands.add_parser("schema", help="print the JSON Schema of a file format")
-    p.add_argument("kind", choices=["spec", "submission", "result", "rubric"])
+    p.add_argument("kind", choices=["spec", "submission", "result", "rubric", "calibration"])
     p.set_defaults(handler=cmd_schema)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    """`judge schema`: print the JSON Schema of a spec, submission, result or rubric file."""
+    """`judge schema`: print the JSON Schema of a spec, submission, result, rubric or
+    calibration file."""
     from pydantic import BaseModel
 
     from ground_truth.models import IncidentSpec, Submission
 
     from ..checklist.results import EvalResult
     from ..checklist.rubric import Rubric
+    from ..judges.selective.file import CalibrationFile
 
     models: dict[str, type[BaseModel]] = {
         "spec": IncidentSpec,
         "submission": Submission,
         "result": EvalResult,
         "rubric": Rubric,
+        "calibration": CalibrationFile,
     }
     print(json.dumps(models[args.kind].model_json_schema(), indent=2))
     return EXIT_OK

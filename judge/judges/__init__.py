@@ -33,12 +33,18 @@ def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
     """
     if not model or model == "rules":
         return RulesJudge()
-    found = find_judge(model)
+    found = find_judge(model, llm_options)
     if found is not None:
         return found
+    options = dict(llm_options)
+    samples = options.pop("samples", None) or 1
+    if samples > 1:
+        from .samples import sampled_judge
+
+        return sampled_judge(model, samples, options)
     from .llm import LLMJudge
 
-    return LLMJudge(model, **llm_options)
+    return LLMJudge(model, **options)
 
 
 def build_judge(

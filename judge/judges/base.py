@@ -8,7 +8,9 @@ which the engine looks for with `isinstance`:
 - `Gated`: a `gate` attribute the run sets; every provider request waits at it for the run's
   pause file, cooldown, rate limits, concurrency and stop, and reports its tokens and cost
   there (`--max-cost`, the result's `usage` block);
-- `RequestGate`: what such a judge's `gate` offers (the run's `Gate`, or `NullGate` outside a run).
+- `RequestGate`: what such a judge's `gate` offers (the run's `Gate`, or `NullGate` outside a run);
+- `Composite`: a judge that asks other judges (a panel, a cascade); the run wraps each of them
+  for the store, so each one's calls are cached under its own name.
 """
 
 from __future__ import annotations
@@ -153,6 +155,23 @@ class Gated(Protocol):
     """
 
     gate: RequestGate
+
+
+@runtime_checkable
+class Composite(Protocol):
+    """A judge made of other judges (`PanelJudge`, `CascadeJudge`). The run replaces each of
+    them with a wrapper that serves and records its calls (`with_judges`), so a composite
+    must ask its judges only through the list it was built with."""
+
+    name: str
+
+    def judges(self) -> list[Judge]:
+        """The judges it asks, in order."""
+        ...
+
+    def with_judges(self, judges: list[Judge]) -> Judge:
+        """The same composite asking `judges` (one for each of `judges()`, in order)."""
+        ...
 
 
 async def ask(judge: Judge, task: JudgeTask) -> DimensionVerdict:

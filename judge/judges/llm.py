@@ -44,6 +44,7 @@ from .base import JudgeTask
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
+from .confidence import TOP_LOGPROBS, with_scores
 from .mask import mask_secret
 from .repair import UnparseableReply, parse_reply
 from .structured import (
@@ -180,6 +181,7 @@ class LLMJudge:
         structured_output: str = "auto",
         reply_order: ReplyOrder = "answer-first",
         client: str = "auto",
+        logprobs: bool | None = None,
     ):
         self.model = model
         self.api_base = api_base
@@ -209,6 +211,10 @@ class LLMJudge:
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
+        self.logprobs = logprobs
+        """Whether each request asks for the answer tokens' log-probabilities (the answers'
+        confidence, `judge.judges.confidence`); None: when litellm says the provider returns
+        them, decided at the first request."""
         self.cache_marker: bool | None = None
         """Whether the shared start of each prompt is marked `cache_control` (see
         `judge.judges.clients.litellm_client.needs_cache_marker`; decided at the first
@@ -222,9 +228,6 @@ class LLMJudge:
             self.endpoint(),
         )
         """How requests reach the model (`judge.judges.clients`)."""
-        self.logprobs: int | None = None
-        """Ask each request for token log-probabilities with this many alternatives (None:
-        not asked); they come back in each `Reply.logprobs`."""
 
     def prefetch(self) -> None:
         """The run will send this judge requests: start importing its client's library now;
@@ -252,6 +255,7 @@ class LLMJudge:
             "client": self.client.name,
             "params": params,
             "reply_order": self.reply_order,
+            "logprobs": self.logprobs,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
             "structured_output_negotiation": self.negotiation.describe(),
             "replies": reply_shares(self.replies),
@@ -279,6 +283,8 @@ class LLMJudge:
         if self.cache_marker is None:
             await self.client.ready()
             self.cache_marker = self.client.cache_marker()
+            if self.logprobs is None:
+                self.logprobs = self.client.name == "openai" or supports_logprobs(self.model)
         asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
         messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -322,7 +328,8 @@ class LLMJudge:
             else:
                 self.replies["repaired" if parsed.repairs else "clean"] += 1
                 self.repairs.update(parsed.repairs)
-                verdict = DimensionVerdict(answers=parsed.answers, attempts=attempt)
+                answers = with_scores(parsed.answers, reply.logprobs)
+                verdict = DimensionVerdict(answers=answers, attempts=attempt)
                 return tally.finish(verdict, usage)
             messages = reask_messages(asked, content, problem, task.question_ids)
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
@@ -469,7 +476,9 @@ class LLMJudge:
                     tally.requests += 1
                     sent = time.monotonic()
                     try:
-                        reply = await self.client.complete(request, self.timeout, self.logprobs)
+                        reply = await self.client.complete(
+                            request, self.timeout, TOP_LOGPROBS if self.logprobs else None
+                        )
                     except Exception as exc:
                         refused = mode != "prompt" and is_format_refusal(exc)
                         kind = "format_refused" if refused else error_kind(exc)
@@ -586,6 +595,18 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(str(block.get("text") or "") for block in content)
     return content or ""
+
+
+def supports_logprobs(model: str) -> bool:
+    """Whether litellm knows `model`'s provider to return token log-probabilities (OpenAI and
+    OpenAI-compatible servers do; Anthropic does not)."""
+    litellm = import_litellm()
+    try:
+        provider = litellm.get_llm_provider(model)[1]
+        params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+    except Exception:  # a model string litellm cannot place: do not ask
+        return False
+    return bool(params) and "logprobs" in params
 
 
 def _provider_words(words: str) -> str:

@@ -1,7 +1,9 @@
 """The `panel` judge: several judges answer, the majority decides.
 
 A question's answer is the majority of the members that scored it. A tie is unscored (or Yes /
-No with `tie="yes"|"no"`); a question no member scored is unscored with their reasons. Every
+No with `tie="yes"|"no"`); a question no member scored is unscored with their reasons. Its
+confidence score combines the members' (`judge.judges.confidence.panel_score`: the mean of each
+member's probability of the answer, the share backing it when they give none). Every
 member's own answers are kept (`DimensionVerdict.members`) and written to the result file
 under the member's name, so `judge agreement` can measure the panel's agreement.
 """
@@ -14,6 +16,7 @@ from typing import Any, Literal
 
 from ..checklist.judgment import Answer, Confidence, DimensionVerdict, QuestionAnswer, Usage
 from .base import Judge, JudgeTask, ask, check_judge
+from .confidence import panel_score
 
 TieRule = Literal["unscored", "yes", "no"]
 PANEL_TIE = "panel tie"
@@ -31,6 +34,12 @@ class PanelJudge:
         self.members = members
         self.tie = tie
         self.name = name
+
+    def judges(self) -> list[Judge]:
+        return list(self.members)
+
+    def with_judges(self, judges: list[Judge]) -> PanelJudge:
+        return PanelJudge(judges, self.tie, self.name)
 
     def describe(self) -> dict[str, Any]:
         """The tie rule and each member's own description."""
@@ -55,7 +64,7 @@ class PanelJudge:
             attempts=sum(v.attempts for v in verdicts),
             error="; ".join(errors) or None,
             error_kind=kinds[0] if kinds else None,
-            usage=_total_usage(verdicts),
+            usage=total_usage(verdicts),
             members=members,
         )
 
@@ -83,10 +92,12 @@ class PanelJudge:
             answer=winner,
             evidence=next((a.evidence for a in backing if a.evidence), ""),
             confidence=confidence,
+            confidence_score=panel_score(winner, scored) if winner else None,
         )
 
 
-def _total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
+def total_usage(verdicts: list[DimensionVerdict]) -> Usage | None:
+    """The tokens and cost of several verdicts together (cost None when any is unknown)."""
     usages = [v.usage for v in verdicts if v.usage is not None]
     if not usages:
         return None

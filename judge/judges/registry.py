@@ -22,6 +22,7 @@ are a `ground_truth.registry.Registry` (`JUDGES`), the shape formats and resolut
 from __future__ import annotations
 
 import difflib
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from ground_truth.registry import REFERENCE, Registry, load_reference
 from .base import Judge, check_judge
 
 ENTRY_POINT_GROUP = "diagnosis_judge.judges"
-RESERVED = frozenset({"rules", "replay", "panel", "llm"})
+RESERVED = frozenset({"rules", "replay", "panel", "llm", "cascade"})
 
 JudgeFactory = Callable[..., Judge]
 """A class or function that builds a judge: `factory()` or `factory(args: str)`."""
@@ -48,6 +49,7 @@ def _as_factory(obj: Any, name: str) -> JudgeFactory:
 
 
 JUDGES: Registry[JudgeFactory] = Registry("judge", ENTRY_POINT_GROUP, _as_factory)
+JUDGES.register("cascade", "judge.judges.cascade:cascade_judge")
 
 
 def register_judge(name: str, factory: JudgeFactory | str, *, replace: bool = False) -> None:
@@ -94,18 +96,28 @@ def similar_judge_names(model: str) -> list[str]:
     return difflib.get_close_matches(model.partition(":")[0], known, n=3, cutoff=0.75)
 
 
-def find_judge(model: str) -> Judge | None:
+def find_judge(model: str, options: dict[str, Any] | None = None) -> Judge | None:
     """The judge `model` names as `NAME[:ARGS]` or `module:Attribute`; None when it names none
-    (then it is a litellm model string). A plugin of that name that cannot be used is a
-    `ValueError` (`PluginError`) naming it and its distribution."""
+    (then it is a litellm model string). A factory that takes keyword arguments gets `options`
+    (the LLM options: a `cascade:` builds its stages with them). A plugin of that name that
+    cannot be used is a `ValueError` (`PluginError`) naming it and its distribution."""
     name, colon, args = model.partition(":")
     factory = JUDGES.find(name)
     if factory is not None:
-        judge = factory(args) if colon else factory()
+        extra = options if options and _takes_options(factory) else {}
+        judge = factory(args, **extra) if colon else factory(**extra)
         return check_judge(judge, f"judge {model!r}")
     if REFERENCE.match(model):
         return check_judge(_load_attribute(model)(), f"judge {model!r}")
     return None
+
+
+def _takes_options(factory: JudgeFactory) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def _load_attribute(model: str) -> JudgeFactory:

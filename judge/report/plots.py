@@ -178,5 +178,29 @@ def coverage_vs_success(
         return to_svg(fig, "coverage")
 
 
+def reliability(
+    curves: Sequence[tuple[str, Sequence[float], Sequence[float], Sequence[int]]], prefix: str
+) -> Markup:
+    """A reliability diagram: per curve (label, mean confidence, observed agreement, count per
+    non-empty bin) the agreement against the confidence, the diagonal being perfect calibration."""
+    plt = _pyplot()
+    colors = [MUTED, NEUTRAL, PASS, UNSCORED]
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(3.6, 3.2))
+        ax.plot([0, 1], [0, 1], color="#243040", linestyle=":", linewidth=1)
+        for n, (label, confidence, agreed, counts) in enumerate(curves):
+            color = colors[n % len(colors)]
+            ax.plot(confidence, agreed, color=color, linewidth=1.2, label=label)
+            largest = max(counts, default=1) or 1
+            sizes = [8 + 72 * (c / largest) ** 0.5 for c in counts]
+            ax.scatter(confidence, agreed, s=sizes, color=color, zorder=3, clip_on=False)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("confidence (mean per bin)")
+        ax.set_ylabel("agreement with the labels")
+        ax.legend(frameon=False, fontsize=8, loc="upper left")
+        return to_svg(fig, prefix)
+
+
 def _short(name: str, most: int = 36) -> str:
     return name if len(name) <= most else name[: most // 2 - 1] + "…" + name[-(most // 2 - 1) :]

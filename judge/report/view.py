@@ -313,6 +313,8 @@ class ReportView:
     resolution_cases: list[dict[str, Any]] = field(default_factory=list)
     agreement: list[Table] | None = None
     agreement_raw: str | None = None
+    cascade: dict[str, Any] | None = None
+    """A cascade judge's run (`EvalResult.cascade`), as the template's `cascade_section` reads it."""
     entities: dict[str, Any] | None = None
     estimates: EstimatesView | None = None
     """Means corrected with labels (`judge report --labels`)."""
@@ -393,6 +395,7 @@ def build_view(
         view.agreement, view.agreement_raw = _agreement(extra["agreement"])
     if "estimates" in extra:
         view.estimates = estimates_view(extra["estimates"])
+    view.cascade = _cascade(result)
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
     return view
@@ -788,6 +791,11 @@ def _agreement(section: dict[str, Any]) -> tuple[list[Table] | None, str | None]
                 )
             )
     return tables, None
+
+
+def _cascade(result: EvalResult) -> dict[str, Any] | None:
+    """The cascade block as plain data (the template reads it like the JSON)."""
+    return None if result.cascade is None else result.cascade.model_dump(mode="json")
 
 
 def _pair_table(title: str, pairs: list[dict[str, Any]]) -> Table:

@@ -84,6 +84,7 @@ def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
             answer=answer.answer,
             evidence=answer.evidence,
             confidence=answer.confidence,
+            confidence_score=answer.confidence_score,
             unscored_reason=answer.unscored_reason,
             judge=judge_name,
             prompt_hash=unit.hash,

@@ -20,8 +20,7 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
-from ..judges.base import Cacheable, Judge, JudgeTask, ask
-from ..judges.panel import PanelJudge
+from ..judges.base import Cacheable, Composite, Judge, JudgeTask, ask
 from ..store import CallLog, CaseRef, Exchange, KeyParts, Store, short_hash
 from .control import RunStopped
 from .deferred import prompt_hash_of
@@ -75,10 +74,11 @@ def is_cacheable(judge: Judge) -> bool:
 
 
 def leaves(judge: Judge) -> list[Judge]:
-    """The judges that answer: a panel's members (at any depth), or the judge itself."""
-    if not isinstance(judge, PanelJudge):
+    """The judges that answer: a panel's members or a cascade's stages (at any depth), or the
+    judge itself."""
+    if not isinstance(judge, Composite):
         return [judge]
-    return [leaf for m in judge.members for leaf in leaves(m)]
+    return [leaf for m in judge.judges() for leaf in leaves(m)]
 
 
 def case_ref(task: JudgeTask) -> CaseRef:

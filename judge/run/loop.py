@@ -22,8 +22,8 @@ from ..checklist.judgment import DimensionVerdict
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
 from ..checklist.rubric import parts_of
 from ..errors import StorageError
-from ..judges import Gated, Judge, PanelJudge
-from ..judges.base import ask
+from ..judges import Gated, Judge
+from ..judges.base import Composite, ask
 from ..report.safe_text import visible
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
@@ -87,8 +87,8 @@ class Run:
             self.control.note(message)
 
     def _wrap(self, judge: Judge) -> Judge:
-        if isinstance(judge, PanelJudge):
-            return PanelJudge([self._wrap(m) for m in judge.members], judge.tie, judge.name)
+        if isinstance(judge, Composite):
+            return judge.with_judges([self._wrap(m) for m in judge.judges()])
         if self.control.handle_signals and isolable(judge):  # a stop never waits for it
             judge = IsolatedJudge(judge, self.gate)  # type: ignore[arg-type]
             self.isolated.append(judge)

@@ -90,7 +90,9 @@ def per_dimension(
 def empty_verdict(unit: Unit) -> DimensionVerdict:
     """An empty diagnosis answers No to every question, without asking a judge."""
     answers = [
-        QuestionAnswer(question_id=q.id, answer="No", evidence="", confidence="High")
+        QuestionAnswer(
+            question_id=q.id, answer="No", evidence="", confidence="High", confidence_score=1.0
+        )
         for q in unit.dimension.questions
     ]
     return DimensionVerdict(answers=answers, attempts=0, error=EMPTY_DIAGNOSIS)

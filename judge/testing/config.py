@@ -11,6 +11,7 @@ from judge.testing.answers import AnswerPolicy
 from judge.testing.batches import BatchOutcome
 from judge.testing.faults import NO_FAULT_NAMES, FaultKind, parse_fault_kind
 from judge.testing.formats import FORMATS, FormatName, RefusalShape
+from judge.testing.logprobs import ConfidencePolicy
 
 
 class FakeProviderConfig(BaseModel):
@@ -29,6 +30,13 @@ class FakeProviderConfig(BaseModel):
       before any work; by default it takes the same latency as an answer.
     - `api_key`: when set, requests must carry `Authorization: Bearer <api_key>` or get 401.
     - `answer_policy`: `(question_id, messages) -> "Yes" | "No"`; default a stable hash.
+    - `model_policies`: an answer policy per model name (as the request names it, without a
+      litellm provider prefix), for one server playing several models; others use
+      `answer_policy`.
+    - `logprobs`: whether a request that asks for `logprobs` gets them (False: a server that
+      ignores the parameter); `confidence_policy`: `(model, question_id, messages, answer) ->
+      P(answer)`, the probability each answer's token gets (default: a stable hash in
+      [0.5, 1); see `judge.testing.logprobs`).
     - `log_path`: a JSONL file each call record is appended to.
     - `response_formats`: the reply formats the server accepts (`json_schema`,
       `json_object+schema`, `json_object`, `text` = none asked); others are refused in the
@@ -65,6 +73,9 @@ class FakeProviderConfig(BaseModel):
     fast_429: bool = False
     api_key: SecretStr | None = None
     answer_policy: AnswerPolicy | None = Field(None, exclude=True)
+    model_policies: dict[str, AnswerPolicy] = Field(default_factory=dict, exclude=True)
+    logprobs: bool = True
+    confidence_policy: ConfidencePolicy | None = Field(None, exclude=True)
     log_path: Path | None = None
     response_formats: tuple[FormatName, ...] = FORMATS
     format_refusal: RefusalShape = "openai-400"

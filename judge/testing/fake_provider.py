@@ -50,6 +50,7 @@ from judge.testing.config import FakeProviderConfig
 from judge.testing.faults import FaultKind, FaultPlan
 from judge.testing.formats import refusal, request_format, schema_ignored
 from judge.testing.limiter import SlidingWindowLimiter
+from judge.testing.logprobs import hash_confidence, logprobs_for
 from judge.testing.prefix_cache import PrefixCache
 from judge.testing.replies import Reply
 
@@ -74,6 +75,9 @@ class _Request:
         self.model = str(body.get("model") or "")
         self.messages: list[dict[str, Any]] = body["messages"]
         self.stream = bool(body.get("stream"))
+        self.logprobs = body.get("logprobs") is True
+        top = body.get("top_logprobs")
+        self.top_logprobs = top if isinstance(top, int) and not isinstance(top, bool) else 0
         response_format = body.get("response_format")
         self.response_format = (
             str(response_format.get("type")) if isinstance(response_format, dict) else None
@@ -289,7 +293,8 @@ class FakeProvider:
         finish = "stop"
         if request.question_ids:
             try:
-                answers = build_answers(request.messages, request.question_ids, self._policy)
+                policy = self.config.model_policies.get(request.model, self._policy)
+                answers = build_answers(request.messages, request.question_ids, policy)
             except Exception as exc:
                 message = f"fake provider: the answer policy failed: {exc!r}"
                 return Reply(500, replies.error(message, "server_error")), POLICY_ERROR, {}
@@ -312,8 +317,14 @@ class FakeProvider:
         payload = replies.completion(
             index, request.model, content, finish, request.prompt_tokens, completion_tokens, cached
         )
-        if request.logprobs:
-            payload["choices"][0]["logprobs"] = replies.logprobs(content, request.top_logprobs)
+        if request.logprobs and self.config.logprobs:
+            payload["choices"][0]["logprobs"] = logprobs_for(
+                content,
+                request.model,
+                request.messages,
+                self.config.confidence_policy or hash_confidence,
+                request.top_logprobs,
+            )
         extra = {
             "answers": {a["id"]: a["answer"] for a in answers} if answers and not fault else None,
             "prompt_tokens": request.prompt_tokens,

@@ -55,31 +55,6 @@ def completion(
     }
 
 
-def logprobs(content: str, top: int = 0) -> dict[str, Any]:
-    """`choices[0].logprobs` for `content`, as OpenAI shapes it: one entry per token (the fake's
-    tokens are 4 characters, as it counts them), each with `top` alternatives (the token
-    itself first). The values are made up but fixed: the same text gets the same numbers."""
-    tokens = [content[i : i + 4] for i in range(0, len(content), 4)]
-    entries = []
-    for i, token in enumerate(tokens):
-        logprob = -round(0.05 * (i % 7), 4)
-        alternatives = [(token, logprob)] + [
-            (f"{token}~{k}", round(logprob - 1.0 - k, 4)) for k in range(1, top)
-        ]
-        entries.append(
-            {
-                "token": token,
-                "logprob": logprob,
-                "bytes": list(token.encode("utf-8")),
-                "top_logprobs": [
-                    {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8"))}
-                    for t, lp in alternatives[:top]
-                ],
-            }
-        )
-    return {"content": entries, "refusal": None}
-
-
 def error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
     """An OpenAI-style error body."""
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}

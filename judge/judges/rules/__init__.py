@@ -16,6 +16,7 @@ from ground_truth.models import IncidentSpec
 from ...checklist.judgment import DimensionVerdict, QuestionAnswer
 from ..base import JudgeTask
 from .basis import Basis, Ruling
+from .confidence import with_confidence
 from .questions import RULES, Case, bind, binding_warnings, rule_for_text
 from .size import Excerpt, SizePolicy
 from .truth import Truth, parse_truth
@@ -85,7 +86,7 @@ class RulesJudge:
         return self.answer(task)
 
     def answer(self, task: JudgeTask) -> DimensionVerdict:
-        return DimensionVerdict(answers=[ruling.answer for ruling in self.rulings(task)])
+        return DimensionVerdict(answers=[with_confidence(r) for r in self.rulings(task)])
 
     def rulings(self, task: JudgeTask) -> list[Ruling]:
         """Each question's answer with what it rests on (`Basis`), in the dimension's order."""

@@ -1,0 +1,136 @@
+"""Terminal tables for `judge calibrate` (reliability, thresholds) and a cascade's summary."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from agreement.reliability import ReliabilityDiagram
+
+from ...report.display import fmt
+from .file import CalibrationFile
+from .fit import Calibrated
+from .summary import CascadeSummary
+
+BAR = 20
+
+
+def reliability_table(calibrated: Calibrated) -> Group:
+    """Per judge: how its confidence compares with its agreement, raw and after its map."""
+    where = (
+        f"{calibrated.n_select} selection items"
+        if calibrated.n_fit
+        else f"{calibrated.n_select} items (no fitting share: the map is the identity)"
+    )
+    summary = Table(
+        title=f"Confidence calibration ({calibrated.guarantee}s; maps fitted on "
+        f"{calibrated.n_fit} items, measured on {where})",
+        title_justify="left",
+    )
+    for column in ("judge", "n", "agreement", "ECE raw", "ECE calibrated", "maps"):
+        summary.add_column(column, justify="left" if column in ("judge", "maps") else "right")
+    parts: list[Table | Text] = [summary]
+    for stage in calibrated.stages:
+        maps = stage.maps
+        kinds = f"{len(maps.questions)} per question, {len(maps.judges)} per judge, pooled"
+        summary.add_row(
+            stage.identity.name,
+            str(stage.n_scored),
+            fmt(stage.agreement),
+            fmt(stage.raw.ece if stage.raw else None, 3),
+            fmt(stage.calibrated.ece if stage.calibrated else None, 3),
+            kinds,
+        )
+        if stage.calibrated is not None:
+            parts.append(diagram_table(stage.calibrated, f"{stage.identity.name}, calibrated"))
+    return Group(*parts)
+
+
+def diagram_table(diagram: ReliabilityDiagram, title: str) -> Table:
+    """One reliability diagram as rows: bin, count, mean confidence, observed agreement, bar."""
+    table = Table(title=f"Reliability: {title} (ECE {diagram.ece:.3f})", title_justify="left")
+    for column in ("confidence", "n", "mean conf.", "agreed", ""):
+        table.add_column(
+            column, justify="right" if column in ("n", "mean conf.", "agreed") else "left"
+        )
+    for b in diagram.bins:
+        if not b.count:
+            continue
+        bar = "#" * round((b.observed_agreement or 0.0) * BAR)
+        table.add_row(
+            f"{b.lower:.1f}-{b.upper:.1f}",
+            str(b.count),
+            fmt(b.mean_confidence),
+            fmt(b.observed_agreement),
+            bar,
+        )
+    return table
+
+
+def thresholds_table(calibration: CalibrationFile) -> Table:
+    """The chosen thresholds, stage by stage, and what they give on the selection items."""
+    table = Table(
+        title=f"Guarantee: agreement >= {calibration.target:g} on the {calibration.guarantee}s "
+        f"answered, with probability >= {1 - calibration.alpha:g} (alpha {calibration.alpha:g}, "
+        f"{calibration.stage_alpha:.3g} per judge); coverage {calibration.coverage:.2f}, "
+        f"agreement {fmt(calibration.agreement)} on {calibration.labels.n_select} selection items",
+        title_justify="left",
+    )
+    for column in ("judge", "reaching", "threshold", "bound", "answered", "note"):
+        table.add_column(column, justify="left" if column in ("judge", "note") else "right")
+    for stage in calibration.stages:
+        selection = stage.selection
+        if selection.status == "guaranteed":
+            table.add_row(
+                stage.judge.name,
+                str(stage.n_reaching),
+                f"{selection.threshold:.3f}",
+                f"{selection.lower_bound:.3f}",
+                f"{selection.n_answered} ({selection.coverage:.2f})",
+                "",
+            )
+        else:
+            more = selection.more_labels_needed
+            note = "never answers" + (f"; ~{more} more labels would do" if more else "")
+            table.add_row(stage.judge.name, str(stage.n_reaching), "—", "—", "0", note)
+    return table
+
+
+def cascade_table(summary: CascadeSummary) -> Table:
+    """A cascade run: the guarantee, coverage, each stage's share and cost."""
+    coverage = fmt(summary.coverage)
+    table = Table(
+        title=f"Cascade ({summary.guarantee} guarantee): agreement >= {summary.target:g} with "
+        f"probability >= {1 - summary.alpha:g} on what is answered; coverage {coverage} "
+        f"({summary.answered} of {summary.n_items}, {summary.abstained} unscored "
+        "below_guarantee)",
+        title_justify="left",
+    )
+    for column in ("judge", "threshold", "calls", "from store", "answered", "share", "cost"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for stage in summary.stages:
+        table.add_row(
+            stage.judge,
+            fmt(stage.threshold, 3),
+            str(stage.calls),
+            str(stage.calls_from_store),
+            str(stage.answered),
+            fmt(stage.share),
+            _usd(stage.cost_usd),
+        )
+    saved = (
+        f"; saved {_usd(summary.saved_usd)} ({summary.saved_share:.0%})"
+        if summary.saved_usd is not None and summary.saved_share is not None
+        else ""
+    )
+    table.caption = (
+        f"cost {_usd(summary.cost_usd)} against {_usd(summary.strongest_cost_usd)} for "
+        f"{summary.strongest} on every call ({summary.strongest_estimate}){saved}"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
