@@ -30,7 +30,7 @@ from typing import Literal
 
 from ground_truth.models import ComponentRef
 
-from . import names, systems, taxonomy
+from . import answers, names, systems, taxonomy
 from .size import Excerpt, SizePolicy
 from .spans import QUOTE_WIDTH, Joined, lower_same_length, pieces, quote_span
 from .truth import Relation, Truth, same
@@ -332,6 +332,7 @@ class Diagnosis:
     claim: Joined = field(default_factory=Joined)
     impact: Joined = field(default_factory=Joined)
     headline: Joined = field(default_factory=Joined)
+    stated_type: Joined = field(default_factory=Joined)
     excerpt: Excerpt | None = None
 
     @property
@@ -426,7 +427,8 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     low = lower_same_length(text)
     if is_word_salad(low):
         return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
-    segments = _segments(low)
+    answer = answers.read_answer(low)
+    segments = _segments(low, answer)
     diagnosis = Diagnosis(
         text=text, low=low, segments=segments, starts=[s.start for s in segments], excerpt=excerpt
     )
@@ -435,8 +437,13 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     _blame_the_subject(diagnosis)
     if not diagnosis.has_cause:
         _blame_the_failing(diagnosis)
-    headlines = _keep_to_the_headline(diagnosis, _ranked_sections(low, [], 1))
-    diagnosis.headline = Joined.of(low, headlines)
+    sections = [
+        (start, end, [(start, _line_end(low, start, end))])
+        for start, end in _ranked_sections(low, [], 1)
+    ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
+    headlines = _keep_to_the_headline(diagnosis, sections)
+    diagnosis.headline = _spaced(Joined.of(low, headlines))
+    diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))
     diagnosis.cause = Joined.of(low, [(s.start, s.end) for s in segments if s.role == "blamed"])
     diagnosis.claim = Joined.of(
         low, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
@@ -492,51 +499,94 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
     return spans
 
 
-def _segments(low: str) -> list[Segment]:
+def _segments(low: str, answer: answers.Answer) -> list[Segment]:
     segments: list[Segment] = []
-    alternatives = _alternative_sections(low)
-    context = _context_spans(low)
+    alternatives = _merged(_alternative_sections(low) + answer.alternatives)
+    special = _special_spans(_context_spans(low) + answer.context, answer.places)
     section = spot = 0
+    bounds = sorted({at for span in alternatives for at in span})
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
-        while section < len(alternatives) and alternatives[section][1] <= sentence.start():
-            section += 1
-        alternative = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end())) or (
-            section < len(alternatives) and alternatives[section][0] <= sentence.start()
-        )
-        while spot < len(context) and context[spot][1] <= sentence.start():
-            spot += 1
-        for start, end, quoted in _around(context, spot, sentence.start(), sentence.end()):
-            if quoted:
-                segments.append(Segment(start, end, "context", len(segments), number))
-                continue
-            for piece_start, piece_end in pieces(low, start, end):
-                for clause_start, clause_end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
-                    clause = len(segments)
-                    for segment in _clause(low, clause_start, clause_end):
-                        segment.clause, segment.sentence = clause, number
-                        if alternative:
-                            segment.role, segment.strong = "listed", False
-                        segments.append(segment)
+        opened = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end()))
+        for part_start, part_end in _cut_at(bounds, sentence.start(), sentence.end()):
+            while section < len(alternatives) and alternatives[section][1] <= part_start:
+                section += 1
+            alternative = opened or (
+                section < len(alternatives) and alternatives[section][0] <= part_start
+            )
+            while spot < len(special) and special[spot][1] <= part_start:
+                spot += 1
+            _read_part(low, segments, special, spot, number, alternative, part_start, part_end)
     return segments
 
 
+def _cut_at(bounds: list[int], start: int, end: int) -> list[tuple[int, int]]:
+    """`[start, end)` cut at the sorted offsets `bounds` that fall inside it."""
+    cuts = bounds[bisect.bisect_right(bounds, start) : bisect.bisect_left(bounds, end)]
+    return list(pairwise([start, *cuts, end]))
+
+
+def _read_part(
+    low: str,
+    segments: list[Segment],
+    special: list[tuple[int, int, Role]],
+    spot: int,
+    number: int,
+    alternative: bool,
+    part_start: int,
+    part_end: int,
+) -> None:
+    """The segments of one part of sentence `number` (inside or outside an alternative)."""
+    for start, end, role in _around(special, spot, part_start, part_end):
+        if role is not None:
+            strong = role == "blamed" and not alternative
+            segments.append(
+                Segment(
+                    start, end, "listed" if alternative else role, len(segments), number, strong
+                )
+            )
+            continue
+        for piece_start, piece_end in pieces(low, start, end):
+            for clause_start, clause_end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
+                clause = len(segments)
+                for segment in _clause(low, clause_start, clause_end):
+                    segment.clause, segment.sentence = clause, number
+                    if alternative:
+                        segment.role, segment.strong = "listed", False
+                    segments.append(segment)
+
+
 def _around(
-    spans: list[tuple[int, int]], first: int, start: int, end: int
-) -> list[tuple[int, int, bool]]:
-    """`[start, end)` cut into (start, end, inside a span) parts by the sorted, disjoint
-    `spans` from index `first` on."""
-    out: list[tuple[int, int, bool]] = []
+    spans: list[tuple[int, int, Role]], first: int, start: int, end: int
+) -> list[tuple[int, int, Role | None]]:
+    """`[start, end)` cut into (start, end, the role of the span it is in, or None) parts by
+    the sorted, disjoint `spans` from index `first` on."""
+    out: list[tuple[int, int, Role | None]] = []
     at = start
-    for span_start, span_end in spans[first:]:
+    for span_start, span_end, role in spans[first:]:
         if span_start >= end:
             break
         if span_start > at:
-            out.append((at, span_start, False))
+            out.append((at, span_start, None))
         if min(span_end, end) > max(at, span_start):
-            out.append((max(at, span_start), min(span_end, end), True))
+            out.append((max(at, span_start), min(span_end, end), role))
         at = max(at, span_end)
     if at < end:
-        out.append((at, end, False))
+        out.append((at, end, None))
+    return out
+
+
+def _special_spans(
+    context: list[tuple[int, int]], places: list[tuple[int, int]]
+) -> list[tuple[int, int, Role]]:
+    """Spans read whole with one role: context (paths, log lines, quoted output) and the
+    places a structured answer blames (`"location": "node-6"`); sorted, disjoint (the first
+    of two overlapping spans is kept)."""
+    tagged: list[tuple[int, int, Role]] = [(s, e, "context") for s, e in context]
+    tagged += [(s, e, "blamed") for s, e in places]
+    out: list[tuple[int, int, Role]] = []
+    for span in sorted(tagged):
+        if not out or span[0] >= out[-1][1]:
+            out.append(span)
     return out
 
 
@@ -958,28 +1008,42 @@ def _blame_the_referent(
     mentions[i].inferred = True
 
 
+def _spaced(joined: Joined) -> Joined:
+    """A fault type written as an identifier (`container_memory_load`) read as words."""
+    joined.text = joined.text.replace("_", " ")
+    return joined
+
+
+def _line_end(low: str, start: int, end: int) -> int:
+    found = low.find("\n", start, end)
+    return end if found < 0 else found
+
+
 def _keep_to_the_headline(
-    diagnosis: Diagnosis, sections: list[tuple[int, int]]
+    diagnosis: Diagnosis, sections: list[tuple[int, int, list[tuple[int, int]]]]
 ) -> list[tuple[int, int]]:
-    """`Hypothesis 1: node CPU load at node-6.` then its description and justification: where
-    the headline blames a component in so many words, what the section says of others only in
+    """`Hypothesis 1: node CPU load at node-6.` then its description and justification (or a
+    structured answer's first item, whose headline is its `type` and `location`): where the
+    headline blames a component in so many words, what the section says of others only in
     passing (services that show alerts, a caller named as evidence) is its evidence, not more
     culprits. The headlines that do, as spans."""
     starts = [m.start for m in diagnosis.mentions]
-    headlines = []
-    for start, end in sections:
-        headline = diagnosis.low.find("\n", start, end)
-        headline = end if headline < 0 else headline
+    headlines: list[tuple[int, int]] = []
+    for start, end, spans in sections:
         first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
         inside = diagnosis.mentions[first:last]
-        if not any(m.role == "blamed" and m.strong and m.start < headline for m in inside):
+
+        def in_headline(mention: Mention, spans: list[tuple[int, int]] = spans) -> bool:
+            return any(s <= mention.start < e for s, e in spans)
+
+        if not any(m.role == "blamed" and m.strong and in_headline(m) for m in inside):
             continue
-        headlines.append((start, headline))
+        headlines.extend(spans)
         for mention in inside:
             evidence = not mention.strong or mention.inferred
-            if mention.start >= headline and mention.role == "blamed" and evidence:
+            if not in_headline(mention) and mention.role == "blamed" and evidence:
                 mention.role = "mentioned"
-    return headlines
+    return sorted(headlines)
 
 
 def _blame_the_subject(diagnosis: Diagnosis) -> None:
