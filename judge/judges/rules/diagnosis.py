@@ -386,6 +386,11 @@ class Diagnosis:
     def _blamed_origins_by_segment(self) -> dict[int, list[Mention]]:
         return _by_segment(self, [m for m in self.mentions if m.origin and m.role == "blamed"])
 
+    def role_at(self, at: int) -> Role | None:
+        """The role of the segment holding offset `at` (None between segments)."""
+        segment = _segment_of(self, at)
+        return segment.role if segment else None
+
     def quote(self, at: int, end: int | None = None, width: int = QUOTE_WIDTH) -> str:
         """The sentence holding `text[at:end]`, verbatim: cut to about `width` characters around
         it at word boundaries when longer (see `quote_span`)."""

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
 
 from ..catalog import INFRASTRUCTURE, KNOWN_SERVICES
-from . import names, systems, taxonomy, values
+from . import names, systems, taxonomy, times, values
 from .fields import Fields, read_fields
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
@@ -60,7 +61,9 @@ Relation = Literal["exact", "instance", "container", "sibling", "none"]
 class Truth:
     """A spec as the rules judge reads it: the origin components and their namespaces, the
     mechanism text and its fault families, categories, groups, impacts and concrete values, and
-    the contributing, affected and known components.
+    the contributing, affected and known components. `labelled`: the truth is a label row (its
+    fault type written as a field: FORGE, OpenRCA), which names no impact and whose details are
+    the fault type on its entity and its `times`.
     """
 
     origins: list[ComponentRef]
@@ -79,6 +82,8 @@ class Truth:
     reading: Reading = "structured"
     no_fault: bool = False
     stated_impacts: set[str] = field(default_factory=set)
+    labelled: bool = False
+    times: list[datetime] = field(default_factory=list)
 
     def relation(self, written: str, component: ComponentRef) -> Relation:
         """How a mention of `component`, written `written`, stands to the origin: the origin
@@ -146,7 +151,8 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     fields = Fields() if parsed else read_fields(spec.ground_truth)
     origins, namespaces, reading = _origins(spec, parsed, fields, description)
     system = systems.system_of(namespaces, spec.extra, spec.ground_truth, [o.name for o in origins])
-    if _written_as_fields(spec, fields, reading):
+    labelled = _written_as_fields(spec, fields, reading)
+    if labelled:
         mechanism_text, consequence = "; ".join(fields.types), ""
     else:
         mechanism_text = _mechanism_text(description)
@@ -192,6 +198,8 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         reading=reading,
         stated_impacts=stated,
         no_fault=not origins and _states_no_fault(spec, fields),
+        labelled=labelled,
+        times=times.truth_times(spec.parameters, spec.ground_truth) if labelled else [],
     )
     truth.contributing, truth.affected = _others(truth, spec, consequence)
     truth.values = values.truth_values(
