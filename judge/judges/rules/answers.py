@@ -1,12 +1,19 @@
-r"""Answers written as JSON: a ranked list of root causes and what each field of one says.
+r"""Answers written as JSON: a ranked list of root causes, a submitted answer, and what each field
+of one says.
 
 Agents asked for a structured answer write one: FORGE's `{"root_causes": [{"type": ...,
 "description": ..., "location": ..., "justification": ..., "propagation_path": ...}, ...]}`,
-a bare list of such objects, a list of `hypotheses` or `candidates`. The labelling guide reads a
-list of root causes as ranked, most likely first: the first item is the diagnosis's claim and the
-others are alternatives. In the claimed item, the fault type (`type`, `fault_type`, `reason`, ...)
-and the place (`location`, `component`, ...) are its headline, the place is blamed in so many
-words, and a propagation path is context, not blame.
+a bare list of such objects, a list of `hypotheses` or `candidates`, AIOpsLab's
+`submit(["user-service"])` or `submit({"system_level": ..., "fault_type": ...})`. The labelling
+guide reads them so:
+- a list of root causes is ranked, most likely first: the first item is the diagnosis's claim and
+  the others are alternatives; in the claimed item, the fault type (`type`, `fault_type`,
+  `reason`, ...) and the place (`location`, `component`, ...) are its headline, the place is
+  blamed in so many words, and a propagation path is context, not blame;
+- a submitted list of components claims each of them as a fault origin, and states no
+  mechanism; an empty one claims nothing;
+- an analysis answer (an object with a `system_level`) names categories, not a mechanism and no
+  component.
 
 `read_answer` finds these in a lowercased text in one pass over its JSON tokens (strings and
 brackets, each string bounded by its line), so its work is linear in the text's length.
@@ -31,6 +38,9 @@ _TYPE = re.compile(
 )
 _PATH = re.compile(r"(?:propagation|call|trace|fault|failure)_?(?:path|chain)s?")
 _KEY_SEPARATORS = re.compile(r"[\s-]+")
+_SUBMIT = re.compile(r"\bsubmit\s*\(\s*$")
+SUBMIT_REACH = 24
+_ANALYSIS_KEY = "system_level"
 
 
 @dataclass
@@ -43,6 +53,8 @@ class Item:
     places: list[tuple[int, int]] = field(default_factory=list)
     types: list[tuple[int, int]] = field(default_factory=list)
     paths: list[tuple[int, int]] = field(default_factory=list)
+    submitted: bool = False
+    """A submitted list of components: its strings are names, not words of a mechanism."""
 
     @property
     def headline(self) -> list[tuple[int, int]]:
@@ -73,19 +85,32 @@ class Answer:
         """The places the claimed items blame."""
         return sorted(span for i in self.claimed for span in i.places)
 
+    categories: list[tuple[int, int]] = field(default_factory=list)
+    """The values of analysis answers: categories of the fault, no mechanism, no component."""
+
+    @property
+    def names_only(self) -> list[tuple[int, int]]:
+        """The components submitted lists name (`submit(["flagd"])` names flagd, not a
+        feature flag)."""
+        return sorted(span for i in self.items if i.submitted for span in i.places)
+
 
 @dataclass
 class _Frame:
-    """An open bracket: `[` of a ranked list (`ranked`), or `{` of one of its items."""
+    """An open bracket: `[` of a ranked list (`ranked`) or of a submitted one (its `item`), `{`
+    of an item of a ranked list (its `item`) or of any other object (its string `values` by
+    key, to tell an analysis answer)."""
 
     bracket: str
     ranked: bool = False
     item: Item | None = None
     count: int = 0
+    values: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 def read_answer(low: str) -> Answer:
-    """The ranked root-cause lists in `low` (lowercased text) and their items' fields."""
+    """The ranked root-cause lists, submitted answers and analysis answers in `low`
+    (lowercased text), and their items' fields."""
     answer = Answer()
     stack: list[_Frame] = []
     key: str | None = None
@@ -96,33 +121,56 @@ def read_answer(low: str) -> Answer:
             key, pending = pending, None
             continue
         if text.startswith('"'):
-            if key is not None and stack and stack[-1].item is not None:
-                _fill(stack[-1].item, key, token.start() + 1, token.end() - 1)
+            if stack:
+                _value(stack[-1], key, token.start() + 1, token.end() - 1)
             pending, key = _key(text[1:-1]), None
             continue
         pending = None
         if text in "[{":
-            stack.append(_open(text, key, stack, token.start()))
+            submitted = bool(
+                _SUBMIT.search(low, max(0, token.start() - SUBMIT_REACH), token.start())
+            )
+            stack.append(_open(text, key, stack, token.start(), submitted))
             key = None
         elif stack:
-            frame = stack.pop()
-            if frame.item is not None:
-                frame.item.end = token.end()
-                answer.items.append(frame.item)
+            _close(stack.pop(), token.end(), answer)
             key = None
     answer.items.sort(key=lambda i: i.start)
+    answer.categories.sort()
     return answer
+
+
+def _value(frame: _Frame, key: str | None, start: int, end: int) -> None:
+    """A string read inside `frame`: a field of an item, a submitted component, or a value of
+    another object."""
+    if frame.item is not None and frame.bracket == "[":
+        if end > start:
+            frame.item.places.append((start, end))
+    elif key is not None and frame.item is not None:
+        _fill(frame.item, key, start, end)
+    elif key is not None and frame.bracket == "{":
+        frame.values.append((key, start, end))
+
+
+def _close(frame: _Frame, end: int, answer: Answer) -> None:
+    if frame.item is not None:
+        frame.item.end = end
+        answer.items.append(frame.item)
+    elif any(key == _ANALYSIS_KEY for key, _, _ in frame.values):
+        answer.categories.extend((s, e) for _, s, e in frame.values if e > s)
 
 
 def _key(text: str) -> str:
     return _KEY_SEPARATORS.sub("_", text.strip())
 
 
-def _open(bracket: str, key: str | None, stack: list[_Frame], at: int) -> _Frame:
-    """The frame a bracket opens: a ranked list under a root-cause key (or a list at the top of
-    the text), an item of one, or anything else."""
+def _open(bracket: str, key: str | None, stack: list[_Frame], at: int, submitted: bool) -> _Frame:
+    """The frame a bracket opens: a submitted list, a ranked list under a root-cause key (or a
+    list at the top of the text), an item of one, or anything else."""
     parent = stack[-1] if stack else None
     if bracket == "[":
+        if submitted:
+            return _Frame(bracket, item=Item(at, at, 1, submitted=True))
         ranked = bool(key and _RANKED_LIST.fullmatch(key)) or (parent is None and key is None)
         return _Frame(bracket, ranked=ranked)
     if parent is not None and parent.ranked and parent.bracket == "[":

@@ -333,6 +333,7 @@ class Diagnosis:
     impact: Joined = field(default_factory=Joined)
     headline: Joined = field(default_factory=Joined)
     stated_type: Joined = field(default_factory=Joined)
+    category: Joined = field(default_factory=Joined)
     excerpt: Excerpt | None = None
 
     @property
@@ -423,16 +424,17 @@ def _keyword_list(low: str) -> bool:
 
 def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -> Diagnosis:
     """Read `text` (what `policy` keeps of it) against the ground truth: split it into
-    role-tagged segments and find its component mentions. Word salad gives an empty, `salad`
-    diagnosis; a diagnosis that says there is no fault (and blames nothing outright) has its
-    blamed mentions demoted to mentioned.
+    role-tagged segments and find its component mentions. Word salad (not a structured answer,
+    which is terse by design) gives an empty, `salad` diagnosis; a diagnosis that says there is
+    no fault (and blames nothing outright) has its blamed mentions demoted to mentioned. What it
+    says (headline, cause, claim, impact) is read without the names a submitted list holds.
     """
     excerpt = (policy or SizePolicy()).apply(text)
     text = excerpt.text
     low = lower_same_length(text)
-    if is_word_salad(low):
-        return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
     answer = answers.read_answer(low)
+    if not (answer.items or answer.categories) and is_word_salad(low):
+        return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
     segments = _segments(low, answer)
     diagnosis = Diagnosis(
         text=text, low=low, segments=segments, starts=[s.start for s in segments], excerpt=excerpt
@@ -447,19 +449,28 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
         for start, end in _ranked_sections(low, [], 1)
     ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
     headlines = _keep_to_the_headline(diagnosis, sections)
-    diagnosis.headline = _spaced(Joined.of(low, headlines))
+    said = _blanked(low, answer.names_only)
+    diagnosis.headline = _spaced(Joined.of(said, headlines))
     diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))
-    diagnosis.cause = Joined.of(low, [(s.start, s.end) for s in segments if s.role == "blamed"])
+    diagnosis.category = _spaced(Joined.of(low, answer.categories))
+    diagnosis.cause = Joined.of(said, [(s.start, s.end) for s in segments if s.role == "blamed"])
     diagnosis.claim = Joined.of(
-        low, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
+        said, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
     )
-    diagnosis.impact = Joined.of(low, _impact_spans(diagnosis))
+    diagnosis.impact = Joined.of(said, _impact_spans(diagnosis))
     said_no_fault = any(_NO_FAULT.search(low, s.start, s.end) for s in segments)
     diagnosis.no_fault = said_no_fault and not any(m.strong for m in diagnosis.blamed)
     if diagnosis.no_fault:
         for mention in diagnosis.blamed:
             mention.role = "mentioned"
     return diagnosis
+
+
+def _blanked(low: str, spans: list[tuple[int, int]]) -> str:
+    """`low` with `spans` blanked out, offsets kept."""
+    for start, end in spans:
+        low = low[:start] + " " * (end - start) + low[end:]
+    return low
 
 
 def _impact_spans(diagnosis: Diagnosis) -> list[tuple[int, int]]:
@@ -507,7 +518,9 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
 def _segments(low: str, answer: answers.Answer) -> list[Segment]:
     segments: list[Segment] = []
     alternatives = _merged(_alternative_sections(low) + answer.alternatives)
-    special = _special_spans(_context_spans(low) + answer.context, answer.places)
+    special = _special_spans(
+        _context_spans(low) + answer.context + answer.categories, answer.places
+    )
     section = spot = 0
     bounds = sorted({at for span in alternatives for at in span})
     for number, sentence in enumerate(_SENTENCE.finditer(low)):

@@ -418,6 +418,9 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
             basis = _basis(case, claim=claim)
             return _no(qid, _family_quote(d, sorted(families)[0]), "Medium", basis)
         return _by_shared_words(qid, case)
+    if not (families or categories or generic) and d.category.text:
+        families, categories, generic = _categorised(d.category.text)
+        families, categories = set(), families | categories
     vague = _basis(case, claim="implied")
     if categories & (truth.families | truth.categories) or generic & truth.groups:
         return _yes(qid, "", "Low", vague)
@@ -427,6 +430,15 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
     ):
         return _yes(qid, "", "Low", vague)
     return _no(qid, "", "Medium", _basis(case))
+
+
+def _categorised(text: str) -> tuple[set[str], set[str], set[str]]:
+    """What an analysis answer's categories (`Authentication Issue`, `Misconfiguration`) name."""
+    return (
+        taxonomy.families_in(text),
+        taxonomy.categories_in(text),
+        taxonomy.generic_groups_in(text),
+    )
 
 
 # ------------------------------------------------------------------ D3: scope
