@@ -188,7 +188,7 @@ _FAILING = re.compile(
     re.I,
 )
 _NO_FAULT = re.compile(
-    r"\bno\s+(?:\w+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
+    r"\bno\s+(?:[\w-]+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
     r"\s+(?:\w+\s+){0,3}(?:found|detected|identified|observed|present)\b"
     r"|\b(?:could\s+not|couldn't|unable\s+to|cannot|can't|did\s+not|didn't|failed\s+to)\s+"
     r"(?:identify|find|determine|locate|pinpoint|detect)\s+(?:a\s+|any\s+|the\s+|an\s+)?(?:\w+\s+)?"
@@ -198,6 +198,17 @@ _NO_FAULT = re.compile(
     r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b",
     re.I,
 )
+_UNDETERMINED = re.compile(
+    r"\b(?:root|underlying)\s+causes?\s+(?:\w+\s+){0,2}(?:cannot|could\s+not|can't|couldn't|"
+    r"(?:is|was|has|remains?)\s+not|(?:is|was|has|remains?)\s+yet\s+to)\s+(?:be\s+|been\s+)?"
+    r"(?:established|determined|identified|confirmed)"
+    r"|\bno\s+(?:root|underlying)\s+causes?\s+(?:can|could)\s+be\s+(?:established|determined)"
+    r"|\b(?:does|do|did)\s+not\s+establish\s+(?:the\s+)?(?:underlying\s+|root\s+)?(?:cause|trigger)"
+    r"|\b(?:root|underlying)\s+causes?\s+(?:is\s+|remains\s+)?(?:unknown|undetermined|unclear)"
+    r"|\binsufficient\s+evidence\b",
+    re.I,
+)
+"""The diagnosis says its root cause is not established: it claims no cause by implication."""
 _OBJECT_BEFORE = re.compile(
     r"\b(?:to|reach|reaching|connect(?:ing)?\s+to|connections?\s+to|calls?\s+to|requests?\s+to|talk(?:ing)?\s+to"
     r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via)"
@@ -444,6 +455,8 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     _blame_the_subject(diagnosis)
     if not diagnosis.has_cause:
         _blame_the_failing(diagnosis)
+    if _UNDETERMINED.search(low):
+        _blame_only_the_named(diagnosis)
     sections = [
         (start, end, [(start, _line_end(low, start, end))])
         for start, end in _ranked_sections(low, [], 1)
@@ -1123,6 +1136,15 @@ def _blame_the_failing(diagnosis: Diagnosis) -> None:
             failing[id(segment)] = bool(_FAILING.search(diagnosis.low, segment.start, segment.end))
         if failing[id(segment)]:
             mention.role, mention.inferred = "blamed", True
+
+
+def _blame_only_the_named(diagnosis: Diagnosis) -> None:
+    """A diagnosis that says its root cause is not established blames only the components it
+    names as a cause: what it reports failing (the subject of a finding, the service whose
+    requests failed) is where the fault showed, not a claim about where it lies."""
+    for mention in diagnosis.mentions:
+        if mention.role == "blamed" and mention.inferred:
+            mention.role, mention.inferred = "mentioned", False
 
 
 def claimed_in_headline(diagnosis: Diagnosis) -> bool:
