@@ -1,10 +1,10 @@
-"""A diagnosis that says its root cause is not established (issue 22, failure mode 2: mention
-as blame). The labelling guide's reading (benchmarks/validity/real/GUIDE.md and labeller a's
-readings for "insufficient evidence" findings): a finding that reports failures at a service and
-says the cause could not be established names nothing as faulty; a component it names as the
-cause is still blamed.
+"""A diagnosis that says its root cause is not established, or asks what to check next (issue 22,
+failure mode 2: mention as blame). The labelling guide's reading (benchmarks/validity/real/GUIDE.md
+and labeller a's readings for "insufficient evidence" findings): a finding that reports failures
+at a service and says the cause could not be established names nothing as faulty; a component it
+names as the cause is still blamed; what a next check is to verify is a question, not a claim.
 
-No published MIT/Apache agent text of this shape was found (the FORGE, OpenRCA and SREGym files
+No published MIT/Apache agent text of these shapes was found (the FORGE, OpenRCA and SREGym files
 in tests/fixtures and ../shared/corpus hold none; the real set's Assistant V3 runs do, but have no
 licence), so the diagnoses below are written for these tests, in that agent's report layout."""
 
@@ -64,3 +64,23 @@ def test_no_fault_present_in_a_service_does_not_blame_it() -> None:
         "window, so no root cause can be established from the available telemetry."
     )
     assert got["D1-Q1"] == got["D1-Q3"] == "No"
+
+
+def test_what_a_next_check_asks_is_no_claim() -> None:
+    """`verify whether X ...`: X is what is to be checked, not what is blamed (here the only
+    place the origin is named)."""
+    got = judged(
+        "> **Finding:** Frontend requests failed with ECONNREFUSED, but the evidence does not "
+        "establish why the failures began.\n\n**Next check:** Verify whether the refused "
+        "destination IPs were serving recommendation pods and whether their readiness changed."
+    )
+    assert got["D1-Q1"] == got["D1-Q3"] == got["D3-Q1"] == "No"
+
+
+def test_a_cause_stated_before_the_next_check_stays_blamed() -> None:
+    got = judged(
+        "> **Root cause:** The recommendation Service's internalTrafficPolicy is Local, so "
+        "frontend pods on other nodes get connection refused.\n\n**Next check:** Verify whether "
+        "frontend pods run on nodes without a recommendation pod."
+    )
+    assert got["D1-Q1"] == got["D1-Q3"] == "Yes"

@@ -198,6 +198,13 @@ _NO_FAULT = re.compile(
     r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b",
     re.I,
 )
+_OPEN_QUESTION = re.compile(
+    r"\b(?:verify|check|confirm|determine|inspect|investigate|establish|test|see|whether\s+or\s+not)"
+    r"\s+(?:[\w-]+\s+){0,2}?(?:whether|if)\b",
+    re.I,
+)
+"""`verify whether the refused IPs were serving recommendation pods`: what is to be checked is a
+question, not a claim."""
 _UNDETERMINED = re.compile(
     r"\b(?:root|underlying)\s+causes?\s+(?:\w+\s+){0,2}(?:cannot|could\s+not|can't|couldn't|"
     r"(?:is|was|has|remains?)\s+not|(?:is|was|has|remains?)\s+yet\s+to)\s+(?:be\s+|been\s+)?"
@@ -693,6 +700,9 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
     """A clause as segments: cause (`blamed`, strong when an explicit cue says so), effect,
     exonerating, or a plain mention."""
     clause = low[start:end]
+    if question := _OPEN_QUESTION.search(clause):
+        asked = Segment(start + question.start(), end, "context")
+        return [*(_clause(low, start, start + question.start()) if question.start() else []), asked]
     if _NO_FAULT.search(clause) or (
         _EXONERATING.search(clause) and not _BLAME_CUE.search(_EXONERATING.sub(" ", clause))
     ):
