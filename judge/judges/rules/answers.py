@@ -13,7 +13,9 @@ guide reads them so:
 - a submitted list of components claims each of them as a fault origin, and states no
   mechanism; an empty one claims nothing;
 - an analysis answer (an object with a `system_level`) names categories, not a mechanism and no
-  component.
+  component;
+- an entity flagged as a cause (ITBench's `{"name": ..., "contributing_factor": true}`) blames
+  its name in so many words; one flagged `false` is context, as the ITBench adapter reads them.
 
 `read_answer` finds these in a lowercased text in one pass over its JSON tokens (strings and
 brackets, each string bounded by its line), so its work is linear in the text's length.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.){0,2000}"|[\[\]{}:]')
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.){0,2000}"|[\[\]{}:]|\b(?:true|false)\b')
 # A key naming a list of root causes, ranked most likely first.
 _RANKED_LIST = re.compile(
     r"(?:(?:likely|possible|probable|ranked|top|candidate)_)?(?:root_?causes|hypothes[ei]s|candidates)"
@@ -41,6 +43,9 @@ _KEY_SEPARATORS = re.compile(r"[\s-]+")
 _SUBMIT = re.compile(r"\bsubmit\s*\(\s*$")
 SUBMIT_REACH = 24
 _ANALYSIS_KEY = "system_level"
+# An entity flagged as a cause or not: ITBench's `{"name": ..., "contributing_factor": true}`.
+_FLAG = re.compile(r"(?:is_)?(?:contributing_factor|root_cause)")
+_NAME = "name"
 
 
 @dataclass
@@ -102,10 +107,12 @@ class _Frame:
     key, to tell an analysis answer)."""
 
     bracket: str
+    start: int = 0
     ranked: bool = False
     item: Item | None = None
     count: int = 0
     values: list[tuple[str, int, int]] = field(default_factory=list)
+    flag: bool | None = None
 
 
 def read_answer(low: str) -> Answer:
@@ -126,6 +133,11 @@ def read_answer(low: str) -> Answer:
             pending, key = _key(text[1:-1]), None
             continue
         pending = None
+        if text in ("true", "false"):
+            if stack and key is not None and _FLAG.fullmatch(key):
+                stack[-1].flag = text == "true"
+            key = None
+            continue
         if text in "[{":
             submitted = bool(
                 _SUBMIT.search(low, max(0, token.start() - SUBMIT_REACH), token.start())
@@ -158,6 +170,17 @@ def _close(frame: _Frame, end: int, answer: Answer) -> None:
         answer.items.append(frame.item)
     elif any(key == _ANALYSIS_KEY for key, _, _ in frame.values):
         answer.categories.extend((s, e) for _, s, e in frame.values if e > s)
+    elif frame.flag is not None:
+        answer.items.append(_entity(frame, end))
+
+
+def _entity(frame: _Frame, end: int) -> Item:
+    """An entity flagged as a cause is a claim that blames its name; one flagged as none is
+    context (the adapter reads an ITBench output so: causes, then the other entities)."""
+    if frame.flag:
+        places = [(s, e) for key, s, e in frame.values if key == _NAME and e > s]
+        return Item(frame.start, end, 1, places=places)
+    return Item(frame.start, end, 0, paths=[(frame.start, end)])
 
 
 def _key(text: str) -> str:
@@ -170,13 +193,13 @@ def _open(bracket: str, key: str | None, stack: list[_Frame], at: int, submitted
     parent = stack[-1] if stack else None
     if bracket == "[":
         if submitted:
-            return _Frame(bracket, item=Item(at, at, 1, submitted=True))
+            return _Frame(bracket, at, item=Item(at, at, 1, submitted=True))
         ranked = bool(key and _RANKED_LIST.fullmatch(key)) or (parent is None and key is None)
-        return _Frame(bracket, ranked=ranked)
+        return _Frame(bracket, at, ranked=ranked)
     if parent is not None and parent.ranked and parent.bracket == "[":
         parent.count += 1
-        return _Frame(bracket, item=Item(at, at, parent.count))
-    return _Frame(bracket)
+        return _Frame(bracket, at, item=Item(at, at, parent.count))
+    return _Frame(bracket, at)
 
 
 def _fill(item: Item, key: str, start: int, end: int) -> None:

@@ -288,8 +288,9 @@ _COORDINATED = re.compile(
     r"|\s*,\s*(?:and|or)\s+)(?:the\s+|both\s+)?[`'\"(]*$"
 )
 _CANDIDATE = re.compile(
-    r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?)"
-    r"\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
+    r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?"
+    r"|clusters?|jobs?|replicasets?|ingress(?:es)?|networkpolic(?:y|ies)|horizontalpodautoscalers?"
+    r"|persistentvolumeclaims?)\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
     r"|\bthe\s+[`'\"]?([a-z][a-z0-9]*(?:-[a-z0-9]+)+)[`'\"]?\s+(?:deployment|service|pod|statefulset|daemonset|configmap|secret)s?\b"
     r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`"
     r"|(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|server|api|db|proxy|gateway|worker|controller|operator))"
@@ -912,8 +913,16 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
             same(ref, c) for c in truth.catalog
         ):
             continue
+        segment = _segment_of(diagnosis, start)
+        strong = bool(segment and segment.strong)
         found.append(
-            Mention(ref, start, _role(diagnosis, start), _foreign(diagnosis, truth, start))
+            Mention(
+                ref,
+                start,
+                _role(diagnosis, start),
+                _foreign(diagnosis, truth, start),
+                strong=strong,
+            )
         )
     return found
 
