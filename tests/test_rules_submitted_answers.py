@@ -89,3 +89,13 @@ def test_an_analysis_answer_is_a_compatible_category_not_a_mechanism() -> None:
 def test_an_analysis_category_that_does_not_fit_is_no_characterisation() -> None:
     """qwen3-30b-a3b on k8s_target_port-misconfig-analysis-2: `fault_type: "No Fault"`."""
     assert submitted("2f83bd62")["D2-Q3"] == "No"
+
+
+def test_the_dependent_service_submitted_beside_the_origin_is_over_scoped() -> None:
+    """gpt-5-mini on revoke_auth_mongodb-localization-1: `["geo","mongodb-geo"]`. The problem's
+    description names geo as the dependent service that fails (affected, not a cause) and
+    mongodb-rate only as the other instance the problem class could hit; labeller a's reading
+    (real/labels/READINGS.a.md): D1-Q2, D1-Q3 and D3-Q1 No, D3-Q2 Yes."""
+    got = submitted("abd3f2bb")
+    assert got["D1-Q1"] == got["D3-Q2"] == "Yes"
+    assert got["D1-Q2"] == got["D1-Q3"] == got["D3-Q1"] == "No"

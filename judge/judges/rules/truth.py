@@ -368,13 +368,14 @@ def _others(
 ) -> tuple[list[ComponentRef], list[ComponentRef]]:
     """Components the description names besides the origin: in the mechanism (contributing) or
     after it (affected); the spec's own lists come first."""
-    sentences = re.split(r"(?<=[.!?])\s+", truth.mechanism_text, maxsplit=1)
+    sentences = re.split(r"(?<=[.!?;])\s+", truth.mechanism_text, maxsplit=1)
     mechanism = sentences[0].lower()
     consequence = " ".join([*sentences[1:], consequence]).lower()
+    described = f"{mechanism} {consequence}"
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
     for component in [*truth.catalog, *_kind_named(truth.description, truth)]:
-        if is_origin(truth, component):
+        if is_origin(truth, component) or _instead_of_the_origin(described, component, truth):
             continue
         if _named(mechanism, component):
             contributing.append(component)
@@ -389,6 +390,30 @@ def _others(
         ]
     )
     return contributing, affected
+
+
+def _instead_of_the_origin(text: str, component: ComponentRef, truth: Truth) -> bool:
+    """`the faulty MongoDB (mongodb-geo or mongodb-rate)`, `the dependent service (geo or rate)`:
+    a description written for a class of problems names the instances it could have hit as
+    alternatives; the one that is not the origin (nor the service whose name the origin carries,
+    `geo` of `mongodb-geo`) is not part of this fault."""
+    ours = _ours(truth)
+    others = {n.lower() for n in component.all_names()} - ours
+    for mine in ours:
+        for other in others:
+            a, b = re.escape(mine), re.escape(other)
+            if re.search(
+                rf"\b{a}\W{{0,3}}\s+or\s+\W{{0,3}}{b}\b|\b{b}\W{{0,3}}\s+or\s+\W{{0,3}}{a}\b", text
+            ):
+                return True
+    return False
+
+
+def _ours(truth: Truth) -> set[str]:
+    """The origins' names and the components' names each origin's name is made of."""
+    ours = {n.lower() for o in truth.origins for n in o.all_names()}
+    parts = {p for name in ours for p in name.split("-")}
+    return ours | {n.lower() for c in truth.catalog for n in c.all_names() if n.lower() in parts}
 
 
 def _named(text: str, component: ComponentRef) -> bool:
