@@ -8,7 +8,8 @@ The answers are published sessions of n1k0ver3E/ai_sre_data (no licence file, so
 shared corpus, never copied: `aiopslab/ai_sre_data_sessions.json`, see its SOURCE.md), judged
 against AIOpsLab's own problems (`aiopslab/ground_truth.yaml`, facts from microsoft/AIOpsLab, MIT).
 Each text is the session's `submit(...)` call as the agent wrote it, in the code fence AIOpsLab's
-clients ask for."""
+clients ask for. Sessions of the models whose runs are the real-agent set's test sources (gpt-5,
+gpt-5-mini) are not used."""
 
 from __future__ import annotations
 
@@ -57,9 +58,10 @@ def test_a_submitted_component_is_claimed_as_the_origin() -> None:
 
 
 def test_a_second_submitted_component_is_blamed_too() -> None:
-    """gpt-5 on astronomy_shop_ad_service_high_cpu-localization-1: `["ad", "fraud-detection"]`
-    claims both; fraud-detection is no origin (over-scoped)."""
-    got = submitted("9436b587")
+    """qwen3-30b-a3b on astronomy_shop_ad_service_high_cpu-localization-1: `["ad",
+    "fraud-detection", "flagd"]` claims all three; fraud-detection and flagd are no origin
+    (over-scoped)."""
+    got = submitted("d8b76265")
     assert got["D1-Q1"] == "Yes"
     assert got["D1-Q3"] == got["D3-Q1"] == "No"
 
@@ -92,10 +94,10 @@ def test_an_analysis_category_that_does_not_fit_is_no_characterisation() -> None
 
 
 def test_the_dependent_service_submitted_beside_the_origin_is_over_scoped() -> None:
-    """gpt-5-mini on revoke_auth_mongodb-localization-1: `["geo","mongodb-geo"]`. The problem's
-    description names geo as the dependent service that fails (affected, not a cause) and
-    mongodb-rate only as the other instance the problem class could hit; labeller a's reading
+    """qwen3-coder-480b on revoke_auth_mongodb-localization-2: `["rate", "mongodb-rate"]`. The
+    problem's description names rate as the dependent service that fails (affected, not a cause)
+    and mongodb-geo only as the other instance the problem class could hit; labeller a's reading
     (real/labels/READINGS.a.md): D1-Q2, D1-Q3 and D3-Q1 No, D3-Q2 Yes."""
-    got = submitted("abd3f2bb")
+    got = submitted("5a7336f2")
     assert got["D1-Q1"] == got["D3-Q2"] == "Yes"
     assert got["D1-Q2"] == got["D1-Q3"] == got["D3-Q1"] == "No"
