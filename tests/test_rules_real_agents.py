@@ -187,7 +187,8 @@ def test_3_every_format_leaves_under_5_percent_unscored(fmt: str, path: Path) ->
 
 def test_3_a_rendered_label_states_its_fault_type_not_the_query_around_it() -> None:
     """OpenRCA's record as the adapter renders it: the query's dates and `Root cause 1` are no
-    injected details, `high memory usage` is the fault type."""
+    injected details (the window's start, 14:30, is not the failure's time, 14:57), `high
+    memory usage` is the fault type."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         spec = next(
@@ -196,7 +197,7 @@ def test_3_a_rendered_label_states_its_fault_type_not_the_query_around_it() -> N
             if s.id == "Bank-0"
         )
     for truth in (spec, IncidentSpec(id=spec.id, ground_truth=spec.ground_truth)):
-        said = "Root cause 1: component Mysql02; reason: high CPU usage; occurred at 2021-03-04 14:57:00."
+        said = "Root cause 1: component Mysql02; reason: high CPU usage; occurred at 2021-03-04 14:30:00."
         case = evaluate_submission(truth, Submission(incident_id=spec.id, diagnosis=said))
         got = {j.question_id: j.answer for j in case.judgments}
         assert got["D1-Q1"] == "Yes" and got["D2-Q1"] == got["D2-Q2"] == got["D2-Q3"] == "No"
@@ -252,11 +253,17 @@ def test_4_the_origin_pod_named_is_no_concrete_detail() -> None:
 # 5 -------------------------------------------------------------------- impact
 
 
-@pytest.mark.parametrize("fault", ["12", "28"])
-def test_5_an_impact_that_follows_from_the_stated_cause_counts(fault: str) -> None:
+def test_5_an_impact_that_follows_from_the_stated_cause_counts() -> None:
     """The labels state no impact; "High CPU utilization on node-6 is causing performance
-    degradation" and "High disk usage on node-1 could slow database queries" follow from them."""
-    assert answers("qwen", fault)["D3-Q3"] == "Yes"
+    degradation" follows from a node CPU load on node-6."""
+    assert answers("qwen", "12")["D3-Q3"] == "Yes"
+
+
+def test_5_slowness_is_not_what_a_full_disk_produces() -> None:
+    """qwen, fault 28, node-1's disk space: "High disk usage on node-1 could slow database
+    queries" states slowness only; the guide reads disk space consumption's impact as write
+    failures (real/GUIDE.md, label rows, D3-Q3)."""
+    assert answers("qwen", "28")["D3-Q3"] == "No"
 
 
 def test_5_symptoms_of_a_component_ruled_out_are_not_the_impact() -> None:

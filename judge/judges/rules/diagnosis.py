@@ -30,7 +30,7 @@ from typing import Literal
 
 from ground_truth.models import ComponentRef
 
-from . import names, systems, taxonomy
+from . import answers, names, systems, taxonomy
 from .size import Excerpt, SizePolicy
 from .spans import QUOTE_WIDTH, Joined, lower_same_length, pieces, quote_span
 from .truth import Relation, Truth, same
@@ -188,7 +188,7 @@ _FAILING = re.compile(
     re.I,
 )
 _NO_FAULT = re.compile(
-    r"\bno\s+(?:\w+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
+    r"\bno\s+(?:[\w-]+\s+)?(?:faults?|issues?|problems?|anomal\w+|faulty\s+components?|root[- ]?causes?|errors?)"
     r"\s+(?:\w+\s+){0,3}(?:found|detected|identified|observed|present)\b"
     r"|\b(?:could\s+not|couldn't|unable\s+to|cannot|can't|did\s+not|didn't|failed\s+to)\s+"
     r"(?:identify|find|determine|locate|pinpoint|detect)\s+(?:a\s+|any\s+|the\s+|an\s+)?(?:\w+\s+)?"
@@ -198,6 +198,24 @@ _NO_FAULT = re.compile(
     r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b",
     re.I,
 )
+_OPEN_QUESTION = re.compile(
+    r"\b(?:verify|check|confirm|determine|inspect|investigate|establish|test|see|whether\s+or\s+not)"
+    r"\s+(?:[\w-]+\s+){0,2}?(?:whether|if)\b",
+    re.I,
+)
+"""`verify whether the refused IPs were serving recommendation pods`: what is to be checked is a
+question, not a claim."""
+_UNDETERMINED = re.compile(
+    r"\b(?:root|underlying)\s+causes?\s+(?:\w+\s+){0,2}(?:cannot|could\s+not|can't|couldn't|"
+    r"(?:is|was|has|remains?)\s+not|(?:is|was|has|remains?)\s+yet\s+to)\s+(?:be\s+|been\s+)?"
+    r"(?:established|determined|identified|confirmed)"
+    r"|\bno\s+(?:root|underlying)\s+causes?\s+(?:can|could)\s+be\s+(?:established|determined)"
+    r"|\b(?:does|do|did)\s+not\s+establish\s+(?:the\s+)?(?:underlying\s+|root\s+)?(?:cause|trigger)"
+    r"|\b(?:root|underlying)\s+causes?\s+(?:is\s+|remains\s+)?(?:unknown|undetermined|unclear)"
+    r"|\binsufficient\s+evidence\b",
+    re.I,
+)
+"""The diagnosis says its root cause is not established: it claims no cause by implication."""
 _OBJECT_BEFORE = re.compile(
     r"\b(?:to|reach|reaching|connect(?:ing)?\s+to|connections?\s+to|calls?\s+to|requests?\s+to|talk(?:ing)?\s+to"
     r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via)"
@@ -270,8 +288,9 @@ _COORDINATED = re.compile(
     r"|\s*,\s*(?:and|or)\s+)(?:the\s+|both\s+)?[`'\"(]*$"
 )
 _CANDIDATE = re.compile(
-    r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?)"
-    r"\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
+    r"\b(?:deployments?|services?|statefulsets?|daemonsets?|configmaps?|secrets?|pods?|cronjobs?|nodes?"
+    r"|clusters?|jobs?|replicasets?|ingress(?:es)?|networkpolic(?:y|ies)|horizontalpodautoscalers?"
+    r"|persistentvolumeclaims?)\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
     r"|\bthe\s+[`'\"]?([a-z][a-z0-9]*(?:-[a-z0-9]+)+)[`'\"]?\s+(?:deployment|service|pod|statefulset|daemonset|configmap|secret)s?\b"
     r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`"
     r"|(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|server|api|db|proxy|gateway|worker|controller|operator))"
@@ -332,6 +351,8 @@ class Diagnosis:
     claim: Joined = field(default_factory=Joined)
     impact: Joined = field(default_factory=Joined)
     headline: Joined = field(default_factory=Joined)
+    stated_type: Joined = field(default_factory=Joined)
+    category: Joined = field(default_factory=Joined)
     excerpt: Excerpt | None = None
 
     @property
@@ -385,6 +406,11 @@ class Diagnosis:
     def _blamed_origins_by_segment(self) -> dict[int, list[Mention]]:
         return _by_segment(self, [m for m in self.mentions if m.origin and m.role == "blamed"])
 
+    def role_at(self, at: int) -> Role | None:
+        """The role of the segment holding offset `at` (None between segments)."""
+        segment = _segment_of(self, at)
+        return segment.role if segment else None
+
     def quote(self, at: int, end: int | None = None, width: int = QUOTE_WIDTH) -> str:
         """The sentence holding `text[at:end]`, verbatim: cut to about `width` characters around
         it at word boundaries when longer (see `quote_span`)."""
@@ -417,16 +443,18 @@ def _keyword_list(low: str) -> bool:
 
 def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -> Diagnosis:
     """Read `text` (what `policy` keeps of it) against the ground truth: split it into
-    role-tagged segments and find its component mentions. Word salad gives an empty, `salad`
-    diagnosis; a diagnosis that says there is no fault (and blames nothing outright) has its
-    blamed mentions demoted to mentioned.
+    role-tagged segments and find its component mentions. Word salad (not a structured answer,
+    which is terse by design) gives an empty, `salad` diagnosis; a diagnosis that says there is
+    no fault (and blames nothing outright) has its blamed mentions demoted to mentioned. What it
+    says (headline, cause, claim, impact) is read without the names a submitted list holds.
     """
     excerpt = (policy or SizePolicy()).apply(text)
     text = excerpt.text
     low = lower_same_length(text)
-    if is_word_salad(low):
+    answer = answers.read_answer(low)
+    if not (answer.items or answer.categories) and is_word_salad(low):
         return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
-    segments = _segments(low)
+    segments = _segments(low, answer)
     diagnosis = Diagnosis(
         text=text, low=low, segments=segments, starts=[s.start for s in segments], excerpt=excerpt
     )
@@ -435,19 +463,35 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     _blame_the_subject(diagnosis)
     if not diagnosis.has_cause:
         _blame_the_failing(diagnosis)
-    headlines = _keep_to_the_headline(diagnosis, _ranked_sections(low, [], 1))
-    diagnosis.headline = Joined.of(low, headlines)
-    diagnosis.cause = Joined.of(low, [(s.start, s.end) for s in segments if s.role == "blamed"])
+    if _UNDETERMINED.search(low):
+        _blame_only_the_named(diagnosis)
+    sections = [
+        (start, end, [(start, _line_end(low, start, end))])
+        for start, end in _ranked_sections(low, [], 1)
+    ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
+    headlines = _keep_to_the_headline(diagnosis, sections)
+    said = _blanked(low, answer.names_only)
+    diagnosis.headline = _spaced(Joined.of(said, headlines))
+    diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))
+    diagnosis.category = _spaced(Joined.of(low, answer.categories))
+    diagnosis.cause = Joined.of(said, [(s.start, s.end) for s in segments if s.role == "blamed"])
     diagnosis.claim = Joined.of(
-        low, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
+        said, [(s.start, s.end) for s in segments if s.role not in NOT_CLAIMED]
     )
-    diagnosis.impact = Joined.of(low, _impact_spans(diagnosis))
+    diagnosis.impact = Joined.of(said, _impact_spans(diagnosis))
     said_no_fault = any(_NO_FAULT.search(low, s.start, s.end) for s in segments)
     diagnosis.no_fault = said_no_fault and not any(m.strong for m in diagnosis.blamed)
     if diagnosis.no_fault:
         for mention in diagnosis.blamed:
             mention.role = "mentioned"
     return diagnosis
+
+
+def _blanked(low: str, spans: list[tuple[int, int]]) -> str:
+    """`low` with `spans` blanked out, offsets kept."""
+    for start, end in spans:
+        low = low[:start] + " " * (end - start) + low[end:]
+    return low
 
 
 def _impact_spans(diagnosis: Diagnosis) -> list[tuple[int, int]]:
@@ -492,51 +536,96 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
     return spans
 
 
-def _segments(low: str) -> list[Segment]:
+def _segments(low: str, answer: answers.Answer) -> list[Segment]:
     segments: list[Segment] = []
-    alternatives = _alternative_sections(low)
-    context = _context_spans(low)
+    alternatives = _merged(_alternative_sections(low) + answer.alternatives)
+    special = _special_spans(
+        _context_spans(low) + answer.context + answer.categories, answer.places
+    )
     section = spot = 0
+    bounds = sorted({at for span in alternatives for at in span})
     for number, sentence in enumerate(_SENTENCE.finditer(low)):
-        while section < len(alternatives) and alternatives[section][1] <= sentence.start():
-            section += 1
-        alternative = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end())) or (
-            section < len(alternatives) and alternatives[section][0] <= sentence.start()
-        )
-        while spot < len(context) and context[spot][1] <= sentence.start():
-            spot += 1
-        for start, end, quoted in _around(context, spot, sentence.start(), sentence.end()):
-            if quoted:
-                segments.append(Segment(start, end, "context", len(segments), number))
-                continue
-            for piece_start, piece_end in pieces(low, start, end):
-                for clause_start, clause_end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
-                    clause = len(segments)
-                    for segment in _clause(low, clause_start, clause_end):
-                        segment.clause, segment.sentence = clause, number
-                        if alternative:
-                            segment.role, segment.strong = "listed", False
-                        segments.append(segment)
+        opened = bool(_ALTERNATIVE.match(low, sentence.start(), sentence.end()))
+        for part_start, part_end in _cut_at(bounds, sentence.start(), sentence.end()):
+            while section < len(alternatives) and alternatives[section][1] <= part_start:
+                section += 1
+            alternative = opened or (
+                section < len(alternatives) and alternatives[section][0] <= part_start
+            )
+            while spot < len(special) and special[spot][1] <= part_start:
+                spot += 1
+            _read_part(low, segments, special, spot, number, alternative, part_start, part_end)
     return segments
 
 
+def _cut_at(bounds: list[int], start: int, end: int) -> list[tuple[int, int]]:
+    """`[start, end)` cut at the sorted offsets `bounds` that fall inside it."""
+    cuts = bounds[bisect.bisect_right(bounds, start) : bisect.bisect_left(bounds, end)]
+    return list(pairwise([start, *cuts, end]))
+
+
+def _read_part(
+    low: str,
+    segments: list[Segment],
+    special: list[tuple[int, int, Role]],
+    spot: int,
+    number: int,
+    alternative: bool,
+    part_start: int,
+    part_end: int,
+) -> None:
+    """The segments of one part of sentence `number` (inside or outside an alternative)."""
+    for start, end, role in _around(special, spot, part_start, part_end):
+        if role is not None:
+            strong = role == "blamed" and not alternative
+            segments.append(
+                Segment(
+                    start, end, "listed" if alternative else role, len(segments), number, strong
+                )
+            )
+            continue
+        for piece_start, piece_end in pieces(low, start, end):
+            for clause_start, clause_end in _spans(_CLAUSE_BREAK, low, piece_start, piece_end):
+                clause = len(segments)
+                for segment in _clause(low, clause_start, clause_end):
+                    segment.clause, segment.sentence = clause, number
+                    if alternative:
+                        segment.role, segment.strong = "listed", False
+                    segments.append(segment)
+
+
 def _around(
-    spans: list[tuple[int, int]], first: int, start: int, end: int
-) -> list[tuple[int, int, bool]]:
-    """`[start, end)` cut into (start, end, inside a span) parts by the sorted, disjoint
-    `spans` from index `first` on."""
-    out: list[tuple[int, int, bool]] = []
+    spans: list[tuple[int, int, Role]], first: int, start: int, end: int
+) -> list[tuple[int, int, Role | None]]:
+    """`[start, end)` cut into (start, end, the role of the span it is in, or None) parts by
+    the sorted, disjoint `spans` from index `first` on."""
+    out: list[tuple[int, int, Role | None]] = []
     at = start
-    for span_start, span_end in spans[first:]:
+    for span_start, span_end, role in spans[first:]:
         if span_start >= end:
             break
         if span_start > at:
-            out.append((at, span_start, False))
+            out.append((at, span_start, None))
         if min(span_end, end) > max(at, span_start):
-            out.append((max(at, span_start), min(span_end, end), True))
+            out.append((max(at, span_start), min(span_end, end), role))
         at = max(at, span_end)
     if at < end:
-        out.append((at, end, False))
+        out.append((at, end, None))
+    return out
+
+
+def _special_spans(
+    context: list[tuple[int, int]], places: list[tuple[int, int]]
+) -> list[tuple[int, int, Role]]:
+    """Spans read whole with one role: context (paths, log lines, quoted output) and the
+    places a structured answer blames (`"location": "node-6"`); sorted, disjoint (the first
+    of two overlapping spans is kept)."""
+    tagged: list[tuple[int, int, Role]] = [(s, e, "context") for s, e in context]
+    tagged += [(s, e, "blamed") for s, e in places]
+    out: list[tuple[int, int, Role]] = []
+    for span in sorted(tagged):
+        if not out or span[0] >= out[-1][1]:
+            out.append(span)
     return out
 
 
@@ -612,6 +701,9 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
     """A clause as segments: cause (`blamed`, strong when an explicit cue says so), effect,
     exonerating, or a plain mention."""
     clause = low[start:end]
+    if question := _OPEN_QUESTION.search(clause):
+        asked = Segment(start + question.start(), end, "context")
+        return [*(_clause(low, start, start + question.start()) if question.start() else []), asked]
     if _NO_FAULT.search(clause) or (
         _EXONERATING.search(clause) and not _BLAME_CUE.search(_EXONERATING.sub(" ", clause))
     ):
@@ -821,8 +913,16 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
             same(ref, c) for c in truth.catalog
         ):
             continue
+        segment = _segment_of(diagnosis, start)
+        strong = bool(segment and segment.strong)
         found.append(
-            Mention(ref, start, _role(diagnosis, start), _foreign(diagnosis, truth, start))
+            Mention(
+                ref,
+                start,
+                _role(diagnosis, start),
+                _foreign(diagnosis, truth, start),
+                strong=strong,
+            )
         )
     return found
 
@@ -958,28 +1058,42 @@ def _blame_the_referent(
     mentions[i].inferred = True
 
 
+def _spaced(joined: Joined) -> Joined:
+    """A fault type written as an identifier (`container_memory_load`) read as words."""
+    joined.text = joined.text.replace("_", " ")
+    return joined
+
+
+def _line_end(low: str, start: int, end: int) -> int:
+    found = low.find("\n", start, end)
+    return end if found < 0 else found
+
+
 def _keep_to_the_headline(
-    diagnosis: Diagnosis, sections: list[tuple[int, int]]
+    diagnosis: Diagnosis, sections: list[tuple[int, int, list[tuple[int, int]]]]
 ) -> list[tuple[int, int]]:
-    """`Hypothesis 1: node CPU load at node-6.` then its description and justification: where
-    the headline blames a component in so many words, what the section says of others only in
+    """`Hypothesis 1: node CPU load at node-6.` then its description and justification (or a
+    structured answer's first item, whose headline is its `type` and `location`): where the
+    headline blames a component in so many words, what the section says of others only in
     passing (services that show alerts, a caller named as evidence) is its evidence, not more
     culprits. The headlines that do, as spans."""
     starts = [m.start for m in diagnosis.mentions]
-    headlines = []
-    for start, end in sections:
-        headline = diagnosis.low.find("\n", start, end)
-        headline = end if headline < 0 else headline
+    headlines: list[tuple[int, int]] = []
+    for start, end, spans in sections:
         first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
         inside = diagnosis.mentions[first:last]
-        if not any(m.role == "blamed" and m.strong and m.start < headline for m in inside):
+
+        def in_headline(mention: Mention, spans: list[tuple[int, int]] = spans) -> bool:
+            return any(s <= mention.start < e for s, e in spans)
+
+        if not any(m.role == "blamed" and m.strong and in_headline(m) for m in inside):
             continue
-        headlines.append((start, headline))
+        headlines.extend(spans)
         for mention in inside:
             evidence = not mention.strong or mention.inferred
-            if mention.start >= headline and mention.role == "blamed" and evidence:
+            if not in_headline(mention) and mention.role == "blamed" and evidence:
                 mention.role = "mentioned"
-    return headlines
+    return sorted(headlines)
 
 
 def _blame_the_subject(diagnosis: Diagnosis) -> None:
@@ -1041,6 +1155,15 @@ def _blame_the_failing(diagnosis: Diagnosis) -> None:
             failing[id(segment)] = bool(_FAILING.search(diagnosis.low, segment.start, segment.end))
         if failing[id(segment)]:
             mention.role, mention.inferred = "blamed", True
+
+
+def _blame_only_the_named(diagnosis: Diagnosis) -> None:
+    """A diagnosis that says its root cause is not established blames only the components it
+    names as a cause: what it reports failing (the subject of a finding, the service whose
+    requests failed) is where the fault showed, not a claim about where it lies."""
+    for mention in diagnosis.mentions:
+        if mention.role == "blamed" and mention.inferred:
+            mention.role, mention.inferred = "mentioned", False
 
 
 def claimed_in_headline(diagnosis: Diagnosis) -> bool:

@@ -86,6 +86,7 @@ SERVICE_WORDS = frozenset(
 _NOT_A_SERVICE_BEFORE = (
     r"(?<!error )(?<!errors )(?<!success )(?<!failure )(?<!request )(?<!retry )(?<!hit )"
     r"(?<!miss )(?<!drop )(?<!sample )(?<!end )(?<!high )(?<!low )(?<!the end )"
+    r"(?<!admin )(?<!root )(?<!database )(?<!db )"
 )
 _NOT_A_SERVICE_AFTER = (
     r"(?!\s+(?:limits?|limiting|limiter|names?|ids?|agents?|experience|input|interface|space|data"

@@ -16,9 +16,16 @@ from ground_truth.models import ComponentRef, IncidentSpec
 
 from ...checklist.judgment import QuestionAnswer
 from .. import text as text_match
-from . import names, taxonomy, values
+from . import names, taxonomy, times, values
 from .basis import Basis, Claim, NameMatch, Ruling
-from .diagnosis import Diagnosis, Mention, claimed_families, mechanism_families, parse_diagnosis
+from .diagnosis import (
+    NOT_CLAIMED,
+    Diagnosis,
+    Mention,
+    claimed_families,
+    mechanism_families,
+    parse_diagnosis,
+)
 from .size import SizePolicy
 from .truth import Truth, parse_truth, same
 
@@ -289,7 +296,7 @@ def mechanism_matched(qid: str, case: Case) -> Ruling:
         return _by_shared_words(qid, case)
     claimed = mechanism_families(d)
     for family in sorted(truth.families & claimed):
-        if _same_variant(family, truth, d):
+        if _same_variant(family, truth, d) and _same_level(truth, d):
             conflicting = bool(claimed - truth.families - _related(truth))
             basis = _basis(case, claim=basis.claim, conflicting=conflicting)
             return _yes(qid, _family_quote(d, family), "Medium", basis)
@@ -311,6 +318,24 @@ def _same_variant(family: str, truth: Truth, d: Diagnosis) -> bool:
     wanted = kinds.variants_in(truth.mechanism_text.lower())
     stated = kinds.variants_in(d.claim_text)
     return not wanted or not stated or bool(wanted & stated)
+
+
+_LEVEL = re.compile(r"(?<![\w-])(container|node|jvm)(?![\w-])")
+_PLACED = frozenset({"container", "node"})
+
+
+def _same_level(truth: Truth, d: Diagnosis) -> bool:
+    """A label's fault type names its level where the benchmark's vocabulary has the same fault
+    at several (container vs node memory, the JVM's CPU vs the host's): a type stated at
+    another level is another fault (the component is D1's business)."""
+    if not truth.labelled:
+        return True
+    wanted = set(_LEVEL.findall(truth.mechanism_text.lower()))
+    stated = set(_LEVEL.findall(d.stated_type.text or d.headline.text or d.cause_text))
+    if ("jvm" in wanted) != ("jvm" in stated):
+        return False
+    placed = wanted & _PLACED
+    return not placed or not (stated & _PLACED) or bool(placed & stated)
 
 
 def _shared_words(case: Case) -> list[str]:
@@ -336,6 +361,8 @@ def parameters_named(qid: str, case: Case) -> Ruling:
     d, truth = case.diagnosis, case.truth
     if d.no_fault:
         return _no(qid, basis=_basis(case))
+    if truth.labelled:
+        return _label_detail(qid, case)
     if truth.values:
         hits = values.matching(truth.values, d.claim_text)
         if hits:
@@ -350,6 +377,24 @@ def parameters_named(qid: str, case: Case) -> Ruling:
         if len(shared) >= 2:
             return _yes(qid, _quote_term(d, shared[0]), "Low", implied)
     return _no(qid, "", "Low", _basis(case))
+
+
+def _label_detail(qid: str, case: Case) -> Ruling:
+    """A label row's details are its fault type on its entity and its time: Yes when the
+    diagnosis puts the truth's fault type on the origin, or states the root cause's occurrence
+    time within the tolerance (the type on another component, or the entity alone, is not)."""
+    d = case.diagnosis
+    for at in times.stated_occurrences(d.low, case.truth.times):
+        if d.role_at(at) not in NOT_CLAIMED - {"context"}:
+            return _yes(qid, d.quote(at), basis=_basis(case, claim="explicit"))
+    hits = _origin_blamed(case)
+    mechanism = mechanism_matched(qid, case)
+    if hits and mechanism.answer.answer == "Yes":
+        basis = _basis(case, hits[0], conflicting=mechanism.basis.conflicting)
+        return _yes(qid, mechanism.answer.evidence or case.quote(hits[0]), "Medium", basis)
+    blamed = d.blamed[:1]
+    evidence = mechanism.answer.evidence or (case.quote(blamed[0]) if blamed else "")
+    return _no(qid, evidence or "", "Medium", _basis(case, blamed[0] if blamed else None))
 
 
 def fault_type_consistent(qid: str, case: Case) -> Ruling:
@@ -373,6 +418,9 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
             basis = _basis(case, claim=claim)
             return _no(qid, _family_quote(d, sorted(families)[0]), "Medium", basis)
         return _by_shared_words(qid, case)
+    if not (families or categories or generic) and d.category.text:
+        families, categories, generic = _categorised(d.category.text)
+        families, categories = set(), families | categories
     vague = _basis(case, claim="implied")
     if categories & (truth.families | truth.categories) or generic & truth.groups:
         return _yes(qid, "", "Low", vague)
@@ -382,6 +430,15 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
     ):
         return _yes(qid, "", "Low", vague)
     return _no(qid, "", "Medium", _basis(case))
+
+
+def _categorised(text: str) -> tuple[set[str], set[str], set[str]]:
+    """What an analysis answer's categories (`Authentication Issue`, `Misconfiguration`) name."""
+    return (
+        taxonomy.families_in(text),
+        taxonomy.categories_in(text),
+        taxonomy.generic_groups_in(text),
+    )
 
 
 # ------------------------------------------------------------------ D3: scope
@@ -437,10 +494,16 @@ def symptoms_matched(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis states an impact the truth states or its mechanism implies, or,
     where the truth states none, one that follows from the diagnosis's own cause when that
     cause fits the truth's fault type. What it says only of components it rules out is not
-    this fault's impact."""
+    this fault's impact. A label row names no impact: what its fault type produces counts only
+    as an impact of a fault the diagnosis puts on the truth's entity (symptoms it explains by
+    another component's fault are that fault's)."""
     d, truth = case.diagnosis, case.truth
     if d.no_fault or not d.claim_text.strip():
         return _no(qid, basis=_basis(case))
+    if truth.labelled and not _origin_blamed(case):
+        blamed = d.blamed[:1]
+        evidence = case.quote(blamed[0]) if blamed else ""
+        return _no(qid, evidence, "Medium", _basis(case, blamed[0] if blamed else None))
     text = d.impact.text
     stated_basis = _basis(case, claim="explicit")
     if case.spec.symptoms:

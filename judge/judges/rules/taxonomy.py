@@ -612,7 +612,7 @@ FAMILIES: tuple[Family, ...] = (
             r"out\s+of\s+(?:disk|storage)",
         ),
         (),
-        ("errors", "crash", "startup", "latency"),
+        ("errors", "crash", "startup"),
         ("storage",),
     ),
     Family(

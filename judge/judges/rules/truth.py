@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
 
 from ..catalog import INFRASTRUCTURE, KNOWN_SERVICES
-from . import names, systems, taxonomy, values
+from . import names, systems, taxonomy, times, values
 from .fields import Fields, read_fields
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
@@ -60,7 +61,9 @@ Relation = Literal["exact", "instance", "container", "sibling", "none"]
 class Truth:
     """A spec as the rules judge reads it: the origin components and their namespaces, the
     mechanism text and its fault families, categories, groups, impacts and concrete values, and
-    the contributing, affected and known components.
+    the contributing, affected and known components. `labelled`: the truth is a label row (its
+    fault type written as a field: FORGE, OpenRCA), which names no impact and whose details are
+    the fault type on its entity and its `times`.
     """
 
     origins: list[ComponentRef]
@@ -79,6 +82,8 @@ class Truth:
     reading: Reading = "structured"
     no_fault: bool = False
     stated_impacts: set[str] = field(default_factory=set)
+    labelled: bool = False
+    times: list[datetime] = field(default_factory=list)
 
     def relation(self, written: str, component: ComponentRef) -> Relation:
         """How a mention of `component`, written `written`, stands to the origin: the origin
@@ -146,7 +151,8 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     fields = Fields() if parsed else read_fields(spec.ground_truth)
     origins, namespaces, reading = _origins(spec, parsed, fields, description)
     system = systems.system_of(namespaces, spec.extra, spec.ground_truth, [o.name for o in origins])
-    if _written_as_fields(spec, fields, reading):
+    labelled = _written_as_fields(spec, fields, reading)
+    if labelled:
         mechanism_text, consequence = "; ".join(fields.types), ""
     else:
         mechanism_text = _mechanism_text(description)
@@ -192,6 +198,8 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         reading=reading,
         stated_impacts=stated,
         no_fault=not origins and _states_no_fault(spec, fields),
+        labelled=labelled,
+        times=times.truth_times(spec.parameters, spec.ground_truth) if labelled else [],
     )
     truth.contributing, truth.affected = _others(truth, spec, consequence)
     truth.values = values.truth_values(
@@ -360,13 +368,14 @@ def _others(
 ) -> tuple[list[ComponentRef], list[ComponentRef]]:
     """Components the description names besides the origin: in the mechanism (contributing) or
     after it (affected); the spec's own lists come first."""
-    sentences = re.split(r"(?<=[.!?])\s+", truth.mechanism_text, maxsplit=1)
+    sentences = re.split(r"(?<=[.!?;])\s+", truth.mechanism_text, maxsplit=1)
     mechanism = sentences[0].lower()
     consequence = " ".join([*sentences[1:], consequence]).lower()
+    described = f"{mechanism} {consequence}"
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
     for component in [*truth.catalog, *_kind_named(truth.description, truth)]:
-        if is_origin(truth, component):
+        if is_origin(truth, component) or _instead_of_the_origin(described, component, truth):
             continue
         if _named(mechanism, component):
             contributing.append(component)
@@ -381,6 +390,30 @@ def _others(
         ]
     )
     return contributing, affected
+
+
+def _instead_of_the_origin(text: str, component: ComponentRef, truth: Truth) -> bool:
+    """`the faulty MongoDB (mongodb-geo or mongodb-rate)`, `the dependent service (geo or rate)`:
+    a description written for a class of problems names the instances it could have hit as
+    alternatives; the one that is not the origin (nor the service whose name the origin carries,
+    `geo` of `mongodb-geo`) is not part of this fault."""
+    ours = _ours(truth)
+    others = {n.lower() for n in component.all_names()} - ours
+    for mine in ours:
+        for other in others:
+            a, b = re.escape(mine), re.escape(other)
+            if re.search(
+                rf"\b{a}\W{{0,3}}\s+or\s+\W{{0,3}}{b}\b|\b{b}\W{{0,3}}\s+or\s+\W{{0,3}}{a}\b", text
+            ):
+                return True
+    return False
+
+
+def _ours(truth: Truth) -> set[str]:
+    """The origins' names and the components' names each origin's name is made of."""
+    ours = {n.lower() for o in truth.origins for n in o.all_names()}
+    parts = {p for name in ours for p in name.split("-")}
+    return ours | {n.lower() for c in truth.catalog for n in c.all_names() if n.lower() in parts}
 
 
 def _named(text: str, component: ComponentRef) -> bool:
