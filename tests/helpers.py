@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import warnings
 from collections.abc import Callable
@@ -90,3 +91,23 @@ def one_incident_args(result: Path, *extra: str) -> list[str]:
     return eval_args(
         EXAMPLE / "ground_truth" / "incorrect_image.yaml", EXAMPLE / "outputs", result, *extra
     )
+
+
+def write_label_sheet(path: Path, answers: dict[tuple[str, str, str], str], who: str) -> None:
+    """A label sheet in the project's format: one row per (incident, trial, question) answer,
+    all by annotator `who`."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(
+            handle, fieldnames=["incident_id", "trial", "question_id", "answer", "annotator"]
+        )
+        writer.writeheader()
+        for (incident, trial, question), answer in answers.items():
+            writer.writerow(
+                {
+                    "incident_id": incident,
+                    "trial": trial,
+                    "question_id": question,
+                    "answer": answer,
+                    "annotator": who,
+                }
+            )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import io
 import json
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO, corpus
+from helpers import REPO, corpus, write_label_sheet
 from sklearn.metrics import cohen_kappa_score
 
 from ground_truth import IncidentSpec, Submission, load_specs
@@ -81,24 +80,6 @@ def _write_root(root: Path, cases: list[dict], split: dict | None = None) -> Pat
     return root
 
 
-def _write_labels(path: Path, labels: dict[tuple[str, str, str], str], who: str) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(
-            handle, fieldnames=["incident_id", "trial", "question_id", "answer", "annotator"]
-        )
-        writer.writeheader()
-        for (incident, trial, question), answer in labels.items():
-            writer.writerow(
-                {
-                    "incident_id": incident,
-                    "trial": trial,
-                    "question_id": question,
-                    "answer": answer,
-                    "annotator": who,
-                }
-            )
-
-
 def _judge_answers() -> tuple[dict[tuple[str, str, str], str | None], dict[str, float | None]]:
     """The rules judge's answers on TINY, computed here independently of the script."""
     specs = [IncidentSpec(id=c["incident_id"], ground_truth=c["ground_truth"]) for c in TINY[:2]]
@@ -131,8 +112,8 @@ def test_main_prints_and_writes_the_numbers(tmp_path):
         key: ("No" if v == "Yes" else "Yes") if (key[1], key[2]) in FLIPS else v
         for key, v in a.items()
     }
-    _write_labels(root / "labels" / "tune.a.csv", a, "a")
-    _write_labels(root / "labels" / "tune.b.csv", b, "b")
+    write_label_sheet(root / "labels" / "tune.a.csv", a, "a")
+    write_label_sheet(root / "labels" / "tune.b.csv", b, "b")
     scored = [k for k, v in judged.items() if v is not None]
     assert {judged[k] for k in scored} == {"Yes", "No"}, "the tiny set must give both answers"
 
@@ -242,7 +223,7 @@ def test_check_case_files_reports_every_kind_of_problem(tmp_path):
     labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY for q in QUESTIONS}
     del labels[("incorrect_image", "t-1", "D2-Q2")]
     labels[("ghost", "t-9", "D1-Q1")] = "No"
-    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    write_label_sheet(root / "labels" / "tune.a.csv", labels, "a")
     (root / "cases" / "test.yaml").write_text(yaml.safe_dump([{**TINY[0], "case": "x-1"}]))
     problems = "\n".join(validity.check_case_files(root))
     assert "incorrect_port_assignment is not in split.json's 'tune' list" in problems
@@ -286,7 +267,7 @@ class _D3Fails:
 def test_provider_failures_are_reported_and_left_out_of_kappa(tmp_path, monkeypatch):
     root = _write_root(tmp_path / "v", TINY[:2])
     labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:2] for q in QUESTIONS}
-    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    write_label_sheet(root / "labels" / "tune.a.csv", labels, "a")
     monkeypatch.setattr(validity, "make_judge", lambda *args: _D3Fails())
     out = io.StringIO()
     code = validity.main(
@@ -306,10 +287,10 @@ def test_dev_half_may_share_root_causes_with_tune_but_not_test(tmp_path):
     split = {"tune": ["incorrect_image"], "test": [], "dev": ["incorrect_image"]}
     root = _write_root(tmp_path / "v", TINY[:1], split=split)
     labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:1] for q in QUESTIONS}
-    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    write_label_sheet(root / "labels" / "tune.a.csv", labels, "a")
     (root / "cases" / "dev.yaml").write_text(yaml.safe_dump([{**TINY[0], "case": "d-1"}]))
     dev_labels = {(k[0], "d-1", k[2]): v for k, v in labels.items()}
-    _write_labels(root / "labels" / "dev.a.csv", dev_labels, "a")
+    write_label_sheet(root / "labels" / "dev.a.csv", dev_labels, "a")
     assert validity.check_case_files(root) == []
     split = {"tune": ["incorrect_image"], "test": ["incorrect_image"], "dev": ["incorrect_image"]}
     (root / "split.json").write_text(json.dumps(split))
@@ -333,7 +314,7 @@ def test_a_stored_real_model_run_is_measured_again_offline_by_replay(tmp_path, g
 
     root = _write_root(tmp_path / "v", TINY[:2])
     labels = {(c["incident_id"], c["case"], q): "Yes" for c in TINY[:2] for q in QUESTIONS}
-    _write_labels(root / "labels" / "tune.a.csv", labels, "a")
+    write_label_sheet(root / "labels" / "tune.a.csv", labels, "a")
     store = tmp_path / "s.sqlite"
     common = [*HAND, "--half", "tune", "--root", str(root), "--granularity", granularity]
     with FakeProvider(FakeProviderConfig()) as server:

@@ -3,7 +3,6 @@ reported test split first, per source and pooled, with the labellers' ceiling; o
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO
+from helpers import REPO, write_label_sheet
 from sklearn.metrics import cohen_kappa_score
 from test_validity_benchmark import QUESTIONS, validity
 
@@ -125,24 +124,6 @@ def _write_set(root: Path, sources: dict = SOURCES, split: dict = SPLIT) -> Path
     return root
 
 
-def _write_labels(path: Path, rows: dict[tuple[str, str, str], str], who: str) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(
-            handle, fieldnames=["incident_id", "trial", "question_id", "answer", "annotator"]
-        )
-        writer.writeheader()
-        for (incident, trial, question), answer in rows.items():
-            writer.writerow(
-                {
-                    "incident_id": incident,
-                    "trial": trial,
-                    "question_id": question,
-                    "answer": answer,
-                    "annotator": who,
-                }
-            )
-
-
 def _judged(tmp: Path) -> tuple[dict[tuple[str, str, str], str | None], dict[str, float | None]]:
     """The rules judge on the cases with text, computed here apart from the script."""
     cases = [c for cases in SOURCES.values() for c in cases if c["case"] != "itbench-y-003"]
@@ -203,11 +184,11 @@ def tiny(tmp_path):
     for source in SOURCES:
         mine = {k: v for k, v in a.items() if k[1].startswith(source)}
         if mine:
-            _write_labels(root / "labels" / f"{source}.a.csv", mine, "a")
-    _write_labels(
+            write_label_sheet(root / "labels" / f"{source}.a.csv", mine, "a")
+    write_label_sheet(
         root / "labels" / "sregym-x.b.csv", {k: v for k, v in b.items() if "sregym" in k[1]}, "b"
     )
-    _write_labels(
+    write_label_sheet(
         root / "labels" / "itbench-y.b.csv", {k: v for k, v in b.items() if "itbench" in k[1]}, "b"
     )
     return root, judged, composites, a, b
@@ -380,7 +361,7 @@ def test_check_real_set_reports_bad_label_sheets(tiny):
     root = tiny[0]
     rows = {("incorrect_port_assignment", "sregym-x-001", q): "Yes" for q in QUESTIONS[:8]}
     rows[("ghost", "sregym-x-009", "D1-Q1")] = "No"
-    _write_labels(root / "labels" / "sregym-x.c.csv", rows, "c")
+    write_label_sheet(root / "labels" / "sregym-x.c.csv", rows, "c")
     problems = "\n".join(validity.check_real_set(root))
     assert (
         "sregym-x.c.csv: sregym-x-001 (incorrect_port_assignment): no label for D3-Q3" in problems
