@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..checklist.judgment import QuestionAnswer
-from .clients.reply import TokenLogprob, logprobs_of
+from .clients.reply import TokenLogprob, TokenLogprobs, logprobs_of
 
 STATED = {"High": 0.9, "Medium": 0.7, "Low": 0.5}
 """The score of a stated level when nothing better is known. Only their order matters."""
@@ -40,25 +40,23 @@ Token = TokenLogprob
 """One generated token with its log-probability and the alternatives at its place."""
 
 
-def tokens_of(logprobs: Any) -> list[Token] | None:
+def tokens_of(logprobs: Any) -> Sequence[Token] | None:
     """The tokens of a choice's `logprobs` (the provider's objects or plain dicts), or of a
     `Reply`'s already read ones; None when the provider gave none."""
-    if isinstance(logprobs, tuple | list):
-        return list(logprobs) or None
-    try:
-        read = logprobs_of(logprobs)
-    except (TypeError, ValueError):  # a token or log-probability that is not one
-        return None
-    return list(read) if read else None
+    if isinstance(logprobs, TokenLogprobs | tuple | list):
+        return logprobs or None
+    return logprobs_of(logprobs)
 
 
 def answer_probabilities(tokens: Sequence[Token]) -> dict[str, float]:
     """Per question id, the probability the model gave the answer it wrote, among Yes and No.
 
     An answer whose token has no Yes-like or No-like alternative, or whose id cannot be read,
-    is left out (the caller falls back to the stated level)."""
-    text = "".join(t.token for t in tokens)
-    starts = _offsets(tokens)
+    is left out (the caller falls back to the stated level), as is one whose token's
+    log-probabilities cannot be read."""
+    texts = tokens.texts if isinstance(tokens, TokenLogprobs) else [t.token for t in tokens]
+    text = "".join(texts)
+    starts = _offsets(texts)
     marks = sorted(
         [(m.start(), "id", m.group(1)) for m in _ID.finditer(text)]
         + [(m.end(), "answer", "") for m in _ANSWER.finditer(text)]
@@ -71,7 +69,10 @@ def answer_probabilities(tokens: Sequence[Token]) -> dict[str, float]:
             continue
         if current is None or current in found:
             continue
-        p = _chosen_probability(tokens, starts, position)
+        try:
+            p = _chosen_probability(tokens, starts, position)
+        except ValueError:  # a token or log-probability that is not one
+            p = None
         if p is not None:
             found[current] = p
     return found
@@ -116,11 +117,11 @@ def panel_score(winner: str, members: Sequence[QuestionAnswer]) -> float | None:
     return round(total / len(scored), 6)
 
 
-def _offsets(tokens: Sequence[Token]) -> list[int]:
+def _offsets(texts: Sequence[str]) -> list[int]:
     starts, at = [], 0
-    for token in tokens:
+    for text in texts:
         starts.append(at)
-        at += len(token.token)
+        at += len(text)
     return starts
 
 

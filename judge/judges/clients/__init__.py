@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 from .errors import TRANSIENT, MissingKeyError, error_kind
 from .prices import litellm_data_file
-from .reply import Reply, TokenLogprob
+from .reply import Reply, TokenLogprob, TokenLogprobs
 
 ClientName = Literal["litellm", "openai"]
 CLIENTS: tuple[str, ...] = ("auto", "litellm", "openai")
@@ -128,6 +128,7 @@ __all__ = [
     "MissingKeyError",
     "Reply",
     "TokenLogprob",
+    "TokenLogprobs",
     "choose",
     "error_kind",
     "make_client",

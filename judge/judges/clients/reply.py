@@ -7,8 +7,9 @@ log-probabilities when they were asked for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class Reply:
     cache_write_tokens: int | None = None
     cost: float | None = None
     finish_reason: str | None = None
-    logprobs: tuple[TokenLogprob, ...] | None = None
+    logprobs: TokenLogprobs | None = None
     model: str | None = None
     """The model the provider says answered (it may name a dated version)."""
 
@@ -47,32 +48,35 @@ def logprob_params(logprobs: int | None) -> dict[str, Any]:
 
 
 def reply_of(response: Any, cost: float | None) -> Reply:
-    """A chat-completion response (openai's or litellm's object, they share the shape) as a
-    `Reply`."""
-    choice = response.choices[0]
+    """A chat-completion response as a `Reply`: litellm's object, or the reply's JSON as a
+    dict (the openai client reads it so: building the SDK's typed objects for a reply with
+    log-probabilities cost ~10 ms of CPU a call). Raises `ValueError` for a body that is not a
+    chat completion (no `choices`)."""
+    choices = _field(response, "choices")
+    if not isinstance(choices, list | tuple) or not choices:
+        raise ValueError(f"the reply is not a chat completion (no choices): {_excerpt(response)}")
+    choice = choices[0]
     prompt, completion = tokens(response)
     read, written = cache_tokens(response)
+    content = _field(_field(choice, "message"), "content")
     return Reply(
-        content=choice.message.content,
+        content=content if isinstance(content, str) else None,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=read,
         cache_write_tokens=written,
         cost=cost,
-        finish_reason=getattr(choice, "finish_reason", None),
-        logprobs=logprobs_of(getattr(choice, "logprobs", None)),
-        model=getattr(response, "model", None),
+        finish_reason=_field(choice, "finish_reason"),
+        logprobs=logprobs_of(_field(choice, "logprobs")),
+        model=_field(response, "model"),
     )
 
 
 def tokens(response: Any) -> tuple[int | None, int | None]:
-    usage = getattr(response, "usage", None)
+    usage = _field(response, "usage")
     if usage is None:
         return None, None
-    return (
-        _count(getattr(usage, "prompt_tokens", None)),
-        _count(getattr(usage, "completion_tokens", None)),
-    )
+    return _count(_field(usage, "prompt_tokens")), _count(_field(usage, "completion_tokens"))
 
 
 def cache_tokens(response: Any) -> tuple[int | None, int | None]:
@@ -80,33 +84,71 @@ def cache_tokens(response: Any) -> tuple[int | None, int | None]:
     `prompt_tokens_details.cached_tokens` (litellm copies Anthropic's `cache_read_input_tokens`
     there too, so it is read once, never added twice) and Anthropic's
     `cache_creation_input_tokens`. Both are already part of `prompt_tokens`."""
-    usage = getattr(response, "usage", None)
+    usage = _field(response, "usage")
     if usage is None:
         return None, None
-    details = getattr(usage, "prompt_tokens_details", None)
-    read = details.get("cached_tokens") if isinstance(details, dict) else None
+    read = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
     if read is None:
-        read = getattr(details, "cached_tokens", None)
-    if read is None:
-        read = getattr(usage, "cache_read_input_tokens", None)
-    written = getattr(usage, "cache_creation_input_tokens", None)
+        read = _field(usage, "cache_read_input_tokens")
+    written = _field(usage, "cache_creation_input_tokens")
     return _count(read), _count(written)
 
 
 def reasoning_tokens(response: Any) -> int | None:
-    details = getattr(getattr(response, "usage", None), "completion_tokens_details", None)
-    value = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return _count(value if value is not None else getattr(details, "reasoning_tokens", None))
+    details = _field(_field(response, "usage"), "completion_tokens_details")
+    return _count(_field(details, "reasoning_tokens"))
 
 
-def logprobs_of(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
-    """A choice's `logprobs.content` (objects or dicts) as `TokenLogprob`s; None when the
+def logprobs_of(logprobs: Any) -> TokenLogprobs | None:
+    """A choice's `logprobs.content` (objects or dicts) as `TokenLogprobs`; None when the
     reply carries none (not asked for, or not given by the server)."""
     content = _field(logprobs, "content")
     if not content:
         return None
-    return tuple(
-        TokenLogprob(
+    return TokenLogprobs(content)
+
+
+class TokenLogprobs(Sequence[TokenLogprob]):
+    """A reply's generated tokens, each read into a `TokenLogprob` only when looked at: a reply
+    holds hundreds of tokens with their alternatives (~2.5 ms of CPU to read them all), while a
+    confidence score reads the handful where the answers are. `texts` are every token's text.
+    Reading a token whose log-probability is not a number raises `ValueError`."""
+
+    __slots__ = ("_items", "texts")
+
+    def __init__(self, items: Sequence[Any]):
+        self._items = items
+        self.texts = [str(_field(item, "token")) for item in items]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> TokenLogprob: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TokenLogprob, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TokenLogprob | tuple[TokenLogprob, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        return _token(self._items[index])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"TokenLogprobs({len(self)} tokens)"
+
+
+def _token(item: Any) -> TokenLogprob:
+    try:
+        return TokenLogprob(
             token=str(_field(item, "token")),
             logprob=float(_field(item, "logprob")),
             top=tuple(
@@ -114,11 +156,17 @@ def logprobs_of(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
                 for alt in _field(item, "top_logprobs") or ()
             ),
         )
-        for item in content
-    )
+    except TypeError as exc:  # a missing log-probability
+        raise ValueError(f"a token's log-probability is not a number: {exc}") from None
+
+
+def _excerpt(value: Any, most: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def _field(obj: Any, name: str) -> Any:
+    """A field of a provider's object or of a JSON dict; None when it has none."""
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
