@@ -2,8 +2,9 @@
 
     python benchmarks/clients.py [--runs 5] [--submissions 100] [--json PATH]
 
-1. Import: `import openai` (the lean client's library, and the client module itself) and
-   `import litellm` (with its bundled price map), each in a fresh interpreter `--runs` times;
+1. Import: the lean client's module and its library (`httpx`), the `openai` SDK it used
+   before, and `import litellm` (with its bundled price map), each in a fresh interpreter
+   `--runs` times;
    median seconds beyond `python -c pass` and the peak resident set size the import leaves.
 2. CPU per call: `benchmarks/cpu_profile.py --client openai|litellm` on the same
    `--submissions`, one call per submission against the fake provider in its own process (no
@@ -29,7 +30,8 @@ sys.path.insert(0, str(REPO))
 
 IMPORTS = {
     "nothing (python -c pass)": "pass",
-    "openai client": "import judge.judges.clients.openai_client as c; c.import_openai()",
+    "openai client": "import judge.judges.clients.openai_client as c; c.import_httpx()",
+    "openai SDK (what the openai client used before)": "import openai",
     "litellm client": "import judge.judges.clients.litellm_client as c; c.import_litellm()",
 }
 PROBE = (

@@ -8,6 +8,7 @@ price litellm computes. The other llm-judge tests run through both clients too (
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -21,7 +22,7 @@ from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask
 from judge.judges.clients import MissingKeyError, choose, error_kind
 from judge.judges.clients.prices import PRICES, cost, priced_entry
-from judge.judges.llm import REPLY_MODELS, LLMJudge, _response_format
+from judge.judges.llm import REPLY_FORMATS, REPLY_MODELS, LLMJudge, _response_format
 from judge.testing import FakeProvider, FakeProviderConfig, FaultKind
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS, REFUSAL_SHAPES
 
@@ -158,6 +159,21 @@ def test_both_clients_ask_for_the_same_reply_format() -> None:
 
     for order, model in REPLY_MODELS.items():
         assert _response_format(order) == type_to_response_format_param(model)  # type: ignore[arg-type]
+
+
+def test_the_shipped_reply_formats_are_the_sdks_conversion_of_the_reply_models() -> None:
+    """judge/judges/reply_formats.json is written out so that no request waits for the
+    `openai` SDK's import; after a change to a reply model, write it again with
+    `{order: strict(model) for order, model in REPLY_MODELS.items()}` below, json.dumps(...,
+    indent=1, sort_keys=True)."""
+    from openai.lib._pydantic import to_strict_json_schema
+
+    def strict(model: Any) -> dict[str, Any]:
+        schema = to_strict_json_schema(model)
+        return {"type": "json_schema", "json_schema": {"schema": schema, "name": model.__name__, "strict": True}}  # fmt: skip
+
+    shipped = json.loads(REPLY_FORMATS.read_text())
+    assert shipped == {order: strict(model) for order, model in REPLY_MODELS.items()}
 
 
 @pytest.mark.parametrize(

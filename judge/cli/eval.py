@@ -264,7 +264,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace, latch) -> int:
-    _import_openai_early(args)
+    _import_client_early(args)
     from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
@@ -296,11 +296,11 @@ def _eval(args: argparse.Namespace, latch) -> int:
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
 
 
-def _import_openai_early(args) -> None:
-    """Start importing the `openai` SDK in a background thread before anything else when the
-    run will send requests with a model: the lean client needs it for the first request, and
-    litellm imports it too, so it is never wasted. The judge's own prefetch then finds it
-    imported or under way (`judge.judges.clients.loading`)."""
+def _import_client_early(args) -> None:
+    """Start importing `httpx` in a background thread before anything else when the run will
+    send requests with a model: the lean client needs it for the first request, and litellm
+    imports it too, so it is never wasted. The judge's own prefetch then finds it imported or
+    under way (`judge.judges.clients.loading`)."""
     import importlib
     import os
     import threading
@@ -314,7 +314,7 @@ def _import_openai_early(args) -> None:
     if all(m == "rules" or m.startswith("replay") for m in models):
         return
 
-    threading.Thread(target=importlib.import_module, args=("openai",), daemon=True).start()
+    threading.Thread(target=importlib.import_module, args=("httpx",), daemon=True).start()
 
 
 def _no_stored_answers(args) -> bool:

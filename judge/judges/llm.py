@@ -26,6 +26,7 @@ import random
 import time
 from collections import Counter
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -110,22 +111,18 @@ COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
 
 
+REPLY_FORMATS = Path(__file__).with_name("reply_formats.json")
+"""The reply models as strict `json_schema` response formats, one per reply order: the
+`openai` SDK's own conversion (`to_strict_json_schema`), which litellm also uses, written out
+so that no request waits for the SDK's import (~0.7 s). `tests/test_llm_clients.py` checks
+both clients send these bytes and that they are still the SDK's conversion of the models."""
+
+
 @functools.cache
 def _response_format(order: ReplyOrder = "answer-first") -> dict[str, Any]:
-    """The reply model as the strict `json_schema` response format, derived once per order:
-    the `openai` SDK's own conversion (`to_strict_json_schema`), which litellm also uses,
-    so both clients send the same bytes (`tests/test_llm_clients.py` checks it)."""
-    from openai.lib._pydantic import to_strict_json_schema
-
-    model = REPLY_MODELS[order]
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "schema": to_strict_json_schema(model),
-            "name": model.__name__,
-            "strict": True,
-        },
-    }
+    """The reply model as the strict `json_schema` response format (`REPLY_FORMATS`)."""
+    formats: dict[str, dict[str, Any]] = json.loads(REPLY_FORMATS.read_text(encoding="utf-8"))
+    return formats[order]
 
 
 def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -> dict[str, Any]:

@@ -1,13 +1,22 @@
-"""The `openai` client: OpenAI and any OpenAI-compatible endpoint through the `openai` SDK's
-async client (a dependency of litellm, so nothing more to install).
+"""The `openai` client: OpenAI and any OpenAI-compatible endpoint, spoken to over HTTP with
+`httpx` (a dependency of litellm, so nothing more to install).
 
-It does what the litellm client does for these endpoints with a fraction of the import time
-and CPU per call (`benchmarks/clients.py`): the same request body (model without its
-`openai/` prefix, messages, temperature, seed, reply format, extra params), no retries of its
-own (`max_retries=0`: retries are the judge's), the same timeout per request, the same error
-classes (litellm's subclass the SDK's), the provider's token counts, cached tokens and
-log-probabilities, and litellm's prices read from its bundled map
-(`judge.judges.clients.prices`) without importing litellm.
+It sends what the `openai` SDK sends for a chat completion and raises what it raises, with
+none of its import time: `import openai` builds hundreds of typed models (~0.7 s on an idle
+machine, more than the rest of `judge eval` before its first request), and building its typed
+reply object for a reply with log-probabilities cost ~10 ms of CPU a call. `httpx` imports in
+~0.15 s. What is kept from the SDK (`tests/test_llm_clients.py` runs the same behaviour tests
+through this client and litellm's, on the fake provider, every fault shape):
+- the request: `POST {base}/chat/completions` with the body as given (model without its
+  `openai/` prefix), `Authorization: Bearer KEY`, OpenAI's organisation and project headers
+  from `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID`, the base URL from `api_base`, `OPENAI_BASE_URL`
+  or `OPENAI_API_BASE` (default `https://api.openai.com/v1`), the SDK's connection limits,
+  no retries (retries are the judge's), one timeout per request;
+- the failures (`judge.judges.clients.http_errors`): the SDK's exception classes by name and
+  status code, their message, status, body and response headers (`Retry-After`), and
+  connection failures and timeouts raised from httpx's own exception;
+- the reply: its JSON read into a `Reply` (tokens, cached tokens, log-probabilities), priced
+  from litellm's bundled map (`judge.judges.clients.prices`) without importing litellm.
 """
 
 from __future__ import annotations
@@ -19,35 +28,30 @@ import weakref
 from typing import Any
 
 from .errors import MissingKeyError
+from .http_errors import connection_error, status_error
 from .loading import Background
 from .prices import PRICES, PriceMap, cost, priced_entry
-from .reply import Reply, logprob_params, reasoning_tokens, reply_of
+from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, reply_of
 
 
-def import_openai() -> Any:
-    import openai
+def import_httpx() -> Any:
+    import httpx
 
-    return openai
+    return httpx
 
 
-OPENAI: Background[Any] = Background("openai", import_openai)
+HTTPX: Background[Any] = Background("httpx", import_httpx)
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key-given"
-"""Sent to a self-hosted endpoint when no key is configured: the SDK refuses to send a request
-without one, while most local servers ignore it."""
+"""Sent to a self-hosted endpoint when no key is configured, as the SDK would have to: most
+local servers ignore it."""
+MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
+"""The `openai` SDK's connection limits (`DEFAULT_CONNECTION_LIMITS`)."""
 
 
 class OpenAIClient:
-    """Requests through the SDK's `AsyncOpenAI`, one per event loop (its connections belong to
-    the loop that opened them).
-
-    The request goes out with `client.post("/chat/completions", body=...)`, the SDK's way to
-    send a body as it is, not `client.chat.completions.create(...)`: `create` first walks the
-    whole body (messages, the reply schema) against its typed parameters to transform it,
-    ~1.5 ms of CPU a call here (`benchmarks/cpu_profile.py --client openai`), which changes
-    nothing in a body built from plain JSON values. The reply is read as the JSON it is
-    (`cast_to=object`), not built into the SDK's typed `ChatCompletion`, which for a reply with
-    log-probabilities cost ~10 ms of CPU a call. Sending, errors (the same exception classes,
-    status codes, bodies and headers) and timeouts are the SDK's either way."""
+    """Requests through one `httpx.AsyncClient` per event loop (its connections belong to the
+    loop that opened them)."""
 
     name = "openai"
 
@@ -68,10 +72,10 @@ class OpenAIClient:
         )
 
     def prefetch(self) -> None:
-        OPENAI.start()
+        HTTPX.start()
 
     async def ready(self) -> None:
-        await OPENAI.ready()
+        await HTTPX.ready()
 
     def cache_marker(self) -> bool:
         """OpenAI-compatible servers cache a repeated prompt start without a marker."""
@@ -80,51 +84,69 @@ class OpenAIClient:
     async def complete(
         self, request: dict[str, Any], timeout: float, logprobs: int | None = None
     ) -> Reply:
-        openai = await OPENAI.ready()
-        response = await self._client(openai).post(
-            "/chat/completions",
-            body={**request, "model": self.wire_model, **logprob_params(logprobs)},
-            cast_to=object,  # the reply's JSON as it is: see `reply_of`
-            options={"timeout": timeout},
-        )
-        reply = reply_of(response, None)
+        httpx = await HTTPX.ready()
+        client = self._client(httpx)
+        body = {**request, "model": self.wire_model, **logprob_params(logprobs)}
+        try:
+            response = await client.post("chat/completions", json=body, timeout=timeout)
+            if response.is_error:
+                raise status_error(response)
+            data = response.json()
+        except httpx.TransportError as exc:
+            raise connection_error(exc) from exc
+        except ValueError as exc:  # a success whose body is not JSON
+            raise not_a_completion(response.text) from exc
+        reply = reply_of(data, None)
         entry = priced_entry([reply.model, self.wire_model], self.prices)
         price = cost(
             entry,
             reply.prompt_tokens,
             reply.completion_tokens,
             reply.cached_tokens,
-            reasoning_tokens(response),
+            reasoning_tokens(data),
         )
         return dataclasses.replace(reply, cost=price)
 
     async def aclose(self) -> None:
-        """Close the connections this loop's SDK client holds."""
+        """Close the connections this loop's client holds."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         client = self._clients.pop(loop, None)
         if client is not None:
-            await client.close()
+            await client.aclose()
 
-    def _client(self, openai: Any) -> Any:
+    def _client(self, httpx: Any) -> Any:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self._key(),
-                base_url=self.api_base
-                or os.environ.get("OPENAI_BASE_URL")
-                or os.environ.get("OPENAI_API_BASE"),
-                max_retries=0,
-                # the SDK's default client without its wrapper's `__del__`, which schedules
-                # its own closing on whatever loop runs when it is collected (for a judge used
-                # outside a run, a later loop, where that fails); `aclose` closes it instead
-                http_client=openai.DefaultAsyncHttpxClient(),
+            client = httpx.AsyncClient(
+                base_url=self._base_url().rstrip("/") + "/",
+                headers=self._headers(),
+                limits=httpx.Limits(
+                    max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE
+                ),
+                follow_redirects=True,
             )
             self._clients[loop] = client
         return client
+
+    def _base_url(self) -> str:
+        return (
+            self.api_base
+            or os.environ.get("OPENAI_BASE_URL")
+            or os.environ.get("OPENAI_API_BASE")
+            or OPENAI_BASE_URL
+        )
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self._key()}", "Accept": "application/json"}
+        if organization := os.environ.get("OPENAI_ORG_ID"):
+            headers["OpenAI-Organization"] = organization
+        if project := os.environ.get("OPENAI_PROJECT_ID"):
+            headers["OpenAI-Project"] = project
+        return headers
 
     def _key(self) -> str:
         key = self._api_key or os.environ.get("OPENAI_API_KEY")

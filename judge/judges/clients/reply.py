@@ -54,7 +54,7 @@ def reply_of(response: Any, cost: float | None) -> Reply:
     chat completion (no `choices`)."""
     choices = _field(response, "choices")
     if not isinstance(choices, list | tuple) or not choices:
-        raise ValueError(f"the reply is not a chat completion (no choices): {_excerpt(response)}")
+        raise not_a_completion(response)
     choice = choices[0]
     prompt, completion = tokens(response)
     read, written = cache_tokens(response)
@@ -160,9 +160,11 @@ def _token(item: Any) -> TokenLogprob:
         raise ValueError(f"a token's log-probability is not a number: {exc}") from None
 
 
-def _excerpt(value: Any, most: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= most else text[:most] + "..."
+def not_a_completion(body: Any, most: int = 200) -> ValueError:
+    """The error for a successful reply whose body is not a chat completion."""
+    text = body if isinstance(body, str) else repr(body)
+    shown = text if len(text) <= most else text[:most] + "..."
+    return ValueError(f"the reply is not a chat completion (no choices): {shown}")
 
 
 def _field(obj: Any, name: str) -> Any:
