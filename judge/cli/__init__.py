@@ -75,13 +75,22 @@ def _version() -> str:
         return "0+unknown"
 
 
+class _Version(argparse.Action):
+    """`--version`, with the installed version read only when asked (reading the package's
+    metadata takes ~40 ms, every command's start-up otherwise)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `judge` argument parser, with every subcommand in COMMANDS registered."""
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(commands)
