@@ -46,11 +46,13 @@ def check_answerable(judge: Any, rubric: Any, given: str) -> None:
     nothing but unscored questions would end as if it had worked."""
     from ground_truth.errors import InputError
 
-    from ..judges.rules import RULES, RulesJudge, bind
+    from ..judges import is_rules_judge
     from ..run.cache import leaves
 
-    if not any(isinstance(leaf, RulesJudge) for leaf in leaves(judge)):
+    if not any(is_rules_judge(leaf) for leaf in leaves(judge)):
         return
+    from ..judges.rules import RULES, bind
+
     questions = [q for d in rubric.dimensions for q in d.questions]
     unanswerable = [q for q in questions if RULES.get(bind(q.rule, q.text) or "") is None]
     if not unanswerable:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from .base import Cacheable, Gated, Judge, JudgeTask, RequestGate, check_judge
 from .panel import PanelJudge, TieRule
@@ -15,7 +16,30 @@ from .registry import (
     registered_judges,
     unregister_judge,
 )
-from .rules import RulesJudge
+
+if TYPE_CHECKING:
+    from .rules import RulesJudge
+
+RULES_MODULE = "judge.judges.rules"
+
+
+def __getattr__(name: str) -> Any:
+    """`RulesJudge` is imported when first named: its rules compile ~80 patterns (~0.25 s),
+    which a run with an LLM judge would otherwise spend before its first request."""
+    if name == "RulesJudge":
+        from .rules import RulesJudge
+
+        return RulesJudge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def is_rules_judge(judge: object, exactly: bool = False) -> bool:
+    """Whether `judge` is the rules judge (`exactly`: not a subclass), without importing it: a
+    rules judge can only exist once its module is imported."""
+    rules = sys.modules.get(RULES_MODULE)
+    if rules is None:
+        return False
+    return type(judge) is rules.RulesJudge if exactly else isinstance(judge, rules.RulesJudge)
 
 
 def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
@@ -32,6 +56,8 @@ def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
     cannot be loaded.
     """
     if not model or model == "rules":
+        from .rules import RulesJudge
+
         return RulesJudge()
     found = find_judge(model, llm_options)
     if found is not None:
@@ -68,7 +94,9 @@ def _repetition(model: str | None, index: int, llm_options: dict[str, Any]) -> J
 
     base = make_judge(model, **llm_options)
     name = f"{base.name}#{index + 1}"
-    if isinstance(base, RulesJudge):
+    if is_rules_judge(base):
+        from .rules import RulesJudge
+
         return RulesJudge(name=name)
     if not isinstance(base, LLMJudge):  # a user's judge: a fresh one each time, renamed
         base.name = name
@@ -89,6 +117,7 @@ __all__ = [
     "RulesJudge",
     "build_judge",
     "check_judge",
+    "is_rules_judge",
     "make_judge",
     "register_judge",
     "registered_judges",

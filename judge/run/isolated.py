@@ -26,14 +26,17 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ground_truth.models import Submission
 
 from ..checklist.judgment import DimensionVerdict
+from ..judges import is_rules_judge
 from ..judges.base import JudgeTask
-from ..judges.rules import RulesJudge
 from .control import Gate, RunStopped
+
+if TYPE_CHECKING:
+    from ..judges.rules import RulesJudge
 
 FOREVER = 365 * 24 * 3600.0
 BOOT = (
@@ -46,7 +49,7 @@ def isolable(judge: object) -> bool:
     """Whether the run should ask this judge in a child process: the rules judge does its
     work in the calling thread, where nothing can interrupt it. Not a subclass, which may
     answer otherwise than `answer()`; POSIX only (the child inherits its pipe's descriptor)."""
-    return type(judge) is RulesJudge and os.name == "posix" and bool(sys.executable)
+    return is_rules_judge(judge, exactly=True) and os.name == "posix" and bool(sys.executable)
 
 
 class IsolatedJudge:
