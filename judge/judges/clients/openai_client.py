@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import weakref
 from typing import Any
@@ -51,6 +52,16 @@ NO_KEY = "no-key-given"
 local servers ignore it."""
 MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
 """The `openai` SDK's connection limits (`DEFAULT_CONNECTION_LIMITS`)."""
+
+
+def _parse(body: bytes) -> Any:
+    """A reply's JSON: pydantic-core's parser, or the standard library's for what it refuses
+    and the standard library accepts (a lone surrogate escape, `\\ud800`, which a model's text
+    can hold)."""
+    try:
+        return from_json(body)
+    except ValueError:
+        return json.loads(body)
 
 
 class OpenAIClient:
@@ -95,7 +106,7 @@ class OpenAIClient:
             response = await client.post("chat/completions", json=body, timeout=timeout)
             if response.is_error:
                 raise status_error(response)
-            data = from_json(response.content)
+            data = _parse(response.content)
         except httpx.TransportError as exc:
             raise connection_error(exc) from exc
         except ValueError as exc:  # a success whose body is not JSON
