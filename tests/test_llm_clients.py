@@ -158,14 +158,16 @@ def test_both_clients_ask_for_the_same_reply_format() -> None:
     from litellm.utils import type_to_response_format_param
 
     for order, model in REPLY_MODELS.items():
-        assert _response_format(order) == type_to_response_format_param(model)  # type: ignore[arg-type]
+        sent = type_to_response_format_param(model)  # type: ignore[arg-type]
+        assert json.dumps(_response_format(order)) == json.dumps(sent)  # in the same order
 
 
 def test_the_shipped_reply_formats_are_the_sdks_conversion_of_the_reply_models() -> None:
     """judge/judges/reply_formats.json is written out so that no request waits for the
     `openai` SDK's import; after a change to a reply model, write it again with
-    `{order: strict(model) for order, model in REPLY_MODELS.items()}` below, json.dumps(...,
-    indent=1, sort_keys=True)."""
+    `{order: strict(model) for order, model in REPLY_MODELS.items()}` below,
+    json.dumps(..., indent=1). The order of the properties is part of what is asked (the
+    reply's field order), so it is compared too."""
     from openai.lib._pydantic import to_strict_json_schema
 
     def strict(model: Any) -> dict[str, Any]:
@@ -173,7 +175,8 @@ def test_the_shipped_reply_formats_are_the_sdks_conversion_of_the_reply_models()
         return {"type": "json_schema", "json_schema": {"schema": schema, "name": model.__name__, "strict": True}}  # fmt: skip
 
     shipped = json.loads(REPLY_FORMATS.read_text())
-    assert shipped == {order: strict(model) for order, model in REPLY_MODELS.items()}
+    expected = {order: strict(model) for order, model in REPLY_MODELS.items()}
+    assert json.dumps(shipped) == json.dumps(expected)
 
 
 @pytest.mark.parametrize(
