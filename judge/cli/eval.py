@@ -282,6 +282,8 @@ def _eval(args: argparse.Namespace, latch) -> int:
     )
     print_warnings(args.input_warnings)
     spec, submission = _require_matches(specs, submissions, args)
+    if isinstance(submissions, SubmissionStream) and _may_write_over_outputs(args):
+        list(submissions)  # every input known before a call (`check_writable`), as before
     if calls:
         # litellm not sooner: detecting the format and loading the specs record warnings
         # (catch_warnings, global to all threads), and would record litellm's import
@@ -296,6 +298,24 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
+
+
+def _may_write_over_outputs(args) -> bool:
+    """Whether a file this run writes might be one of the agent outputs it reads (exists, and
+    lies in the outputs folder or has another name: a link). Only then are the submissions all
+    read before the first call, so that `check_writable` knows every input; any other file
+    cannot be one, and the run starts while they are still being read."""
+    outputs = args.outputs.resolve()
+    if not outputs.is_dir():
+        return False  # a file of submissions is read whole, and recorded, at the first one
+    written = [args.result_file, args.result_file.with_suffix(".sqlite"), args.store]
+    written += [getattr(args, name, None) for name in EXPORTS]
+    for path in (Path(p) for p in written if p is not None):
+        if path.is_symlink() or (path.is_file() and path.stat().st_nlink > 1):
+            return True
+        if path.exists() and path.resolve().is_relative_to(outputs):
+            return True
+    return False
 
 
 def _import_openai_early(args) -> None:
