@@ -103,3 +103,30 @@ def test_submissions_are_read_one_at_a_time_from_an_outputs_folder(tmp_path: Pat
     assert sorted(s.key for s in [first, *rest]) == sorted(
         s.key for s in load_submissions(EXAMPLE / "outputs")
     )
+
+
+class Holding(Watching):
+    """Holds every call a while, noting how many submissions were read when the first ends."""
+
+    given_after_first_call: int | None = None
+
+    async def judge(self, task: JudgeTask) -> DimensionVerdict:
+        first = self.given_at_first_call is None
+        verdict = await super().judge(task)
+        await asyncio.sleep(0.05)
+        if first:
+            assert self.source is not None
+            self.given_after_first_call = self.source.given
+        return verdict
+
+
+def test_until_the_first_call_ends_no_more_is_read_than_keeps_the_workers_busy(example) -> None:
+    """Reading more would only slow whatever the first request waits for (an SDK importing)."""
+    specs, submissions = example
+    source = Source(submissions)
+    judge = Holding(source)
+    result = evaluate(specs, source, judge=judge, options=EvalOptions(max_concurrent=1))
+    assert judge.given_after_first_call is not None
+    assert judge.given_after_first_call < len(submissions)
+    assert result.usage is None or result.usage.calls_made == len(submissions)
+    assert len(result.cases) == len(submissions)

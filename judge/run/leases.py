@@ -166,6 +166,11 @@ class UnitQueue(Generic[T]):
             self._arrived.clear()
             await self._arrived.wait()
 
+    def waiting(self) -> int:
+        """Units that arrived and no worker took yet (not counting those put back, which wait
+        for the last unit to arrive)."""
+        return len(self._items) - self._next
+
     def put(self, item: T) -> None:
         self._items.append(item)
         self._arrived.set()

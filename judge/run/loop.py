@@ -148,7 +148,10 @@ class Run:
         """Take the units from their source into the queue, planning each batch (store
         lookups, the calls to make, prefetch) as it arrives. The first batch is one unit and
         each is twice the last, up to `PLAN_BATCH`, and the loop is handed back to the workers
-        at least every `ADMIT_SECONDS`: the first request leaves at once."""
+        at least every `ADMIT_SECONDS`: the first request leaves at once. Until the run's
+        first request or answer, no more units are read than keep every worker busy: reading
+        more would only take the interpreter from whatever the first request waits for (the
+        provider's SDK importing in another thread)."""
         planner = Planner(self.stats, self.leaves, self.wrapped, self.store, self.storage.refresh)
         size, batch = 1, []
         since = time.perf_counter()
@@ -159,6 +162,8 @@ class Run:
                     self._admit(batch, planner, queue)
                     size, batch = min(2 * size, PLAN_BATCH), []
                     await asyncio.sleep(0)
+                    while queue.waiting() and not self._under_way():
+                        await asyncio.sleep(ADMIT_SECONDS)
                     since = time.perf_counter()
             self._admit(batch, planner, queue)
         except Exception as exc:  # raised by run() once the calls in flight end
@@ -167,6 +172,14 @@ class Run:
             queue.close()
         self.gate.units_known()
         self.reporter.start()
+
+    def _under_way(self) -> bool:
+        """Whether a request was sent or a call ended (or the run stopped, or is filled by a
+        batch, whose calls are not taken by workers)."""
+        stats = self.stats
+        return bool(stats.requests or stats.done or stats.cached or stats.not_judged) or (
+            self.gate.stopped is not None or self.storage.batch is not None
+        )
 
     def _admit(
         self, batch: list[Unit], planner: Planner, queue: UnitQueue[tuple[int, Unit]]
