@@ -227,7 +227,7 @@ def _resolve(rubric: Rubric | str | Path | None, judge: Judge | None) -> tuple[R
 
 def evaluate(
     specs: list[IncidentSpec],
-    submissions: list[Submission],
+    submissions: Iterable[Submission],
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
     renderer: PromptRenderer | None = None,

@@ -19,11 +19,13 @@ from ground_truth.models import IncidentSpec, Submission
 from ..checklist.prompts import PromptRenderer
 from ..checklist.rubric import Rubric, whole_submission
 from .granularity import Granularity
-from .shard import Shard, units_fingerprint
+from .shard import Shard, shard_record
 from .units import Unit
 
 
 class Intake:
+    """One run's submissions becoming its units (`units()`), and the matching they made."""
+
     def __init__(
         self,
         specs: list[IncidentSpec],
@@ -73,12 +75,5 @@ class Intake:
         return self._matcher.matching()
 
     def shard_record(self) -> dict[str, Any] | None:
-        """What the result records of its shard (`judge.run.shard.select`)."""
-        if self.shard is None:
-            return None
-        return {
-            "index": self.shard.index,
-            "count": self.shard.count,
-            "units": len(self._keys),
-            "fingerprint": units_fingerprint(self._keys),
-        }
+        """What the result records of its shard (`judge.run.shard.shard_record`)."""
+        return None if self.shard is None else shard_record(self.shard, self._keys)
