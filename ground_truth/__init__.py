@@ -11,7 +11,7 @@ from .errors import InputError
 # Names load on first use, so a command that only needs InputError stays fast.
 _EXPORTS = {
     "ground_truth.fault_spec": ["parse_fault_spec"],
-    "ground_truth.loaders": ["load_specs", "load_submissions"],
+    "ground_truth.loaders": ["iter_submissions", "load_specs", "load_submissions"],
     "ground_truth.matching": ["Matching", "match_submissions"],
     "ground_truth.registry": ["PluginError", "PluginWarning", "Registry", "UnknownName"],
     "ground_truth.models": [
@@ -39,6 +39,7 @@ __all__ = [
     "Submission",
     "Trajectory",
     "UnknownName",
+    "iter_submissions",
     "load_specs",
     "load_submissions",
     "match_submissions",
@@ -48,7 +49,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .fault_spec import parse_fault_spec
-    from .loaders import load_specs, load_submissions
+    from .loaders import iter_submissions, load_specs, load_submissions
     from .matching import Matching, match_submissions
     from .models import (
         Action,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -52,9 +52,30 @@ class FormatWarning(UserWarning):
         super().__init__(located(path, message, field))
 
 
+_warning_sinks: list[Callable[[FormatWarning], None]] = []
+
+
 def warn_format(path: str | Path | None, message: str, field: str | None = None) -> None:
-    """Emit a FormatWarning about `path` (and `field`), attributed to the caller's caller."""
-    warnings.warn(FormatWarning(path, message, field), stacklevel=3)
+    """Emit a FormatWarning about `path` (and `field`), attributed to the caller's caller; inside
+    `format_warnings_to(sink)`, hand it to `sink` instead."""
+    warning = FormatWarning(path, message, field)
+    if _warning_sinks:
+        _warning_sinks[-1](warning)
+        return
+    warnings.warn(warning, stacklevel=3)
+
+
+@contextmanager
+def format_warnings_to(sink: Callable[[FormatWarning], None]) -> Iterator[None]:
+    """Inside the block, loaders hand their FormatWarnings to `sink` rather than to `warnings`:
+    a loader that goes on reading while a run is under way must not swap the process's warning
+    filters (`warnings.catch_warnings` is global to all threads, one of which may be importing
+    a provider's SDK and setting its own)."""
+    _warning_sinks.append(sink)
+    try:
+        yield
+    finally:
+        _warning_sinks.remove(sink)
 
 
 _collectors: list[list[InputError]] = []

@@ -9,7 +9,8 @@ full `Submission` objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -160,22 +161,49 @@ def _without_duplicate_ids(specs: Iterable[IncidentSpec]) -> list[IncidentSpec]:
 
 def load_submissions(path: str | Path, format: str = "auto") -> list[Submission]:
     """Load every submission under `path`: an outputs directory, or a JSONL/JSON file."""
+    return list(iter_submissions(path, format))
+
+
+def iter_submissions(path: str | Path, format: str = "auto") -> Iterator[Submission]:
+    """`load_submissions` one submission at a time, in the order they are found: an outputs
+    folder in the native layout is read file by file as the caller asks for the next one, so
+    that a run can start on the first submissions while later ones are still being read.
+    Other formats are read whole at the first request. A bad file (or a duplicate) is met
+    when the iteration reaches it; no submission at all is an `InputError` at the end."""
     path = Path(path)
     _check_input(path, "--outputs")
-    subs = read(_adapter(path, format, "submissions"), path, "submissions")
-    if not subs:
+    adapter = _adapter(path, format, "submissions")
+    if adapter is NATIVE and path.is_dir():
+        found: Iterable[Submission] = _native_dir_submissions(path)
+    else:
+        found = read(adapter, path, "submissions")
+    seen: dict[tuple[str, str], str] = {}
+    for sub in found:
+        where = _loaded_from(sub)
+        if sub.key in seen:
+            bad_file(
+                InputError(
+                    where,
+                    f"duplicate submission for incident {sub.incident_id!r} trial "
+                    f"{sub.trial!r} (also in {seen[sub.key] or '?'})",
+                    field="trial",
+                )
+            )
+            continue
+        seen[sub.key] = where or ""
+        yield sub
+    if not seen:
         raise InputError(
             path,
             f"holds no submissions (expected <incident>/<trial>/{AGENT_OUTPUT}, or a JSONL file)"
             + _empty_trials_note(path),
         )
-    return _without_duplicate_submissions(subs)
 
 
 def _empty_trials_note(path: Path) -> str:
     """Trial folders found without an agent output, said in the error itself: the warnings
     about each are lost when loading fails."""
-    trials = _trial_dirs(path) if path.is_dir() else []
+    trials = list(_trial_dirs(path)) if path.is_dir() else []
     if not trials:
         return ""
     first = trials[0].relative_to(path)
@@ -189,7 +217,7 @@ def _native_submission_confidence(path: Path) -> float:
         if path.suffix.lower() not in {".jsonl", ".json"}:
             return 0.0
         return _first_row_confidence(path)
-    outputs = _agent_output_files(path)
+    outputs = _agent_output_files(path, SNIFF_FILES)
     if outputs:
         return max(_first_readable(outputs, _first_row_confidence), 0.3)
     return 0.1 if any(p.is_dir() for p in path.glob("*/*")) else 0.0
@@ -227,22 +255,35 @@ def _first_row_confidence(path: Path) -> float:
     return 1.0 if "diagnosis" in first else 0.3 if "incident_id" in first else 0.0
 
 
-def _agent_output_files(root: Path) -> list[Path]:
-    return sorted(root.glob(f"*/*/{AGENT_OUTPUT}")) + sorted(
-        root.glob(f"*/*/outputs/{AGENT_OUTPUT}")
-    )
+def _agent_output_files(root: Path, most: int) -> list[Path]:
+    """The first `most` agent outputs, in the order the loader reads them, in either layout
+    (looking no further: sniffing a folder of 10,000 trials must not list them all)."""
+    found: list[Path] = []
+    for layout in (AGENT_OUTPUT, f"outputs/{AGENT_OUTPUT}"):
+        for incident in _sorted_folders(root):
+            for trial in _sorted_folders(incident):
+                if (trial / layout).is_file():
+                    found.append(trial / layout)
+                    if len(found) == most:
+                        return found
+    return found
 
 
-def _trial_dirs(root: Path) -> list[Path]:
-    """`<root>/<incident>/<trial>/` folders, symbolic links to folders followed. A folder
-    reached again (through a link to one already read) and a broken link are warnings."""
+def _sorted_folders(folder: Path) -> Iterator[Path]:
+    with os.scandir(folder) as entries:
+        names = sorted(entry.name for entry in entries if entry.is_dir())
+    return (folder / name for name in names)
+
+
+def _trial_dirs(root: Path) -> Iterator[Path]:
+    """`<root>/<incident>/<trial>/` folders, symbolic links to folders followed, one incident's
+    listed as the caller reaches it. A folder reached again (through a link to one already
+    read) and a broken link are warnings."""
     seen = FolderSet(root)
-    return [
-        trial
-        for incident in seen.subfolders(root)
-        for trial in seen.subfolders(incident)
-        if seen.first_visit(trial)
-    ]
+    for incident in seen.subfolders(root):
+        for trial in seen.subfolders(incident):
+            if seen.first_visit(trial):
+                yield trial
 
 
 def _trial_outputs(trial_dir: Path) -> list[Path]:
@@ -265,15 +306,16 @@ def _trial_outputs(trial_dir: Path) -> list[Path]:
     return found
 
 
-def _load_native_dir(root: Path) -> list[Submission]:
-    subs = []
+def _native_dir_submissions(root: Path) -> Iterator[Submission]:
     for trial_dir in _trial_dirs(root):
         for file in _trial_outputs(trial_dir):
             try:
-                subs.append(_load_agent_output(file, trial_dir))
+                sub = _load_agent_output(file, trial_dir)
             except InputError as exc:
                 bad_file(exc)
-    return subs
+                continue
+            sub.source.setdefault("format", NATIVE.name)
+            yield sub
 
 
 def _load_agent_output(file: Path, trial_dir: Path) -> Submission:
@@ -332,25 +374,6 @@ def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
     return rows
 
 
-def _without_duplicate_submissions(subs: Iterable[Submission]) -> list[Submission]:
-    """The submissions, each (incident, trial) once; a second one is a bad file."""
-    seen: dict[tuple[str, str], Submission] = {}
-    for sub in subs:
-        if sub.key in seen:
-            first = _loaded_from(seen[sub.key]) or "?"
-            bad_file(
-                InputError(
-                    _loaded_from(sub),
-                    f"duplicate submission for incident {sub.incident_id!r} trial "
-                    f"{sub.trial!r} (also in {first})",
-                    field="trial",
-                )
-            )
-            continue
-        seen[sub.key] = sub
-    return list(seen.values())
-
-
 # ---------------------------------------------------------------- dispatch
 
 
@@ -372,7 +395,7 @@ class NativeAdapter:
         return _load_native_specs(path)
 
     def load_submissions(self, path: Path) -> list[Submission]:
-        return _load_native_file(path) if path.is_file() else _load_native_dir(path)
+        return _load_native_file(path) if path.is_file() else list(_native_dir_submissions(path))
 
 
 NATIVE = NativeAdapter()

@@ -26,18 +26,45 @@ def match_submissions(specs: list[IncidentSpec], submissions: list[Submission]) 
     (numeric trials first, in numeric order). A spec may get several submissions (one per trial);
     nothing is dropped silently: unpaired specs and submissions are listed in the result.
     """
-    by_id = {spec.id: spec for spec in specs}
-    pairs, orphans, answered = [], [], set()
-    for sub in sorted(submissions, key=lambda s: (s.incident_id, _trial_order(s.trial))):
-        spec = by_id.get(sub.incident_id)
+    matcher = Matcher(specs)
+    for sub in sorted(submissions, key=submission_order):
+        matcher.add(sub)
+    return matcher.matching()
+
+
+class Matcher:
+    """`match_submissions` one submission at a time, as they are read: `add` says at once
+    which spec a submission is for; `matching()` gives the whole pairing, in its order, once
+    the last one was added."""
+
+    def __init__(self, specs: list[IncidentSpec]):
+        self.specs = specs
+        self._by_id = {spec.id: spec for spec in specs}
+        self._pairs: list[tuple[IncidentSpec, Submission]] = []
+        self._orphans: list[Submission] = []
+
+    def add(self, sub: Submission) -> IncidentSpec | None:
+        """The spec `sub` answers; None for an orphan."""
+        spec = self._by_id.get(sub.incident_id)
         if spec is None:
-            orphans.append(sub)
-            continue
-        pairs.append((spec, sub))
-        answered.add(spec.id)
-    missing = [spec.id for spec in specs if spec.id not in answered]
-    # built from validated models: validating 20,000 pairs again took a second
-    return Matching.model_construct(pairs=pairs, missing=missing, orphans=orphans)
+            self._orphans.append(sub)
+        else:
+            self._pairs.append((spec, sub))
+        return spec
+
+    def matching(self) -> Matching:
+        pairs = sorted(self._pairs, key=lambda pair: submission_order(pair[1]))
+        answered = {spec.id for spec, _ in pairs}
+        missing = [spec.id for spec in self.specs if spec.id not in answered]
+        orphans = sorted(self._orphans, key=submission_order)
+        # built from validated models: validating 20,000 pairs again took a second
+        return Matching.model_construct(pairs=pairs, missing=missing, orphans=orphans)
+
+
+def submission_order(sub: Submission) -> tuple[str, int, str]:
+    """Where a submission comes in a run: by incident id, then trial (numeric trials first, in
+    numeric order)."""
+    return (sub.incident_id, *_trial_order(sub.trial))
 
 
 def _trial_order(trial: str) -> tuple[int, str]:

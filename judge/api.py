@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,12 +28,12 @@ from .judges.selective.summary import summary_of
 from .run.granularity import DEFAULT as DEFAULT_GRANULARITY
 from .run.granularity import Granularity
 from .run.granularity import check as check_granularity
+from .run.intake import Intake
 from .run.loop import Run
 from .run.options import Control, Limits, Storage
 from .run.result import Section, result_of, run_config
 from .run.shard import Shard
-from .run.shard import select as select_shard
-from .run.units import Unit, units
+from .run.units import units
 
 __all__ = [
     "SECTIONS",
@@ -150,7 +150,7 @@ def render_prompts(
 
 async def evaluate_async(
     specs: list[IncidentSpec],
-    submissions: list[Submission],
+    submissions: Iterable[Submission],
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
     renderer: PromptRenderer | None = None,
@@ -161,7 +161,10 @@ async def evaluate_async(
 
     - `specs`, `submissions`: each submission is matched to the spec with its incident id;
       a submission with no spec is an orphan and a spec with none is missing (both counted
-      in the result, neither scored).
+      in the result, neither scored). `submissions` may be any iterable (say,
+      `ground_truth.iter_submissions(path)`): the first calls start while later submissions
+      are still being read, and an error it raises midway stops the run (no new call
+      starts) and is raised once the calls in flight have ended.
     - `rubric`: a `Rubric`, a shipped rubric's name (`"sregym-v3"`, the default) or a YAML
       path.
     - `judge`: any `Judge` (default: the offline rules judge); checked before the first call.
@@ -185,13 +188,14 @@ async def evaluate_async(
         rubric = rubric.select(options.dimensions)
     if isinstance(judge, CascadeJudge):  # a calibration for another rubric or judge: refused
         judge.check(rubric, options.granularity)
-    matching = match_submissions(specs, submissions)
-    every = units(matching.pairs, rubric, renderer, options.granularity)
-    chosen, shard = select_shard(every, options.shard, Unit.key)
-    if shard is not None:
-        config = {**(config or {}), "shard": {**shard, "k": options.k}}
-    run = Run(judge, chosen, options.limits, options.control, options.storage)
+    intake = Intake(specs, submissions, rubric, renderer, options.granularity, options.shard)
+    run = Run(judge, intake.units(), options.limits, options.control, options.storage)
     await run.run()
+    if intake.streamed:
+        run.reorder(intake.order)
+    matching = intake.matching()
+    if (shard := intake.shard_record()) is not None:
+        config = {**(config or {}), "shard": {**shard, "k": options.k}}
     if run.batch is not None:
         config = {
             **(config or {}),
@@ -223,7 +227,7 @@ def _resolve(rubric: Rubric | str | Path | None, judge: Judge | None) -> tuple[R
 
 def evaluate(
     specs: list[IncidentSpec],
-    submissions: list[Submission],
+    submissions: Iterable[Submission],
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
     renderer: PromptRenderer | None = None,

@@ -79,7 +79,7 @@ def test_sigterm_while_loading_inputs_writes_nothing_and_says_so(
 
 
 def test_sigterm_just_before_the_loop_stops_it_at_once(tmp_path: Path, monkeypatch) -> None:
-    sigterm_before(monkeypatch, loop.Run, "_plan")
+    sigterm_before(monkeypatch, loop.Run, "_take_units")
     code, n_calls = run(tmp_path)
     result, rows = saved(tmp_path)
     assert code == 130 and n_calls == 0

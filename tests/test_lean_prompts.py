@@ -90,13 +90,13 @@ def test_a_run_with_a_store_renders_each_prompt_once(tmp_path: Path) -> None:
     rerun, again = CountingRenderer(), PromptReader()
     result = run(submissions(4), again, store, rerun)
     assert again.asked == [] and result.usage.cache_hits == 12
-    assert rerun.renders == 12  # to find the keys; a stored answer needs no second render
+    assert rerun.renders == 0  # the store knows each prompt's hash by what it is rendered from
     assert all(len(j.prompt_hash) == 64 for j in result.judgments)
 
     resumed, more = CountingRenderer(), PromptReader()
     result = run(submissions(6), more, store, resumed)
     assert len(more.asked) == result.usage.calls_planned == 6
-    assert resumed.renders == 18  # planning kept the 6 missed prompts for their calls
+    assert resumed.renders == 6  # the new ones, kept by planning for their calls
 
 
 def test_past_the_kept_prompts_a_call_renders_its_prompt_again(
@@ -108,7 +108,7 @@ def test_past_the_kept_prompts_a_call_renders_its_prompt_again(
     renderer, reader = CountingRenderer(), PromptReader()
     result = run(submissions(4), reader, store, renderer)
     assert len(reader.asked) == 9 and result.usage.cache_hits == 3
-    assert renderer.renders == 12 + 9 - 2
+    assert renderer.renders == 9 + 9 - 2  # the 3 stored ones are not rendered
     assert result.complete
 
 

@@ -92,13 +92,14 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     tmp_path: Path,
 ) -> None:
     """Version 2 and the same tables and columns, so that code reads and writes it; the
-    `migrations` table and m004's reply log are tables it does not know and leaves alone."""
+    `migrations` table, m004's reply log and m005's prompt keys are tables it does not know
+    and leaves alone."""
     Store(tmp_path / "new.sqlite").close()
     shape = schema(tmp_path / "new.sqlite")
     assert version(tmp_path / "new.sqlite") == "2" == STORE_VERSION
-    added = ("migrations", "replies", "reply_texts", "replies_prompt")
+    added = ("migrations", "replies", "reply_texts", "replies_prompt", "prompt_keys")
     ours = {k: v for k, v in shape.items() if not any(name in k for name in added)}
-    assert len(ours) == len(shape) - 2 - 3  # the tables, migrations' key and replies' index
+    assert len(ours) == len(shape) - 2 - 4  # the tables, migrations' key and replies' index
     assert ours == schema(build(MAIN, tmp_path / "main.sqlite"))
 
 
@@ -142,11 +143,11 @@ def raw(path: Path) -> contextlib.closing[sqlite3.Connection]:
 
 
 def run_once(calls: list[str]) -> Migration:
-    def m005_notes(db: sqlite3.Connection) -> None:
-        calls.append("m005_notes")
+    def m006_notes(db: sqlite3.Connection) -> None:
+        calls.append("m006_notes")
         db.execute("CREATE TABLE notes (key TEXT PRIMARY KEY, note TEXT NOT NULL)")
 
-    return Migration("m005_notes", int(STORE_VERSION), m005_notes)
+    return Migration("m006_notes", int(STORE_VERSION), m006_notes)
 
 
 def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
@@ -156,23 +157,23 @@ def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
     for _ in range(2):
         with raw(path) as db:
             migrate(db, [*MIGRATIONS, run_once(calls)])
-    assert calls == ["m005_notes"] and "notes" in tables(path)
-    assert [n for (n,) in query(path, "SELECT name FROM migrations")][-1] == "m005_notes"
+    assert calls == ["m006_notes"] and "notes" in tables(path)
+    assert [n for (n,) in query(path, "SELECT name FROM migrations")][-1] == "m006_notes"
     with Store(path) as store:  # a migration this code does not know: a newer, compatible one
         store.put(*answer())
-    assert version(path) == STORE_VERSION and "m005_notes" in str(contents(path)["migrations"])
+    assert version(path) == STORE_VERSION and "m006_notes" in str(contents(path)["migrations"])
 
 
 def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
     path = build(FIXTURES[0], tmp_path / "old.sqlite")
     before, shape = contents(path), schema(path)
 
-    def m005_broken(db: sqlite3.Connection) -> None:
+    def m006_broken(db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE half (x)")
         raise sqlite3.OperationalError("disk I/O error")
 
     with raw(path) as db, pytest.raises(sqlite3.OperationalError):
-        migrate(db, [*MIGRATIONS, Migration("m005_broken", 2, m005_broken)])
+        migrate(db, [*MIGRATIONS, Migration("m006_broken", 2, m006_broken)])
     assert contents(path) == before and schema(path) == shape and version(path) == "1"
 
 

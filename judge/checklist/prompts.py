@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from pydantic import BaseModel, Field
 
 from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec, Submission
 
 from .rubric import Dimension, parts_of
+
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATES = Path(__file__).parents[1] / "templates"
 SYSTEM_TEMPLATE = "system.j2"
@@ -69,6 +72,16 @@ def fence_tag(diagnosis: str) -> str:
     return hashlib.sha256(diagnosis.encode()).hexdigest()[:16]
 
 
+def _template_error() -> type[Exception]:
+    import jinja2
+
+    return jinja2.TemplateError
+
+
+def _model_hash(model: BaseModel) -> str:
+    return hashlib.sha256(model.model_dump_json().encode()).hexdigest()
+
+
 def prompt_hash(messages: list[dict[str, str]]) -> str:
     """SHA-256 hex of the messages as canonical JSON (sorted keys): equal prompts hash equal."""
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
@@ -90,15 +103,27 @@ class PromptRenderer:
                 )
             search.insert(0, str(template_dir))
         self.template_dir = template_dir
-        self._loader = jinja2.FileSystemLoader(search)
-        self.env = jinja2.Environment(
-            loader=self._loader,
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            autoescape=False,
-            auto_reload=False,  # read once, like the fingerprint: no stat() of each file a prompt
-        )
+        self._search = search
         self.fingerprint = self._fingerprint()
+        self._hashes: dict[int, tuple[BaseModel, str]] = {}
+
+    def inputs_key(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> str:
+        """A hash of everything `render` reads, for a store to map to the rendered prompt's
+        hash without rendering it again: the templates and reply order, the spec and the
+        dimension (each hashed once) and the diagnosis, or the whole submission when the
+        templates are not the shipped ones (they may read any of its fields). Equal keys
+        render equal prompts."""
+        read = submission.diagnosis if self.template_dir is None else _model_hash(submission)
+        parts = (self.fingerprint, self.reply_order, self._hash(spec), self._hash(dimension), read)
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def _hash(self, model: BaseModel) -> str:
+        """`model`'s content hash, computed once per object (specs and dimensions are shared
+        by every unit of theirs)."""
+        held = self._hashes.get(id(model))
+        if held is None or held[0] is not model:
+            held = self._hashes[id(model)] = (model, _model_hash(model))
+        return held[1]
 
     def check_granularity(self, granularity: str) -> None:
         """Refuse a template folder whose user message for this granularity would be the
@@ -118,9 +143,31 @@ class PromptRenderer:
                 field="--prompt-template",
             )
 
+    @cached_property
+    def env(self) -> jinja2.Environment:
+        """The templates' environment, made on the first render: a run whose answers all come
+        from its store renders nothing and never imports jinja2."""
+        import jinja2
+
+        return jinja2.Environment(
+            loader=jinja2.FileSystemLoader(self._search),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,
+            auto_reload=False,  # read once, like the fingerprint: no stat() of each file a prompt
+        )
+
     def _fingerprint(self) -> str:
-        sources = [self._loader.get_source(self.env, n)[0] for n in TEMPLATE_NAMES]
+        """A hash of the templates' text, each read where jinja2's loader would find it."""
+        sources = [self._source(name) for name in TEMPLATE_NAMES]
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]
+
+    def _source(self, name: str) -> str:
+        for folder in self._search:
+            path = Path(folder) / name
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        raise InputError(self.template_dir or TEMPLATES, f"template {name} not found")
 
     def render(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> Prompt:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
@@ -142,7 +189,7 @@ class PromptRenderer:
             case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()
-        except jinja2.TemplateError as exc:
+        except _template_error() as exc:
             where = getattr(exc, "filename", None) or self.template_dir or TEMPLATES
             raise InputError(
                 where,

@@ -146,17 +146,65 @@ def collect_warnings(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[str]
 
 
 def load_inputs(
-    ground_truth: Path, outputs: Path | None, fmt: str
-) -> tuple[list[Any], list[Any] | None, list[str]]:
-    """Specs, submissions (None without outputs) and the data problems found while reading them."""
+    ground_truth: Path, outputs: Path | None, fmt: str, stream: bool = False
+) -> tuple[list[Any], Any, list[str]]:
+    """Specs, submissions (None without outputs) and the data problems found while reading them.
+    `stream`: the submissions as a `SubmissionStream`, read as a run asks for them (their
+    problems are added to the list, and printed, as they are met)."""
     from ground_truth import load_specs, load_submissions
 
     specs, found = collect_warnings(load_specs, ground_truth, fmt)
-    submissions = None
-    if outputs is not None:
+    submissions: Any = None
+    if outputs is not None and stream:
+        submissions = SubmissionStream(outputs, fmt, found)
+    elif outputs is not None:
         submissions, more = collect_warnings(load_submissions, outputs, fmt)
         found += more
     return specs, submissions, found
+
+
+class SubmissionStream:
+    """`--outputs` read one submission at a time (`ground_truth.iter_submissions`), so that a
+    run starts on the first while the others are still being read. Each problem met is
+    printed as a warning at once and added to `warnings`; a submission read is kept in `read`
+    (the exports need them all after the run). Iterating yields every submission, those read
+    ahead by `find` first."""
+
+    def __init__(self, path: Path, fmt: str, warnings: list[str]):
+        from ground_truth import iter_submissions
+
+        self._items = iter_submissions(path, fmt)
+        self.read: list[Any] = []
+        self.warnings = warnings
+
+    def _warn(self, warning: Warning) -> None:
+        self.warnings.append(str(warning))
+        print_warnings([str(warning)])
+
+    def _next(self) -> Any | None:
+        """The next submission from disk (its warnings handed to `_warn`, not to `warnings`,
+        whose filters are global to all threads); None when there is none left."""
+        from ground_truth.errors import format_warnings_to
+
+        with format_warnings_to(self._warn):
+            sub = next(self._items, None)
+        if sub is not None:
+            self.read.append(sub)
+        return sub
+
+    def find(self, wanted: Callable[[Any], bool]) -> Any | None:
+        """The first submission `wanted` says yes to, reading on until one is found (None
+        when none is, every submission read)."""
+        found = next((sub for sub in self.read if wanted(sub)), None)
+        while found is None and (sub := self._next()) is not None:
+            found = sub if wanted(sub) else None
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        given = 0
+        while given < len(self.read) or self._next() is not None:
+            yield self.read[given]
+            given += 1
 
 
 def print_warnings(messages: list[str]) -> None:

@@ -11,6 +11,7 @@ from .common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROVIDER,
+    SubmissionStream,
     add_input_arguments,
     console,
     load_inputs,
@@ -277,15 +278,18 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if calls:
         _prefetch(judge, lean_only=True)  # the openai SDK imports while the inputs load
     specs, submissions, args.input_warnings = load_inputs(
-        args.ground_truth, args.outputs, args.format
+        args.ground_truth, args.outputs, args.format, stream=judge is not None
     )
     print_warnings(args.input_warnings)
-    if calls:
-        # litellm not sooner: loading records warnings (catch_warnings, global to all
-        # threads), and would record litellm's import warnings and drop the filters litellm
-        # sets for them; the openai SDK's import warns nothing
-        _prefetch(judge)
     spec, submission = _require_matches(specs, submissions, args)
+    if isinstance(submissions, SubmissionStream) and _may_write_over_outputs(args):
+        list(submissions)  # every input known before a call (`check_writable`), as before
+    if calls:
+        # litellm not sooner: detecting the format and loading the specs record warnings
+        # (catch_warnings, global to all threads), and would record litellm's import
+        # warnings and drop the filters litellm sets for them; the openai SDK's import warns
+        # nothing. The submissions read from here on hand their warnings over without it.
+        _prefetch(judge)
     from ..checklist.prompts import PromptRenderer
 
     renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
@@ -294,6 +298,24 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
+
+
+def _may_write_over_outputs(args) -> bool:
+    """Whether a file this run writes might be one of the agent outputs it reads (exists, and
+    lies in the outputs folder or has another name: a link). Only then are the submissions all
+    read before the first call, so that `check_writable` knows every input; any other file
+    cannot be one, and the run starts while they are still being read."""
+    outputs = args.outputs.resolve()
+    if not outputs.is_dir():
+        return False  # a file of submissions is read whole, and recorded, at the first one
+    written = [args.result_file, args.result_file.with_suffix(".sqlite"), args.store]
+    written += [getattr(args, name, None) for name in EXPORTS]
+    for path in (Path(p) for p in written if p is not None):
+        if path.is_symlink() or (path.is_file() and path.stat().st_nlink > 1):
+            return True
+        if path.exists() and path.resolve().is_relative_to(outputs):
+            return True
+    return False
 
 
 def _import_client_early(args) -> None:
@@ -340,18 +362,23 @@ def _prefetch(judge, lean_only: bool = False) -> None:
 
 
 def _require_matches(specs, submissions, args):
-    """A run that would score nothing is bad input (exit 2), not a run that passed.
-    Returns the first (spec, submission) pair."""
+    """A run that would score nothing is bad input (exit 2), not a run that passed: checked
+    before any request, reading the submissions (a `SubmissionStream`) only up to the first
+    that names an incident with a spec. Returns that (spec, submission) pair."""
     from ground_truth.errors import InputError
-    from ground_truth.matching import match_submissions
 
+    by_id = {spec.id: spec for spec in specs}
+    if isinstance(submissions, SubmissionStream):
+        first = submissions.find(lambda sub: sub.incident_id in by_id)
+        submissions = submissions.read
+    else:
+        first = next((sub for sub in submissions or [] if sub.incident_id in by_id), None)
     if not submissions:
         raise InputError(args.outputs, "no submission found here: nothing to score")
-    matching = match_submissions(specs, submissions)
-    if matching.pairs:
-        return matching.pairs[0]
-    theirs = sorted({o.incident_id for o in matching.orphans})
-    ours = sorted(spec.id for spec in specs)
+    if first is not None:
+        return by_id[first.incident_id], first
+    theirs = sorted({sub.incident_id for sub in submissions})
+    ours = sorted(by_id)
     raise InputError(
         args.outputs,
         f"none of the {len(submissions)} submissions names an incident under "
@@ -502,16 +529,17 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
-    from ..report.display import print_result  # not before: the first request waits for none
-
     result.warnings.extend(getattr(args, "input_warnings", []))
     code, reason = _outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
-    write_exports(result, args, specs, submissions)
+    if any(getattr(args, name, None) for name in EXPORTS):  # their modules take 0.17 s to import
+        write_exports(result, args, specs, list(submissions))
     if args.json:
         print(result.overall.model_dump_json(indent=2))
     else:
+        from ..report.display import print_result  # not before: the first request waits for none
+
         print_result(result, out)
         if result.cascade is not None:
             from ..judges.selective.render import cascade_table

@@ -23,7 +23,7 @@ from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
 from ..judges.base import Cacheable, Composite, Judge, JudgeTask, ask
 from ..store import CallLog, CaseRef, Exchange, KeyParts, Store, short_hash
 from .control import RunStopped
-from .deferred import prompt_hash_of
+from .deferred import inputs_key_of, prompt_hash_of
 from .exchanges import recording
 from .leases import LeaseBook, hold
 from .validation import checked_verdict, judge_error_verdict
@@ -253,7 +253,8 @@ class RecordedJudge:
             else:
                 verdict = checked_verdict(verdict, task.question_ids, self.name)
         if self.store is not None and parts is not None:
-            self.store.put(parts, case_ref(task), verdict, self._call_log(task, log))
+            log_of = self._call_log(task, log)
+            self.store.put(parts, case_ref(task), verdict, log_of, inputs_key_of(task))
         self.sink(LeafCall(task, self.name, verdict, miss_reason=miss))
         return verdict
 

@@ -114,6 +114,8 @@ class Gate:
         self.max_cost = max_cost
         self.note = note or (lambda message: None)
         self.stopped: RunStop | None = None
+        self._all_planned = True
+        """False while a run's units are still arriving (`Run` sets it, `units_known`)."""
         self._slots = AdaptiveSlots(max_concurrent)
         self._stop_event = asyncio.Event()
         if breaker is True:
@@ -295,8 +297,24 @@ class Gate:
         if error_kind is None:
             return
         self.stats.errors += 1
+        self._check_errors()
+
+    def units_arriving(self) -> None:
+        """The run's units are still arriving (see `units_known`)."""
+        self._all_planned = False
+
+    def units_known(self) -> None:
+        """Every unit of the run has arrived: a budget that is a share of the planned calls
+        can be checked from now on (before, the share of a count still growing would stop a
+        run whose first few calls failed)."""
+        self._all_planned = True
+        self._check_errors()
+
+    def _check_errors(self) -> None:
         budget = self.error_budget
-        if budget is not None and budget.exceeded(self.stats.errors, self.stats.planned):
+        if budget is None or (budget.fraction and not self._all_planned):
+            return
+        if budget.exceeded(self.stats.errors, self.stats.planned):
             self.stop(
                 "max_errors",
                 f"{self.stats.errors} failed calls of {self.stats.planned} planned, "

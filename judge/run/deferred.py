@@ -24,6 +24,7 @@ class DeferredTask(JudgeTask):
 
     _render: Callable[[], Prompt]
     _hash: str | None
+    _inputs: Callable[[], str] | None
 
     def __init__(
         self,
@@ -32,13 +33,17 @@ class DeferredTask(JudgeTask):
         dimension: Dimension,
         render: Callable[[], Prompt],
         prompt_hash: str | None = None,
+        inputs: Callable[[], str] | None = None,
     ) -> None:
+        """`inputs`: the key of what the prompt is rendered from (`PromptRenderer.inputs_key`),
+        under which a store remembers the prompt's hash."""
         # JudgeTask is a frozen dataclass: its fields are set the way its own __init__ does
         for name, value in (("spec", spec), ("submission", submission), ("dimension", dimension)):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "context", None)
         object.__setattr__(self, "_render", render)
         object.__setattr__(self, "_hash", prompt_hash)
+        object.__setattr__(self, "_inputs", inputs)
 
     @functools.cached_property
     def prompt(self) -> Prompt:
@@ -48,6 +53,13 @@ class DeferredTask(JudgeTask):
     def prompt_hash(self) -> str:
         """The prompt's hash, rendering the prompt only when planning did not compute it."""
         return self._hash if self._hash is not None else self.prompt.hash
+
+
+def inputs_key_of(task: JudgeTask) -> str | None:
+    """The key of what a deferred task's prompt is rendered from; None for any other task."""
+    if isinstance(task, DeferredTask) and task._inputs is not None:
+        return task._inputs()
+    return None
 
 
 def prompt_hash_of(task: JudgeTask) -> str:

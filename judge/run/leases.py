@@ -128,30 +128,61 @@ def lease_book(store: Store | None, n_leaves: int) -> LeaseBook | None:
 class UnitQueue(Generic[T]):
     """The run's units for its workers, with the ones put back (`later`) after all others.
 
+    Units may keep arriving (`put`) while workers take them (`get`, which waits for the next
+    one until the queue is `close`d); units put back come only after the last has arrived.
+
     Putting a unit back also moves on to a random point of the units left (they wrap around):
     processes sharing a store start with the same units, and without the jump they would keep
     running into each other's leases, unit after unit; after it they work apart. A run alone
     on its store never puts a unit back, so its order is the units' order."""
 
-    def __init__(self, items: Iterable[T], seed: int | None = None):
+    def __init__(self, items: Iterable[T] = (), seed: int | None = None, closed: bool = True):
         self._items: list[T] = list(items)
         self._next = 0
         self._later: deque[T] = deque()
         self._random = random.Random(seed)
+        self._closed = closed
+        self._arrived = asyncio.Event()
 
     def __iter__(self) -> UnitQueue[T]:
         return self
 
     def __next__(self) -> T:
+        """The next unit there is now (StopIteration when none is, even if more may come)."""
         if self._next < len(self._items):
             self._next += 1
             return self._items[self._next - 1]
-        if self._later:
+        if self._later and self._closed:
             return self._later.popleft()
         raise StopIteration
 
+    async def get(self) -> T | None:
+        """The next unit, waiting for one to arrive; None once the queue is closed and empty."""
+        while True:
+            with contextlib.suppress(StopIteration):
+                return next(self)
+            if self._closed:
+                return None
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    def waiting(self) -> int:
+        """Units that arrived and no worker took yet (not counting those put back, which wait
+        for the last unit to arrive)."""
+        return len(self._items) - self._next
+
+    def put(self, item: T) -> None:
+        self._items.append(item)
+        self._arrived.set()
+
+    def close(self) -> None:
+        """No more units will arrive."""
+        self._closed = True
+        self._arrived.set()
+
     def later(self, item: T) -> None:
         self._later.append(item)
+        self._arrived.set()
         left = self._items[self._next :]
         if len(left) > 1:
             cut = self._random.randrange(len(left))

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ground_truth.errors import visible
 
 from ..checklist.judgment import DimensionVerdict
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
@@ -24,7 +27,6 @@ from ..checklist.rubric import parts_of
 from ..errors import StorageError
 from ..judges import Gated, Judge
 from ..judges.base import Composite, ask
-from ..report.safe_text import visible
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
@@ -33,7 +35,7 @@ from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
 from .options import Control, Limits, Storage
-from .plan import Closing, plan
+from .plan import PLAN_BATCH, Closing, Planner
 from .progress import Reporter, RunStats
 from .remembered_formats import adopt_remembered, remember
 from .sink import Kept, Sink, SpillFile
@@ -48,16 +50,32 @@ SPILL_FROM_UNITS = 1000
 (`judge.run.sink`), smaller ones in memory: there they take under 5 MB, and a harness that
 keeps many small results (one `evaluate_submission` per submission) would hold a file each."""
 CUT_OFF = "cut_off"
+ADMIT_SECONDS = 0.005
+"""The longest the unit source holds the event loop (reading and planning units) before the
+workers get it back."""
 
 
 class Run:
-    """One run's moving parts: the wrapped judge, the gate, the store, the counters."""
+    """One run's moving parts: the wrapped judge, the gate, the store, the counters.
+
+    `units` may be a list or any iterable: they are taken from it while the workers already
+    judge the first ones (a generator reading submission files as it goes), so that the
+    first request never waits for the last unit to be made. `units` grows as they arrive."""
 
     def __init__(
-        self, judge: Judge, units: list[Unit], limits: Limits, control: Control, storage: Storage
+        self,
+        judge: Judge,
+        units: Iterable[Unit],
+        limits: Limits,
+        control: Control,
+        storage: Storage,
     ):
         self.judge = judge
-        self.units = units
+        self._source = iter(units)
+        self.units: list[Unit] = []
+        self.source_error: BaseException | None = None
+        """What stopped the units from arriving (a bad input file met mid-run): no unit
+        starts after it, and `run()` raises it once the calls in flight are done."""
         self.limits = limits
         self.control = control
         self.storage = storage
@@ -67,14 +85,13 @@ class Run:
         self.gate = _gate(limits, control, self.stats, self._note)
         self.leaves = leaves(judge)
         self.leases = lease_book(self.store, len(self.leaves))
-        spill = storage.spill if storage.spill is not None else len(units) >= SPILL_FROM_UNITS
-        self.keep: Sink = SpillFile() if spill else Kept()
+        self.keep: Sink = SpillFile() if storage.spill else Kept()
         self.calls: dict[str, array[int]] = {}
         """Each leaf's call record per unit, as an item number in `keep` (-1: none)."""
         self._task_unit: dict[int, int] = {}
         self.isolated: list[IsolatedJudge] = []
         self.wrapped = self._wrap(judge)
-        self.verdicts: list[Answered | None] = [None] * len(units)
+        self.verdicts: list[Answered | None] = []
         self.finished_requests = 0
         self.finished_failures: Counter[str] = Counter()
         """Failed requests by kind inside the calls that finished; the rest of the gate's
@@ -107,9 +124,10 @@ class Run:
         if call.judged:
             unit = self.units[index]
             record = call_record(unit, call.verdict, call.judge, call.miss_reason)
-            if call.judge not in self.calls:
-                self.calls[call.judge] = array("q", [-1]) * len(self.units)
-            self.calls[call.judge][index] = self.keep.add(record)
+            calls = self.calls.setdefault(call.judge, array("q"))
+            if len(calls) <= index:
+                calls.extend([-1] * (len(self.units) - len(calls)))
+            calls[index] = self.keep.add(record)
             self.finished_requests += call.verdict.requests
             self.finished_failures.update(call.verdict.attempt_errors)
         if call.batched:
@@ -126,17 +144,84 @@ class Run:
                 self.control.on_call_done(call_record(unit, call.verdict, call.judge))
         self.reporter.tick()
 
-    def _plan(self) -> None:
-        plan(self.stats, self.units, self.leaves, self.wrapped, self.store, self.storage.refresh)
+    async def _take_units(self, queue: UnitQueue[tuple[int, Unit]]) -> None:
+        """Take the units from their source into the queue, planning each batch (store
+        lookups, the calls to make, prefetch) as it arrives. The first batch is one unit and
+        each is twice the last, up to `PLAN_BATCH`, and the loop is handed back to the workers
+        at least every `ADMIT_SECONDS`: the first request leaves at once. Until the run's
+        first request or answer, no more units are read than keep every worker busy: reading
+        more would only take the interpreter from whatever the first request waits for (the
+        provider's SDK importing in another thread)."""
+        planner = Planner(self.stats, self.leaves, self.wrapped, self.store, self.storage.refresh)
+        size, batch = 1, []
+        since = time.perf_counter()
+        try:
+            for unit in self._source:
+                batch.append(unit)
+                if len(batch) >= size or time.perf_counter() - since >= ADMIT_SECONDS:
+                    self._admit(batch, planner, queue)
+                    size, batch = min(2 * size, PLAN_BATCH), []
+                    await asyncio.sleep(0)
+                    while queue.waiting() and not self._under_way():
+                        await asyncio.sleep(ADMIT_SECONDS)
+                    since = time.perf_counter()
+            self._admit(batch, planner, queue)
+        except Exception as exc:  # raised by run() once the calls in flight end
+            self.source_error = exc
+        finally:
+            queue.close()
+        self.gate.units_known()
+        self.reporter.start()
+
+    def _under_way(self) -> bool:
+        """Whether a request was sent or a call ended (or the run stopped, or is filled by a
+        batch, whose calls are not taken by workers)."""
+        stats = self.stats
+        return bool(stats.requests or stats.done or stats.cached or stats.not_judged) or (
+            self.gate.stopped is not None or self.storage.batch is not None
+        )
+
+    def _admit(
+        self, batch: list[Unit], planner: Planner, queue: UnitQueue[tuple[int, Unit]]
+    ) -> None:
+        start = len(self.units)
+        self.units.extend(batch)
+        self.verdicts.extend([None] * len(batch))
+        if self.storage.spill is None and len(self.units) >= SPILL_FROM_UNITS:
+            self._spill()
+        planner.add(batch)
+        for index, unit in enumerate(batch, start):
+            queue.put((index, unit))
+
+    def _spill(self) -> None:
+        """From `SPILL_FROM_UNITS` units on, keep answers in a file: what was kept in memory
+        so far moves there under the same item numbers."""
+        if isinstance(self.keep, SpillFile):
+            return
+        kept, self.keep = self.keep, SpillFile()
+        assert isinstance(kept, Kept)
+        for item in kept.items():
+            self.keep.add(item)
+
+    def reorder(self, key: Callable[[Unit], tuple[str, int, str]]) -> None:
+        """Put the units (and what the run kept for each) in `key`'s order: units that arrived
+        in the order their files were read come out in the order the result lists them."""
+        order = sorted(range(len(self.units)), key=lambda i: key(self.units[i]))
+        if order == list(range(len(order))):
+            return
+        self.units = [self.units[i] for i in order]
+        self.verdicts = [self.verdicts[i] for i in order]
+        for name, calls in self.calls.items():
+            self.calls[name] = array("q", (calls[i] if i < len(calls) else -1 for i in order))
 
     async def run(self) -> None:
         adopt_remembered(self.leaves, self.store, self._note)
-        self._plan()
         for leaf in self.leaves:
             if isinstance(leaf, Gated):
                 leaf.gate = self.gate
-        self.reporter.start()
-        queue = UnitQueue(enumerate(self.units))
+        queue: UnitQueue[tuple[int, Unit]] = UnitQueue(closed=False)
+        self.gate.units_arriving()
+        taking = asyncio.create_task(self._take_units(queue))
         workers: list[asyncio.Task[None]] = []
         stopper = None
         if self.control.handle_signals:
@@ -148,6 +233,9 @@ class Run:
         prefilled = None
         try:
             if self.storage.batch is not None:
+                await taking  # a batch is sent with every call in it
+                if self.source_error is not None:
+                    raise self.source_error
                 prefilled = await self._fill_from_batch(self.storage.batch)
             slots = max(1, self.limits.max_concurrent) * WORKERS_PER_SLOT
             workers.extend(
@@ -155,9 +243,12 @@ class Run:
                 for _ in range(slots * max(1, len(self.leaves)))
             )
             await asyncio.gather(*workers, return_exceptions=True)
+            await taking  # every unit is listed, judged or not (after a stop too)
             if prefilled is not None and prefilled.stop is not None:
                 self.gate.stop(*prefilled.stop)
         finally:
+            if not taking.done():
+                taking.cancel()
             ticker.cancel()
             if stopper is not None:
                 stopper.remove()
@@ -174,9 +265,11 @@ class Run:
                 remember(self.leaves, self.store)
             if self._owns_store and self.store is not None:
                 self.store.close()
-        for failure in (w.exception() for w in workers if not w.cancelled()):
+        for failure in (w.exception() for w in workers if w.done() and not w.cancelled()):
             if failure is not None:
                 raise failure
+        if self.source_error is not None:
+            raise self.source_error
 
     async def _fill_from_batch(self, options: BatchOptions) -> Prefilled:
         """Batch mode: the calls the store cannot answer go out as provider batches, whose
@@ -198,8 +291,9 @@ class Run:
         return prefilled
 
     async def _worker(self, queue: UnitQueue[tuple[int, Unit]]) -> None:
-        for index, unit in queue:
-            if self.gate.stopped is not None:
+        while (item := await queue.get()) is not None:
+            index, unit = item
+            if self.gate.stopped is not None or self.source_error is not None:
                 continue
             if not unit.asked:
                 self._keep(index, unit, empty_verdict(unit))

@@ -117,8 +117,11 @@ class Reporter:
         self._last = 0.0
         self._bar: Any = None
         self._task: Any = None
+        self._started = False
 
     def start(self) -> None:
+        """Show the calls to make (the run knows them all once its units are planned)."""
+        self._started = True
         if not self.enabled or not self.stats.planned:
             return
         if self.tty:
@@ -166,7 +169,7 @@ class Reporter:
         return " · ".join(parts)
 
     def tick(self) -> None:
-        if not self.enabled:
+        if not self.enabled or not self._started:
             return
         if self._bar is not None:
             self._bar.update(self._task, completed=self.stats.done, description=self._bar_text())
@@ -183,7 +186,7 @@ class Reporter:
             self._print(message)
 
     def stop(self) -> None:
-        if not self.enabled:
+        if not self.enabled or not self._started:
             return
         if self._bar is not None:
             self.tick()

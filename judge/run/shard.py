@@ -62,10 +62,15 @@ def select(units: list[Any], shard: Shard | None, key) -> tuple[list[Any], dict[
         return units, None
     keys = [key(u) for u in units]
     mine = [u for u, k in zip(units, keys, strict=True) if shard.holds(*k)]
-    info = {
+    return mine, shard_record(shard, keys)
+
+
+def shard_record(shard: Shard, keys: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """What a shard's result records: its share, and how many units the whole run had and
+    their fingerprint (`keys`: every unit's (incident id, trial, dimension id))."""
+    return {
         "index": shard.index,
         "count": shard.count,
         "units": len(keys),
         "fingerprint": units_fingerprint(keys),
     }
-    return mine, info

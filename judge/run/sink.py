@@ -165,5 +165,9 @@ class Kept:
     def flush(self) -> None:
         """Nothing to write."""
 
+    def items(self) -> list[BaseModel]:
+        """Everything kept, in item order."""
+        return self._items
+
     def sequence(self, model: type[M], items: Iterable[int]) -> list[M]:
         return [self._items[i] for i in items]  # type: ignore[misc]

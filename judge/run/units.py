@@ -53,9 +53,18 @@ class Unit:
         """(incident id, trial, dimension id): what a shard is cut by."""
         return self.submission.incident_id, self.submission.trial, self.dimension.id
 
+    def inputs_key(self) -> str:
+        """What the prompt is rendered from, hashed (`PromptRenderer.inputs_key`)."""
+        return self.renderer.inputs_key(self.spec, self.submission, self.dimension)
+
     def task(self) -> JudgeTask:
         return DeferredTask(
-            self.spec, self.submission, self.dimension, lambda: self.prompt, self.prompt_hash
+            self.spec,
+            self.submission,
+            self.dimension,
+            lambda: self.prompt,
+            self.prompt_hash,
+            self.inputs_key,
         )
 
 

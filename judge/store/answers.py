@@ -15,6 +15,7 @@ from ..errors import StorageError
 from .failures import guarded, sqlite_reason
 from .file import now
 from .keys import CaseRef, KeyParts, scrub_params
+from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
 
 JUDGMENT_COLUMNS = (
@@ -33,7 +34,7 @@ ERROR_COLUMNS = (
 )  # fmt: skip
 
 
-class Answers(Replies):
+class Answers(Replies, PromptKeys):
     """Reading and writing answers, failed calls and params."""
 
     def __init__(self, path: str | Path, readonly: bool = False):
@@ -172,12 +173,16 @@ class Answers(Replies):
         case: CaseRef,
         verdict: DimensionVerdict,
         log: CallLog | None = None,
+        prompt_inputs: str | None = None,
     ) -> None:
-        """Record a finished call: an answer (replacing an older one) or an error row, and
-        the requests it made (`log`, see `judge.store.replies`)."""
+        """Record a finished call: an answer (replacing an older one) or an error row, the
+        requests it made (`log`, see `judge.store.replies`) and the inputs its prompt was
+        rendered from (`prompt_inputs`, see `judge.store.prompt_keys`)."""
         self._check_file()
         with self._db:
             insert(self._db, parts, case, verdict)
+            if prompt_inputs is not None:
+                insert_prompt_keys(self._db, [(prompt_inputs, parts.prompt)])
             written = self._insert_log(parts, case, log) if log is not None else set()
         self._known_texts |= written
 

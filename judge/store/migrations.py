@@ -199,6 +199,16 @@ def m004_replies(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(version=2)
+def m005_prompt_keys(db: sqlite3.Connection) -> None:
+    """The prompt hash each call's render inputs gave (`judge.store.prompt_keys`), so a rerun
+    finds its answers' keys without rendering a prompt. A new table only: version 2."""
+    db.execute(
+        "CREATE TABLE prompt_keys (inputs TEXT PRIMARY KEY, prompt_hash TEXT NOT NULL)"
+        " WITHOUT ROWID"
+    )
+
+
 def target_version(migrations: Sequence[Migration]) -> str:
     """The `store_version` of a store with all of `migrations` applied."""
     return str(max(m.version for m in migrations))
