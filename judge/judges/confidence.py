@@ -19,6 +19,7 @@ calibrate` maps it to one.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -118,11 +119,8 @@ def panel_score(winner: str, members: Sequence[QuestionAnswer]) -> float | None:
 
 
 def _offsets(texts: Sequence[str]) -> list[int]:
-    starts, at = [], 0
-    for text in texts:
-        starts.append(at)
-        at += len(text)
-    return starts
+    """Where each token starts in the text they make together."""
+    return [0, *itertools.accumulate(map(len, texts))][:-1] if texts else []
 
 
 def _chosen_probability(tokens: Sequence[Token], starts: list[int], position: int) -> float | None:

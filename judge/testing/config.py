@@ -17,8 +17,10 @@ from judge.testing.logprobs import ConfidencePolicy
 class FakeProviderConfig(BaseModel):
     """How the fake provider behaves.
 
-    - `latency`: seconds before each reply, fixed or a `(low, high)` range drawn per call from
-      the seed.
+    - `latency`: seconds from a request's arrival to its reply, fixed or a `(low, high)` range
+      drawn per call from the seed. The fake's own work on the reply counts in it, as a real
+      provider's does: a benchmark then charges neither client for the fake's CPU (building
+      nine checklist answers with log-probabilities costs it more than a canned reply).
     - `rpm` / `rate_window`: the server's own limit, at most `rpm` accepted requests in any
       `rate_window` seconds; beyond it 429 with `Retry-After` (and `retry-after-ms`).
     - `fault_rates`: probability per fault kind, drawn per call index from `seed` (sum <= 1).

@@ -392,8 +392,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in COMPLETION_PATHS:
             self._send(Reply(404, replies.error(f"Unknown path {path}", "invalid_request_error")))
             return
+        arrived = time.monotonic()
         reply = self.server.provider.serve_completion(path, raw, self.headers.get("Authorization"))
-        self.server.provider.wait(reply.delay)
+        self.server.provider.wait(reply.delay - (time.monotonic() - arrived))
         if reply.payload is None:
             self.close_connection = True
             return

@@ -118,7 +118,10 @@ class TokenLogprobs(Sequence[TokenLogprob]):
 
     def __init__(self, items: Sequence[Any]):
         self._items = items
-        self.texts = [str(_field(item, "token")) for item in items]
+        if items and type(items[0]) is dict:  # a reply's JSON (dicts throughout): no lookups
+            self.texts = [str(item.get("token")) for item in items]
+        else:
+            self.texts = [str(_field(item, "token")) for item in items]
 
     def __len__(self) -> int:
         return len(self._items)
