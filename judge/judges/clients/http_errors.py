@@ -98,18 +98,14 @@ def status_error(response: Any) -> APIStatusError:
     """The exception the SDK raises for an httpx response with an error status (read in
     full: the client does not stream)."""
     status = response.status_code
-    body: object = response.text.strip()
-    message = f"Error code: {status}"
+    text = response.text.strip()
     try:
-        body = json.loads(body)  # type: ignore[arg-type]
+        body: object = json.loads(text)
     except ValueError:
-        pass
-    else:
-        error = body.get("error", body) if isinstance(body, dict) else None
-        words = error.get("message") if isinstance(error, dict) else None
-        if isinstance(words, str) and words:
-            message += f" - {words}"
+        body = text
     data = body.get("error", body) if isinstance(body, dict) else body
+    words = data.get("message") if isinstance(data, dict) else None
+    message = f"Error code: {status}" + (f" - {words}" if isinstance(words, str) and words else "")
     kind = _BY_STATUS.get(status, InternalServerError if status >= 500 else APIStatusError)
     return kind(message, response=response, body=data)
 
