@@ -13,7 +13,7 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from ..errors import StorageError
 from .failures import guarded, sqlite_reason
-from .file import now
+from .file import now, rows_in
 from .keys import CaseRef, KeyParts, scrub_params
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
@@ -52,14 +52,8 @@ class Answers(Replies, PromptKeys):
 
     @guarded
     def keys_present(self, keys: Iterable[str]) -> set[str]:
-        found: set[str] = set()
-        batch = list(keys)
-        for i in range(0, len(batch), 500):
-            chunk = batch[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT key FROM judgments WHERE key IN ({marks})"
-            found.update(r[0] for r in self._db.execute(sql, chunk))
-        return found
+        sql = "SELECT key FROM judgments WHERE key IN ({marks})"
+        return {row[0] for row in rows_in(self._db, sql, keys)}
 
     @guarded
     def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict
 from .answers import insert
 from .failures import guarded
-from .file import StoreFile, now
+from .file import StoreFile, now, rows_in
 from .keys import CaseRef, KeyParts
 from .migrations import has_table
 
@@ -90,19 +90,11 @@ class Batches(StoreFile):
         """The batches not yet closed that hold any of `keys`, oldest first."""
         if not has_table(self._db, "batches"):
             return []
-        wanted = list(keys)
-        found: set[str] = set()
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                r[0]
-                for r in self._db.execute(
-                    "SELECT DISTINCT c.batch_id FROM batch_calls c JOIN batches b"
-                    f" ON b.id = c.batch_id WHERE b.closed = 0 AND c.key IN ({marks})",
-                    chunk,
-                )
-            )
+        sql = (
+            "SELECT DISTINCT c.batch_id FROM batch_calls c JOIN batches b"
+            " ON b.id = c.batch_id WHERE b.closed = 0 AND c.key IN ({marks})"
+        )
+        found = {row[0] for row in rows_in(self._db, sql, keys)}
         return [b for b in self.batches() if b.id in found]
 
     @guarded

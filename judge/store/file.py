@@ -8,9 +8,10 @@ import contextlib
 import os
 import sqlite3
 import urllib.parse
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from ground_truth.errors import InputError
 
@@ -33,6 +34,19 @@ def read_only_uri(path: Path) -> str:
     if not shared.exists() and not wal.exists() and not os.access(path.parent, os.W_OK):
         uri += "&immutable=1"
     return uri
+
+
+IN_CHUNK = 500
+"""Values bound in one `IN (...)` query (SQLite allows a few hundred parameters or more)."""
+
+
+def rows_in(db: sqlite3.Connection, sql: str, values: Iterable[Any]) -> Iterator[Any]:
+    """The rows of `sql`, whose `{marks}` stands for the placeholders of an `IN (...)` list,
+    over every one of `values`, asked `IN_CHUNK` at a time."""
+    wanted = list(values)
+    for start in range(0, len(wanted), IN_CHUNK):
+        chunk = wanted[start : start + IN_CHUNK]
+        yield from db.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
 
 
 class StoreFile:

@@ -11,11 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 
 from .failures import guarded
-from .file import StoreFile
+from .file import StoreFile, rows_in
 from .migrations import has_table
-
-CHUNK = 500
-"""Keys asked for in one query (SQLite allows a few hundred parameters or more)."""
 
 
 class PromptKeys(StoreFile):
@@ -26,16 +23,8 @@ class PromptKeys(StoreFile):
         """The prompt hash of each of `inputs` the store has seen rendered."""
         if not has_table(self._db, "prompt_keys"):  # a store opened read-only, not migrated
             return {}
-        found: dict[str, str] = {}
-        wanted = list(inputs)
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start : start + CHUNK]
-            sql = (
-                "SELECT inputs, prompt_hash FROM prompt_keys"
-                f" WHERE inputs IN ({','.join('?' * len(chunk))})"
-            )
-            found.update(self._db.execute(sql, chunk).fetchall())
-        return found
+        sql = "SELECT inputs, prompt_hash FROM prompt_keys WHERE inputs IN ({marks})"
+        return dict(rows_in(self._db, sql, inputs))
 
     @guarded
     def remember_prompts(self, pairs: Iterable[tuple[str, str]]) -> None:
