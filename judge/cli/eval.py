@@ -101,8 +101,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--client",
         choices=("auto", "litellm", "openai"),
         default="auto",
-        help="how an LLM judge reaches its model: auto (default: the openai SDK for openai/... "
-        "models and any --api-base endpoint, litellm for other providers), litellm or openai",
+        help="how an LLM judge reaches its model: auto (default: the lean OpenAI-compatible "
+        "client, over httpx, for openai/... models and any --api-base endpoint; litellm for "
+        "other providers), litellm or openai",
     )
     p.add_argument(
         "-r",
@@ -276,7 +277,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
         check_answerable(judge, rubric, args.rubric)
     calls = judge is not None and _no_stored_answers(args)
     if calls:
-        _prefetch(judge, lean_only=True)  # the openai SDK imports while the inputs load
+        _prefetch(judge, lean_only=True)  # httpx imports while the inputs load
     specs, submissions, args.input_warnings = load_inputs(
         args.ground_truth, args.outputs, args.format, stream=judge is not None
     )
@@ -287,7 +288,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if calls:
         # litellm not sooner: detecting the format and loading the specs record warnings
         # (catch_warnings, global to all threads), and would record litellm's import
-        # warnings and drop the filters litellm sets for them; the openai SDK's import warns
+        # warnings and drop the filters litellm sets for them; httpx's import warns
         # nothing. The submissions read from here on hand their warnings over without it.
         _prefetch(judge)
     from ..checklist.prompts import PromptRenderer
@@ -351,7 +352,7 @@ def _no_stored_answers(args) -> bool:
 
 def _prefetch(judge, lean_only: bool = False) -> None:
     """Start getting the judge's leaves ready for requests; `lean_only`: only those that
-    reach their model through the `openai` SDK."""
+    reach their model through the lean `openai` client (httpx)."""
     from ..run.cache import leaves
     from ..run.plan import Prefetching
 

@@ -151,7 +151,7 @@ class Run:
         at least every `ADMIT_SECONDS`: the first request leaves at once. Until the run's
         first request or answer, no more units are read than keep every worker busy: reading
         more would only take the interpreter from whatever the first request waits for (the
-        provider's SDK importing in another thread)."""
+        client's HTTP library importing in another thread)."""
         planner = Planner(self.stats, self.leaves, self.wrapped, self.store, self.storage.refresh)
         size, batch = 1, []
         since = time.perf_counter()
