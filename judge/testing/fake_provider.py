@@ -394,11 +394,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         arrived = time.monotonic()
         reply = self.server.provider.serve_completion(path, raw, self.headers.get("Authorization"))
+        body = _body(reply)  # building the reply's bytes is part of the provider's latency
         self.server.provider.wait(reply.delay - (time.monotonic() - arrived))
-        if reply.payload is None:
+        if body is None:
             self.close_connection = True
             return
-        self._send(reply)
+        self._send(reply, body)
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
@@ -433,8 +434,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _send(self, reply: Reply) -> None:
-        body = json.dumps(reply.payload).encode("utf-8")
+    def _send(self, reply: Reply, body: bytes | None = None) -> None:
+        if body is None:
+            body = _body(reply) or b""
         try:
             self.send_response(reply.status, HTTPStatus(reply.status).phrase)
             self.send_header("Content-Type", "application/json")
@@ -445,6 +447,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except OSError:
             self.close_connection = True
+
+
+def _body(reply: Reply) -> bytes | None:
+    """A reply's JSON body (None for a reply that sends nothing: a hang)."""
+    return None if reply.payload is None else json.dumps(reply.payload).encode("utf-8")
 
 
 if __name__ == "__main__":
