@@ -266,7 +266,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace, latch) -> int:
-    _import_client_early(args)
     from ..checklist.rubric import load_rubric
 
     rubric = load_rubric(args.rubric)
@@ -317,27 +316,6 @@ def _may_write_over_outputs(args) -> bool:
         if path.exists() and path.resolve().is_relative_to(outputs):
             return True
     return False
-
-
-def _import_client_early(args) -> None:
-    """Start importing `httpx` in a background thread before anything else when the run will
-    send requests with a model: the lean client needs it for the first request, and litellm
-    imports it too, so it is never wasted. The judge's own prefetch then finds it imported or
-    under way (`judge.judges.clients.loading`)."""
-    import importlib
-    import os
-    import threading
-
-    from .settings import MODEL_NAMES
-
-    named = [os.environ.get(name) for name in MODEL_NAMES]
-    models = args.judge_model or [m for m in named if m] or ["rules"]
-    if args.dry_run or args.client == "litellm" or not _no_stored_answers(args):
-        return
-    if all(m == "rules" or m.startswith("replay") for m in models):
-        return
-
-    threading.Thread(target=importlib.import_module, args=("httpx",), daemon=True).start()
 
 
 def _no_stored_answers(args) -> bool:

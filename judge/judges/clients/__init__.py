@@ -1,10 +1,10 @@
 """How the llm judge reaches its model: two clients behind one small protocol (`Client`).
 
-- `openai` (`OpenAIClient`): the `openai` SDK's async client, for `openai/...` models and any
-  OpenAI-compatible endpoint given as `api_base` (vLLM, llama.cpp, Ollama's `/v1`, LM Studio, a
-  litellm proxy, ...). It imports in about a tenth of litellm's time and costs a fraction of
-  its CPU per call (`benchmarks/clients.py`), which is what lets the first request leave
-  within a second and a run keep up with many requests in flight.
+- `openai` (`OpenAIClient`): what the `openai` SDK sends and raises, spoken over httpx, for
+  `openai/...` models and any OpenAI-compatible endpoint given as `api_base` (vLLM, llama.cpp,
+  Ollama's `/v1`, LM Studio, a litellm proxy, ...). It imports in a small fraction of litellm's
+  time and costs a fraction of its CPU per call (`benchmarks/clients.py`), which is what lets
+  the first request leave within a second and a run keep up with many requests in flight.
 - `litellm` (`LiteLLMClient`): every other provider litellm knows (Anthropic, Bedrock,
   Vertex AI, Azure, ...), litellm-only parameters (`mock_response`), and `--batch`.
 

@@ -27,6 +27,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import sys
 import weakref
 from typing import Any
 
@@ -40,8 +41,21 @@ from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, re
 
 
 def import_httpx() -> Any:
-    import httpx
-
+    """httpx without its command-line client. `httpx/__init__` imports `httpx._main` (click,
+    rich and pygments: ~0.08 s, half of httpx's own import) whenever those are installed, as
+    litellm installs them. While httpx loads, `httpx._main` is marked unimportable (None in
+    `sys.modules`, Python's own way to refuse an import) so httpx keeps its stub `main`; the
+    mark goes afterwards, so `import httpx._main` still works later. Nothing changes when
+    either was imported first (safe from several threads: a second import waits for the
+    first)."""
+    blocked = "httpx" not in sys.modules and "httpx._main" not in sys.modules
+    if blocked:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx
+    finally:
+        if blocked and sys.modules.get("httpx._main", False) is None:
+            del sys.modules["httpx._main"]
     return httpx
 
 
