@@ -18,7 +18,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from math import comb
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from .items import Items
@@ -232,6 +231,8 @@ def _incident(incident_id: str, cases: list[CaseResult], rubric: Rubric, k: int)
 
 
 def _mean(values: list[float]) -> float | None:
+    import numpy as np  # imported when a result is summed up, not by every run's start
+
     return float(np.mean(values)) if values else None
 
 
@@ -241,6 +242,8 @@ def bootstrap_mean(
     """Mean of per-incident values with a percentile CI from resampling incidents."""
     if not values:
         return Estimate(value=None, n=0)
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if len(data) < 2:
         return Estimate(value=float(data.mean()), n=len(data))

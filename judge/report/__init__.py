@@ -1,8 +1,30 @@
-"""Reports people read and CIs gate on: terminal tables, the HTML report, CSV, JSONL, JUnit."""
+"""Reports people read and CIs gate on: terminal tables, the HTML report, CSV, JSONL, JUnit.
+
+The names below are imported when first used: the HTML report pulls in the agreement
+statistics (~0.1 s), which printing a result's table (`judge.report.display`) at the end of
+every `judge eval` never needs."""
 
 from __future__ import annotations
 
-from .html import render_html, write_html
-from .texts import ReportTexts, load_texts, texts_from
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .html import render_html, write_html
+    from .texts import ReportTexts, load_texts, texts_from
 
 __all__ = ["ReportTexts", "load_texts", "render_html", "texts_from", "write_html"]
+_HOMES = {
+    "render_html": ".html",
+    "write_html": ".html",
+    "ReportTexts": ".texts",
+    "load_texts": ".texts",
+    "texts_from": ".texts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(home, __name__), name)

@@ -16,6 +16,7 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from ..checklist.rubric import parts_of
 from ..errors import StorageError
 from ..judges import Gated, Judge
 from ..judges.base import Composite, ask
+from ..judges.clients.loading import Background
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
@@ -45,6 +47,10 @@ from .validation import checked_verdict, judge_error_verdict
 if TYPE_CHECKING:
     from ..batch import BatchOptions, BatchReport
 
+NUMPY: Background[object] = Background("numpy", lambda: import_module("numpy"))
+"""The result's summary needs numpy (bootstrap intervals, `judge.checklist.scoring`; ~0.07 s
+to import): a run that sends requests imports it while the replies are awaited, not after the
+last one."""
 SPILL_FROM_UNITS = 1000
 """Runs of this many units or more keep their judgments and call records in a temporary file
 (`judge.run.sink`), smaller ones in memory: there they take under 5 MB, and a harness that
@@ -170,6 +176,8 @@ class Run:
             self.source_error = exc
         finally:
             queue.close()
+        if self.stats.requests:
+            NUMPY.start()
         self.gate.units_known()
         self.reporter.start()
 
