@@ -1,5 +1,5 @@
 """`python -m judge`: the `judge` command."""
 
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+run()
