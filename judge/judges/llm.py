@@ -19,6 +19,7 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import json
@@ -487,6 +488,7 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
+                await asyncio.sleep(0)  # the call waiting for this slot sends before we read on
                 return reply
         raise AssertionError("unreachable")
 
