@@ -45,7 +45,7 @@ def test_wheel_holds_rubrics_and_templates(wheel: Path) -> None:
     assert "judge/__main__.py" in names
     assert any(n.startswith("ground_truth/") for n in names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "judge = judge.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "judge = judge.cli:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @pytest.mark.slow
