@@ -119,3 +119,15 @@ def test_a_run_starts_without_numpy_or_the_html_report() -> None:
         "judge.report.html judge.report.texts",
         "ImportError",
     ]
+
+
+def test_a_profiled_command_still_writes_its_profile(tmp_path) -> None:
+    profile = tmp_path / "judge.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "judge", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert profile.stat().st_size > 0

@@ -117,11 +117,12 @@ def run() -> NoReturn:
     down. By the time `main` returns every file a command writes is written and closed (the
     run's spill file has no name: the system frees it), and what teardown would add is freeing
     each object one by one: ~0.15 s after a 200-submission run, more after larger ones. Exit
-    handlers still run; a thread still going (none of ours is) gets the usual exit instead."""
+    handlers still run. A thread still going (none of ours is), a profiler (`python -m cProfile
+    -m judge`) or a tracer (coverage) gets the usual exit instead."""
     gc.set_threshold(*COMMAND_GC_THRESHOLDS)
     code = main()
-    if threading.active_count() > 1:
-        raise SystemExit(code)
+    if threading.active_count() > 1 or sys.getprofile() or sys.gettrace():
+        raise SystemExit(code)  # a profiler or coverage writes its data at the usual exit
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # a reader that left (`| head`) is no failure
