@@ -20,6 +20,7 @@ from judge.cli import main
 from judge.judges import JudgeTask
 from judge.judges.clients import Reply
 from judge.judges.llm import LLMJudge, UnparseableReply, parse_reply
+from judge.run.control import Gate
 from judge.testing import FakeProvider, FakeProviderConfig
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
@@ -250,3 +251,55 @@ def test_evaluate_submission_with_llm_judge(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(answer_policy=lambda qid, messages: "Yes")) as provider:
         case = evaluate_submission(SPEC, SUB, judge=fake_judge(provider, llm_client))
     assert case.composite == pytest.approx(1.0) and case.passed
+
+
+class _OrderedClient:
+    """A client whose requests take a moment, noting when each one's first byte leaves."""
+
+    name = "openai"
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def prefetch(self) -> None:
+        pass
+
+    async def ready(self) -> None:
+        pass
+
+    def cache_marker(self) -> bool:
+        return False
+
+    async def complete(self, request, timeout, logprobs=None) -> Reply:
+        for _ in range(3):  # httpx yields to the loop on a request's way out (its pool's locks)
+            await asyncio.sleep(0)
+        self.events.append("request")
+        await asyncio.sleep(0.01)
+        return Reply(content=reply(("D1-Q1", "Yes"), ("D1-Q2", "Yes"), ("D1-Q3", "No")))
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_the_call_waiting_for_the_slot_sends_before_a_finished_call_reads_its_reply(
+    monkeypatch,
+) -> None:
+    """The handover: reading, scoring and storing a reply waits until the request that took
+    its slot has gone out (`HANDOVER_SECONDS`, lengthened here so that a slow machine cannot
+    change the order), not the other way round."""
+    monkeypatch.setattr("judge.judges.llm.HANDOVER_SECONDS", 0.5)
+    events: list[str] = []
+    judge = LLMJudge("openai/m", api_base="http://fake", structured_output="json_schema")
+    judge.client = _OrderedClient(events)
+    judge.gate = Gate(max_concurrent=1)
+
+    async def one() -> None:
+        verdict = await judge.judge(task())
+        assert [a.answer for a in verdict.answers] == ["Yes", "Yes", "No"]
+        events.append("read")
+
+    async def two() -> None:
+        await asyncio.gather(one(), one())
+
+    asyncio.run(two())
+    assert events == ["request", "request", "read", "read"]
