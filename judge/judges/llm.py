@@ -312,7 +312,8 @@ class LLMJudge:
                 reply.cost,
                 reply.cached_tokens,
                 reply.cache_write_tokens,
-            )
+            )  # counted before the handover: a cost budget sees it before the next request
+            await asyncio.sleep(HANDOVER_SECONDS)
             _add_usage(usage, reply)
             content = reply.content
             logged = self._log_reply(messages, reply, tally.latency)
@@ -488,7 +489,6 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
-                await asyncio.sleep(HANDOVER_SECONDS)
                 return reply
         raise AssertionError("unreachable")
 
