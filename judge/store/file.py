@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -34,6 +35,31 @@ def read_only_uri(path: Path) -> str:
     if not shared.exists() and not wal.exists() and not os.access(path.parent, os.W_OK):
         uri += "&immutable=1"
     return uri
+
+
+BUSY_SECONDS = 30
+"""How long a statement waits for another process's lock on the store before it fails."""
+
+
+def enter_wal(db: sqlite3.Connection) -> None:
+    """`PRAGMA journal_mode = WAL`, tried again while another process holds the file's lock.
+    SQLite answers this pragma with SQLITE_BUSY at once, without waiting as `busy_timeout`
+    asks, when another connection is creating or converting the same file: of three
+    processes opening one new store together, one failed in about one start of five
+    ("locked by another process", two `judge eval` runs sharing a new store)."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", None) != "SQLITE_BUSY":
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
 
 
 IN_CHUNK = 500
@@ -74,13 +100,15 @@ class StoreFile:
         if readonly:
             uri = read_only_uri(self.path)
         try:
-            db = self._db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None)
+            db = self._db = sqlite3.connect(
+                uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None
+            )
         except sqlite3.DatabaseError as exc:
             raise open_error(self.path, exc) from exc
         try:
-            db.execute("PRAGMA busy_timeout = 30000")
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
             if not readonly:
-                db.execute("PRAGMA journal_mode = WAL")
+                enter_wal(db)
                 db.execute("PRAGMA synchronous = NORMAL")
                 migrations.migrate(db)
             migrations.check_version(db, self.path, readonly)
