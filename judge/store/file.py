@@ -38,7 +38,8 @@ def read_only_uri(path: Path) -> str:
 
 
 BUSY_SECONDS = 30
-"""How long a statement waits for another process's lock on the store before it fails."""
+"""How long a statement waits for another process's lock on the store before it fails (the
+connection's busy timeout, set by `sqlite3.connect(timeout=...)`)."""
 
 
 def enter_wal(db: sqlite3.Connection) -> None:
@@ -106,7 +107,6 @@ class StoreFile:
         except sqlite3.DatabaseError as exc:
             raise open_error(self.path, exc) from exc
         try:
-            db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
             if not readonly:
                 enter_wal(db)
                 db.execute("PRAGMA synchronous = NORMAL")
