@@ -8,10 +8,10 @@ from rich.text import Text
 
 from agreement.reliability import ReliabilityDiagram
 
+from ...checklist.results import CascadeSummary
 from ...report.display import fmt
 from .file import CalibrationFile
 from .fit import Calibrated
-from .summary import CascadeSummary
 
 BAR = 20
 
