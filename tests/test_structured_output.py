@@ -340,7 +340,7 @@ def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a
     out, and every call in flight then sent the refused format too (4 refusals, real server)."""
     from contextlib import asynccontextmanager
 
-    from judge.run.control import NullGate
+    from judge.judges.base import NullGate
 
     class SlowFirstSlot(NullGate):
         def __init__(self) -> None:

@@ -38,11 +38,10 @@ from tenacity import (
 )
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
-from ..run.control import Gate, NullGate, RunStopped
 from ..run.exchanges import Exchange, record
 from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
-from .base import JudgeTask
+from .base import JudgeTask, NullGate, RequestGate, RunStopped
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
@@ -196,7 +195,7 @@ class LLMJudge:
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
         self.name = name or f"llm:{model}"
-        self.gate: Gate | NullGate = NullGate()
+        self.gate: RequestGate = NullGate()
         self.negotiation = Negotiation(structured_output)
         if reply_order not in REPLY_ORDERS:
             raise ValueError(

@@ -20,9 +20,8 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
-from ..judges.base import Cacheable, Composite, Judge, JudgeTask, ask
+from ..judges.base import Cacheable, Composite, Judge, JudgeTask, RunStopped, ask
 from ..store import CallLog, CaseRef, Exchange, KeyParts, Store, short_hash
-from .control import RunStopped
 from .deferred import inputs_key_of, prompt_hash_of
 from .exchanges import recording
 from .leases import LeaseBook, hold

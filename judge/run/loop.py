@@ -27,12 +27,12 @@ from ..checklist.results import CallRecord, IncompleteCase, RunUsage
 from ..checklist.rubric import parts_of
 from ..errors import StorageError
 from ..judges import Gated, Judge
-from ..judges.base import Composite, ask
+from ..judges.base import Composite, NullGate, ask
 from ..judges.clients.loading import Background
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
-from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalStop
+from .control import FATAL_KINDS, Gate, PauseFile, SignalStop
 from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
