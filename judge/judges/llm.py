@@ -38,11 +38,11 @@ from tenacity import (
 )
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
-from ..run.exchanges import Exchange, record
-from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
 from ..store import scrub_params
 from .base import JudgeTask, NullGate, RequestGate, RunStopped
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
+from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
+from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
 from .confidence import TOP_LOGPROBS, with_scores
@@ -337,7 +337,7 @@ class LLMJudge:
     def _log_reply(
         self, messages: list[dict[str, Any]], reply: Reply, latency: float | None
     ) -> Exchange:
-        """Log an answered request for the store (`judge.run.exchanges`): the reply text as it
+        """Log an answered request for the store (`judge.judges.clients.exchanges`): the reply text as it
         arrived, the key masked should it be echoed in it."""
         exchange = Exchange(
             messages,

@@ -21,8 +21,8 @@ from typing import Any
 
 from ..checklist.results import RunStop, StopKind
 from ..judges.base import RunStopped
+from ..judges.clients.errors import CONNECTION_LEVEL
 from .limits import (
-    CONNECTION_LEVEL,
     AdaptiveSlots,
     Breaker,
     Cooldown,

@@ -31,7 +31,7 @@ from .keys import COMPONENTS, CaseRef, KeyParts, scrub_params, short_hash
 from .leases import Claim, Leases
 from .merge import Merging, StoreMerge, is_sqlite_file, merge_stores
 from .migrations import READABLE_VERSIONS, STORE_VERSION
-from .replies import CallLog, Exchange, LogFilter, LoggedReply
+from .replies import CallLog, LogFilter, LoggedReply
 
 __all__ = [
     "COMPONENTS",
@@ -40,7 +40,6 @@ __all__ = [
     "CallLog",
     "CaseRef",
     "Claim",
-    "Exchange",
     "KeyParts",
     "LogFilter",
     "LoggedReply",
