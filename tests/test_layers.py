@@ -42,7 +42,6 @@ ROOMS: tuple[tuple[str, ...], ...] = (
 STILL_TO_MOVE = frozenset(
     {
         ("judges", "report"),
-        ("judges", "store"),
         ("batch", "run"),
         ("run", "batch"),
         ("labelling", "report"),

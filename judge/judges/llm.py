@@ -38,7 +38,6 @@ from tenacity import (
 )
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
-from ..store import scrub_params
 from .base import JudgeTask, NullGate, RequestGate, RunStopped
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
 from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
@@ -46,7 +45,7 @@ from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
 from .confidence import TOP_LOGPROBS, with_scores
-from .mask import mask_secret
+from .mask import mask_secret, scrub_params
 from .repair import UnparseableReply, parse_reply
 from .structured import (
     FormatRefused,
