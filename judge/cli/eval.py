@@ -475,7 +475,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
         print_result(result, out)
         if result.cascade is not None:
-            from ..judges.selective.render import cascade_table
+            from ..report.calibration_tables import cascade_table
 
             out.print(cascade_table(result.cascade))
         elif getattr(judge, "members", None):
