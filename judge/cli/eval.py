@@ -530,7 +530,7 @@ def _batch_options(args, judge, store: Path | None):
 
     if not args.batch:
         return None
-    from ..batch import BatchOptions, batch_provider
+    from ..run.batch import BatchOptions, batch_provider
 
     try:
         batch_provider(judge)

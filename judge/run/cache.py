@@ -51,7 +51,7 @@ class LeafCall:
 
 @dataclass
 class Prefilled:
-    """Calls answered before the run's workers start (`--batch`, `judge.batch.fill_store`):
+    """Calls answered before the run's workers start (`--batch`, `judge.run.batch.fill_store`):
     the run then serves every call from the store and asks none itself.
 
     An answer in `batch_of` was written by one of this run's batches: it counts as a call

@@ -45,7 +45,7 @@ from .units import Unit, empty_verdict, not_judged
 from .validation import checked_verdict, judge_error_verdict
 
 if TYPE_CHECKING:
-    from ..batch import BatchOptions, BatchReport
+    from .batch import BatchOptions, BatchReport
 
 NUMPY: Background[object] = Background("numpy", lambda: import_module("numpy"))
 """The result's summary needs numpy (bootstrap intervals, `judge.checklist.scoring`; ~0.07 s
@@ -281,8 +281,8 @@ class Run:
 
     async def _fill_from_batch(self, options: BatchOptions) -> Prefilled:
         """Batch mode: the calls the store cannot answer go out as provider batches, whose
-        answers fill the store; the workers then serve every unit from it (`judge.batch`)."""
-        from ..batch import fill_store
+        answers fill the store; the workers then serve every unit from it (`judge.run.batch`)."""
+        from .batch import fill_store
 
         if self.store is None or not isinstance(self.wrapped, RecordedJudge):
             raise ValueError("batch mode needs a store: it records the batch to resume it")

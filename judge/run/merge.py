@@ -18,7 +18,6 @@ from typing import Any
 from ground_truth.errors import InputError
 from ground_truth.matching import _trial_order
 
-from ..batch import merge_batch_usage
 from ..checklist.judgment import Judgment
 from ..checklist.results import (
     CallRecord,
@@ -35,6 +34,7 @@ from ..checklist.scoring import (
     summarize_incidents,
     summarize_overall,
 )
+from .batch import merge_batch_usage
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .shard import unit_bucket
 

@@ -22,7 +22,7 @@ Price = Callable[[int, int], float | None]
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """A request's prompt tokens as the live run estimates them (without its reply allowance)."""
-    from ..judges.llm import COMPLETION_ALLOWANCE, _estimate_tokens
+    from ...judges.llm import COMPLETION_ALLOWANCE, _estimate_tokens
 
     return _estimate_tokens(messages) - COMPLETION_ALLOWANCE
 
