@@ -34,8 +34,8 @@ from typing import Any
 from ..checklist.judgment import Judgment
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.scoring import CaseResult
+from ..checklist.texts import case_key
 from .safe_text import csv_cell
-from .texts import case_key
 from .view import case_status, optional_sections
 
 BASE_COLUMNS = ["incident_id", "trial", "agent", "status", "passed", "composite"]

@@ -26,8 +26,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..checklist.results import EvalResult, write_json_atomic
+from ..checklist.texts import CaseTexts, texts_from
 from .safe_text import visible
-from .texts import ReportTexts, texts_from
 from .view import (
     CaseIndex,
     CasePage,
@@ -98,7 +98,7 @@ def content_security_policy(script: str) -> str:
 
 def render_html(
     result: EvalResult,
-    texts: ReportTexts | None = None,
+    texts: CaseTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
     pages: list[CasePage] | None = None,
@@ -132,7 +132,7 @@ def write_html(
     path: str | Path,
     result: EvalResult,
     *,
-    texts: ReportTexts | None = None,
+    texts: CaseTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
     max_single_page: int = MAX_SINGLE_PAGE_CASES,
@@ -161,7 +161,7 @@ def write_html(
 def _write_pages(
     path: Path,
     result: EvalResult,
-    texts: ReportTexts,
+    texts: CaseTexts,
     summary: ReportView,
     pages: list[CasePage],
 ) -> None:
@@ -177,7 +177,7 @@ def _write_pages(
 def _write_page_files(
     path: Path,
     result: EvalResult,
-    texts: ReportTexts,
+    texts: CaseTexts,
     summary: ReportView,
     pages: list[CasePage],
     index: CaseIndex,

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from ..checklist.highlight import highlight
 from ..checklist.judgment import Judgment
 from ..checklist.results import CallRecord, EvalResult
 from ..checklist.scoring import CaseResult, Estimate, IncidentSummary
+from ..checklist.texts import CaseTexts, case_key
 from . import plots
 from .estimates import EstimatesView
 from .estimates import from_section as estimates_view
-from .highlight import highlight
 from .safe_text import visible
-from .texts import ReportTexts, case_key
 
 if TYPE_CHECKING:
     from ..store import LoggedReply, Store
@@ -246,7 +246,7 @@ class CaseIndex:
         }
         return cls(judgments, errors, by_case, replies, asked)
 
-    def case_view(self, n: int, case: CaseResult, texts: ReportTexts) -> CaseView:
+    def case_view(self, n: int, case: CaseResult, texts: CaseTexts) -> CaseView:
         """Case `n` of the result as the report shows it."""
         key = case_key(case.incident_id, case.trial)
         view = _case(
@@ -344,7 +344,7 @@ def optional_sections(result: EvalResult, raw: dict[str, Any] | None = None) -> 
 
 def build_view(
     result: EvalResult,
-    texts: ReportTexts | None = None,
+    texts: CaseTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
     pages: list[CasePage] | None = None,
@@ -354,7 +354,7 @@ def build_view(
     view is a large run's summary page: each incident links to the page of its cases, and no
     case detail is built.
     """
-    texts = texts or ReportTexts()
+    texts = texts or CaseTexts()
     extra = optional_sections(result, raw)
     resolution = extra.get("resolution")
     replies = ReplySource(result)
@@ -512,7 +512,7 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _dimensions(result: EvalResult, texts: ReportTexts) -> list[DimensionRow]:
+def _dimensions(result: EvalResult, texts: CaseTexts) -> list[DimensionRow]:
     weights = _rubric(result).get("weights") or {}
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in result.cases:
@@ -546,7 +546,7 @@ def incident_status(case_statuses: set[str]) -> str:
     return "incomplete" if not case_statuses else "mixed"
 
 
-def _incidents(result: EvalResult, texts: ReportTexts, index: CaseIndex) -> list[IncidentView]:
+def _incidents(result: EvalResult, texts: CaseTexts, index: CaseIndex) -> list[IncidentView]:
     """Every incident with every case in full, for a single page."""
     cases: dict[str, list[CaseView]] = defaultdict(list)
     for n, case in enumerate(result.cases):
@@ -560,7 +560,7 @@ def _incidents(result: EvalResult, texts: ReportTexts, index: CaseIndex) -> list
 def incident_view(
     n: int,
     summary: IncidentSummary,
-    texts: ReportTexts,
+    texts: CaseTexts,
     cases: list[CaseView],
     statuses: set[str] | None = None,
     href: str | None = None,
@@ -577,7 +577,7 @@ def incident_view(
 
 
 def _incident_summaries(
-    result: EvalResult, texts: ReportTexts, pages: list[CasePage]
+    result: EvalResult, texts: CaseTexts, pages: list[CasePage]
 ) -> list[IncidentView]:
     """Every incident without case detail, linked to the first page showing its cases."""
     href: dict[int, str] = {}
@@ -639,7 +639,7 @@ def plan_pages(result: EvalResult, per_page: int, folder: str) -> list[CasePage]
 
 
 def page_incidents(
-    summary: ReportView, texts: ReportTexts, index: CaseIndex, page: CasePage
+    summary: ReportView, texts: CaseTexts, index: CaseIndex, page: CasePage
 ) -> list[IncidentView]:
     """The incidents of one case page, with their cases on that page in full; an incident's
     status is over all its cases (`summary`'s), not only those on this page."""
@@ -657,7 +657,7 @@ def _case(
     anchor: str,
     case: CaseResult,
     judgments: list[Judgment],
-    texts: ReportTexts,
+    texts: CaseTexts,
     call_errors: list[CallRecord],
     resolution: dict[str, Any] | None,
 ) -> CaseView:
@@ -704,7 +704,7 @@ def _case(
     )
 
 
-def _texts_note(result: EvalResult, texts: ReportTexts) -> str | None:
+def _texts_note(result: EvalResult, texts: CaseTexts) -> str | None:
     lacking = []
     if not texts.ground_truth:
         lacking.append("ground-truth texts")
