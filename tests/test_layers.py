@@ -38,11 +38,6 @@ ROOMS: tuple[tuple[str, ...], ...] = (
     ("report", "labelling", "integrations", "selftest", "audit"),
     ("cli", "judge", "__main__", "testing"),
 )
-# Imports between these rooms are being moved away, one commit each; the list only shrinks.
-STILL_TO_MOVE = frozenset(
-    {
-    }
-)
 # The packages, bottom first; `ground_truth` and `agreement` are kept apart (SEPARATE).
 PACKAGE_TIERS: tuple[tuple[str, ...], ...] = (("ground_truth", "agreement"), ("judge",))
 SEPARATE = frozenset({("ground_truth", "agreement"), ("agreement", "ground_truth")})
@@ -139,7 +134,6 @@ def read_edges(root: Path) -> list[Edge]:
         edge
         for module, path in known.items()
         for edge in edges_of(module, path, path.read_text(encoding="utf-8"), known)
-        if (room_of(edge.source), room_of(edge.target)) not in STILL_TO_MOVE
     ]
 
 
@@ -268,16 +262,6 @@ def findings(root: Path) -> list[str]:
 def test_no_import_against_the_order_and_no_circle_of_rooms() -> None:
     found = findings(REPO)
     assert not found, "\n".join(found)
-
-
-def test_still_to_move_names_only_imports_that_are_still_there() -> None:
-    known = modules_under(REPO)
-    pairs = {
-        (room_of(edge.source), room_of(edge.target))
-        for module, path in known.items()
-        for edge in edges_of(module, path, path.read_text(encoding="utf-8"), known)
-    }
-    assert pairs >= STILL_TO_MOVE, f"moved already: {sorted(STILL_TO_MOVE - pairs)}"
 
 
 def test_every_room_of_judge_has_a_tier() -> None:
