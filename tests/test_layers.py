@@ -264,6 +264,26 @@ def test_no_import_against_the_order_and_no_circle_of_rooms() -> None:
     assert not found, "\n".join(found)
 
 
+def private_imports(root: Path) -> list[str]:
+    """`from module import _name` between modules of the three packages: a private name used
+    where it was not defined is public in all but name."""
+    found: list[str] = []
+    for module, path in modules_under(root).items():
+        package = _package_of(module, path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _absolute(node.module or "", node.level, package)
+            private = [a.name for a in node.names if a.name[0] == "_" and a.name[:2] != "__"]
+            if private and target.split(".")[0] in PACKAGES:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {', '.join(private)}")
+    return found
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    assert private_imports(REPO) == []
+
+
 def test_every_room_of_judge_has_a_tier() -> None:
     rooms = {room_of(module) for module in modules_under(REPO) if module.startswith("judge")}
     placed = {room for tier in ROOMS for room in tier}
@@ -353,6 +373,18 @@ def test_lazy_tables_and_import_module_literals_are_edges(tmp_path: Path) -> Non
     assert findings(root) == [
         "judge/store/__init__.py:3: store imports api, which stands above it (judge.api)"
     ]
+
+
+def test_a_planted_private_import_is_caught(tmp_path: Path) -> None:
+    root = _house(
+        tmp_path,
+        {
+            "judge/run/merge.py": "from ground_truth.matching import _order, visible\n",
+            "judge/run/units.py": "from . import merge as _merge\nfrom .merge import __doc__\n",
+            "ground_truth/matching.py": "",
+        },
+    )
+    assert private_imports(root) == ["judge/run/merge.py:1: _order"]
 
 
 if __name__ == "__main__":

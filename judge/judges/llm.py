@@ -304,7 +304,7 @@ class LLMJudge:
             finally:
                 _TALLY.reset(token)
             self.gate.succeeded(
-                _estimate_tokens(messages),
+                estimate_tokens(messages),
                 reply.prompt_tokens,
                 reply.completion_tokens,
                 reply.cost,
@@ -453,7 +453,7 @@ class LLMJudge:
         Every request of either client ends here, as a `Reply` (its raw text in `content`) or
         as an exception and its `error_kind`."""
         request = self.request(messages, mode, question_ids)
-        estimated = _estimate_tokens(messages)
+        estimated = estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(
@@ -593,7 +593,9 @@ def reply_shares(counts: Counter[str]) -> dict[str, Any]:
     }
 
 
-def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """The tokens a request is booked at before it is sent (`--tpm`, `--max-cost`, a batch's
+    budget): its text's characters / 4, and `COMPLETION_ALLOWANCE` for the reply."""
     return sum(len(_text(m.get("content"))) for m in messages) // 4 + COMPLETION_ALLOWANCE
 
 

@@ -111,10 +111,12 @@ def render_html(
     """
     if texts is None:
         texts = texts_from(rubric_config=result.config.get("rubric"))
-    return _render(TEMPLATE, view=build_view(result, texts, raw, title, pages))
+    return render_page(TEMPLATE, view=build_view(result, texts, raw, title, pages))
 
 
-def _render(template: str, **context: Any) -> str:
+def render_page(template: str, **context: Any) -> str:
+    """A page of `template` (the report, a case page, the calibration page) with the report's
+    inline CSS and script and the CSP that allows only that script."""
     script = _asset("report.js")
     return (
         _environment()
@@ -154,7 +156,7 @@ def write_html(
     pages = plan_pages(result, per_page, folder)
     view = build_view(result, texts, raw, title, pages)
     _write_pages(path, result, texts, view, pages)
-    write_json_atomic(path, _render(TEMPLATE, view=view))
+    write_json_atomic(path, render_page(TEMPLATE, view=view))
     return path
 
 
@@ -184,7 +186,7 @@ def _write_page_files(
 ) -> None:
     names = [page.href.rsplit("/", 1)[1] for page in pages]
     for n, (page, link) in enumerate(zip(pages, summary.pages, strict=True)):
-        text = _render(
+        text = render_page(
             PAGE_TEMPLATE,
             result=result,
             title=summary.title,
