@@ -42,7 +42,6 @@ class JudgeTask:
     submission: Submission
     dimension: Dimension
     prompt: Prompt
-    context: Any = None
 
     @property
     def question_ids(self) -> list[str]:

@@ -117,13 +117,8 @@ def _drain(out: io.StringIO) -> str:
     return text
 
 
-def jsonl_text(result: EvalResult) -> str:
-    """One judgment per line, exactly the result file's `judgments` entries."""
-    return "".join(jsonl_lines(result))
-
-
 def jsonl_lines(result: EvalResult) -> Iterator[str]:
-    """`jsonl_text` a line at a time."""
+    """One judgment per line, exactly the result file's `judgments` entries."""
     return (j.model_dump_json() + "\n" for j in result.judgments)
 
 
