@@ -35,8 +35,9 @@ from ..checklist.judgment import Judgment
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.scoring import CaseResult
 from ..checklist.texts import case_key
+from .cases import case_status
 from .safe_text import csv_cell
-from .view import case_status, optional_sections
+from .view import optional_sections
 
 BASE_COLUMNS = ["incident_id", "trial", "agent", "status", "passed", "composite"]
 NO_SUBMISSION = "(no submission)"

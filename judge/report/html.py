@@ -27,16 +27,11 @@ from markupsafe import Markup
 
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.texts import CaseTexts, texts_from
+from .cases import CaseIndex
+from .pages import CasePage, page_incidents, plan_pages
+from .replies import ReplySource
 from .safe_text import visible
-from .view import (
-    CaseIndex,
-    CasePage,
-    ReplySource,
-    ReportView,
-    build_view,
-    page_incidents,
-    plan_pages,
-)
+from .view import ReportView, build_view
 
 TEMPLATE = "report.html.j2"
 PAGE_TEMPLATE = "cases.html.j2"
@@ -197,7 +192,7 @@ def _write_page_files(
             previous=names[n - 1] if n else None,
             next=names[n + 1] if n + 1 < len(names) else None,
             texts_note=summary.texts_note,
-            incidents=page_incidents(summary, texts, index, page),
+            incidents=page_incidents(result, summary.incidents, texts, index, page),
         )
         write_json_atomic(path.parent / page.href, text)
     _remove_other_pages(path.parent / pages[0].href.rsplit("/", 1)[0], set(names))
