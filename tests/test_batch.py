@@ -12,7 +12,7 @@ import pytest
 from test_reliability import SPECS, llm, submissions
 
 from judge import EvalOptions, evaluate, evaluate_async
-from judge.judges.llm import import_litellm
+from judge.judges.clients.litellm_client import import_litellm
 from judge.run.batch import BatchOptions, batch_cost, batch_discount
 from judge.store import Store
 from judge.testing import FakeProvider, FakeProviderConfig

@@ -135,7 +135,7 @@ def _mean(values: list[float]) -> float:
 
 def _price(model: str) -> tuple[float, float] | None:
     """litellm's price per prompt and per completion token of `model`."""
-    from ..llm import import_litellm
+    from ..clients.litellm_client import import_litellm
 
     litellm = import_litellm()
     try:
