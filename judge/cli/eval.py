@@ -489,7 +489,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         code, reason = EXIT_INTERRUPTED, _late_signal(latch)
         result.exit_code, result.exit_reason = code, reason
         write_result(result, args.result_file)  # so the file says how the command ended
-    _report_outcome(code, reason, out)
+    _report_outcome(code, reason)
     return code
 
 
@@ -580,10 +580,11 @@ def _outcome(result, args, latch=None) -> tuple[int, str | None]:
     return EXIT_OK, None
 
 
-def _report_outcome(code: int, reason: str | None, console) -> None:
+def _report_outcome(code: int, reason: str | None) -> None:
+    """Why the command exits with `code`, on stderr: stdout is the summary a pipe reads."""
     if reason is None:
         return
     from ..report.safe_text import markup_safe
 
     style = "red" if code != EXIT_FAIL_UNDER else "yellow"
-    console.print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")
+    console(stderr=True).print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")

@@ -63,6 +63,14 @@ def enter_wal(db: sqlite3.Connection) -> None:
         pause = min(2 * pause, 0.1)
 
 
+def create_private(path: Path) -> None:
+    """Create `path` empty, readable and writable by its owner only, unless it exists: a store
+    holds diagnoses and the provider's replies. SQLite gives its `-wal` and `-shm` files the
+    mode of the store, and takes an empty file for a new database."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 IN_CHUNK = 500
 """Values bound in one `IN (...)` query (SQLite allows a few hundred parameters or more)."""
 
@@ -95,6 +103,7 @@ class StoreFile:
         if not readonly:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)
             except OSError as exc:
                 raise StorageError(self.path, os_reason(exc)) from exc
         uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=rwc"
