@@ -83,7 +83,7 @@ class IncompleteCase(BaseModel):
     dimensions: list[str]
 
 
-StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage", "input"]
 
 
 class RunStop(BaseModel):

@@ -20,7 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ground_truth.errors import visible
+from ground_truth.errors import InputError, visible
 
 from ..checklist.judgment import DimensionVerdict
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
@@ -319,6 +319,9 @@ class Run:
                 continue
             except StorageError as exc:  # no other worker may start a call it cannot record
                 self.gate.stop("storage", str(exc))
+                raise
+            except InputError as exc:  # a prompt that cannot be rendered: exit 2 once calls end
+                self.gate.stop("input", str(exc))
                 raise
             except Exception as exc:  # a judge's bug costs its own questions, not the run
                 verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)
