@@ -174,6 +174,8 @@ class Run:
             self._admit(batch, planner, queue)
         except Exception as exc:  # raised by run() once the calls in flight end
             self.source_error = exc
+            # no call starts from here: a unit a worker already took would be paid for and lost
+            self.gate.stop("storage" if isinstance(exc, StorageError) else "input", str(exc))
         finally:
             queue.close()
         if self.stats.requests:
