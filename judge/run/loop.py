@@ -35,7 +35,14 @@ from .cache import LeafCall, Prefilled, RecordedJudge, leaves
 from .control import FATAL_KINDS, Gate, PauseFile, SignalStop
 from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
-from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
+from .limits import (
+    WORKERS_PER_SLOT,
+    Cooldown,
+    ErrorBudget,
+    RateLimiter,
+    UnusableReplies,
+    default_cooldown_after,
+)
 from .options import Control, Limits, Storage
 from .plan import PLAN_BATCH, Closing, Planner
 from .progress import Reporter, RunStats
@@ -144,7 +151,7 @@ class Run:
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
-            self.gate.call_finished(call.verdict.error_kind)
+            self.gate.call_finished(call.verdict.error_kind, call.verdict.error)
             if self.control.on_call_done:
                 unit = self.units[index]
                 self.control.on_call_done(call_record(unit, call.verdict, call.judge))
@@ -435,6 +442,9 @@ def _gate(limits: Limits, control: Control, stats: RunStats, note) -> Gate:
         error_budget=_error_budget(limits.max_errors),
         max_cost=limits.max_cost,
         note=note,
+        unusable=None
+        if limits.max_errors
+        else UnusableReplies.for_concurrency(limits.max_concurrent),
     )
 
 
