@@ -28,9 +28,10 @@ from benchmarks.synth import GROUND_TRUTH, write_submissions  # noqa: E402
 
 
 def measure(submissions: int, fault: str, code: Path) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as tmp, provider_process(
-        "--fault-rate", f"{fault}=1.0"
-    ) as (url, log):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        provider_process("--fault-rate", f"{fault}=1.0") as (url, log),
+    ):
         outputs = write_submissions(submissions, Path(tmp))
         result = Path(tmp) / "r.json"
         command = [
