@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from .common import (
@@ -282,6 +283,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
         args.ground_truth, args.outputs, args.format, stream=judge is not None
     )
     print_warnings(args.input_warnings)
+    _say_skipped(args.ground_truth, specs, args.input_warnings)
     spec, submission = _require_matches(specs, submissions, args)
     if isinstance(submissions, SubmissionStream) and _may_write_over_outputs(args):
         list(submissions)  # every input known before a call (`check_writable`), as before
@@ -299,6 +301,16 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
+
+
+def _say_skipped(ground_truth: Path, specs: list, warnings: list[str]) -> None:
+    """A note on stderr counting the data files under the ground-truth folder that no spec
+    came from (`judge.cli.skipped`)."""
+    from .skipped import skipped_files, skipped_note
+
+    note = skipped_note(ground_truth, skipped_files(ground_truth, specs, warnings), "ground truth")
+    if note:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _may_write_over_outputs(args) -> bool:
