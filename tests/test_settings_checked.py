@@ -181,3 +181,11 @@ def test_the_dry_run_prompts_keep_their_trials(tmp_path: Path) -> None:
     assert main(argv) == 0
     lines = (tmp_path / "r.prompts.jsonl").read_text().splitlines()
     assert {json.loads(line)["trial"] for line in lines} == {"1", "2", "3"}
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_explicit_empty_judge_model_is_refused(given: str, tmp_path: Path, capsys) -> None:
+    """Already so before issue 35 (the issue's report predates it): kept by this test."""
+    assert main(one_incident_args(tmp_path / "r.json", "--judge-model", given)) == 2
+    err = capsys.readouterr().err
+    assert "--judge-model" in err and "is empty" in err and not (tmp_path / "r.json").exists()
