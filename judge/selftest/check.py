@@ -18,8 +18,8 @@ from ..run.options import Control, Limits, Storage
 from .cases import CallPlan, judge_cases_async, plan_calls
 from .derive import derive_probes
 from .goldens import goldens_path, load_goldens
-from .probes import Probe
-from .report import DEFAULT_FAIL_UNDER, SelftestReport, summarise
+from .probes import DEFAULT_FAIL_UNDER, Probe
+from .report import SelftestReport, summarise
 
 
 async def run_selftest(

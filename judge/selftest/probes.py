@@ -45,6 +45,8 @@ DERIVED_KINDS: tuple[ProbeKind, ...] = (
     "injection",
 )
 MUST_PASS: frozenset[str] = frozenset({"truth", "rewrite", "golden-pass"})
+DEFAULT_FAIL_UNDER = 0.95
+"""The share of a probe kind's probes that must behave as expected (`--fail-under`)."""
 
 
 class Probe(BaseModel):
@@ -64,6 +66,14 @@ class Probe(BaseModel):
     expected: dict[str, Expected] = Field(default_factory=dict)
     verdict: VerdictExpected = "any"
     note: str = ""
+
+
+class Skipped(BaseModel):
+    """A probe a spec could not give, and why."""
+
+    spec_id: str
+    kind: ProbeKind
+    reason: str
 
 
 ROLES = (

@@ -17,11 +17,9 @@ from pydantic import BaseModel, Field, PrivateAttr
 from ..checklist.results import EvalResult, RunStop, RunUsage
 from ..checklist.scoring import CaseResult
 from .cases import CallPlan, CaseRun
-from .derive import Skipped
-from .probes import DERIVED_KINDS, Expected, Probe, VerdictExpected
+from .probes import DEFAULT_FAIL_UNDER, DERIVED_KINDS, Expected, Probe, Skipped, VerdictExpected
 
 SCHEMA_VERSION = "1"
-DEFAULT_FAIL_UNDER = 0.95
 VERDICT = "verdict"
 """The `question_id` of a failing check on the case's verdict rather than one question."""
 KIND_ORDER = (*DERIVED_KINDS, "golden-pass", "golden-fail")
