@@ -1,11 +1,11 @@
 """`judge selftest` with the rules judge on every format the package reads (issue 33).
 
-    python benchmarks/selftest.py [PATH ...] [--corpus DIR] [--seed N] [--json]
+    python benchmarks/selftest.py [[NAME=]PATH ...] [--corpus DIR] [--seed N] [--json]
 
 Runs the selftest's derived probes (no goldens) with the offline rules judge over each set
 of the shared corpus (`../shared/corpus`, or `$DIAGNOSIS_JUDGE_CORPUS`, or `--corpus`), the
-bundled example, and any extra spec file or folder given (an upstream snapshot: the
-format is detected as `judge eval` detects it). Prints per set the number of specs and the
+bundled example, and any extra spec file or folder given (an upstream snapshot, named
+`NAME=PATH` in the table if given so; the format is detected as `judge eval` detects it). Prints per set the number of specs and the
 pass rate (the case reaching the rubric's threshold) of each probe kind, with issue 33's
 goals marked: the ground truth as the diagnosis passes >= 0.98, the fault origin swapped
 <= 0.02, the mechanism swapped <= 0.05 (`ok` / `MISSED`). The victim-only and the
@@ -112,7 +112,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("paths", nargs="*", type=Path, help="extra spec files or folders")
+    parser.add_argument("paths", nargs="*", help="extra spec files or folders, [NAME=]PATH")
     parser.add_argument("--corpus", type=Path, help="the shared corpus (default ../shared/corpus)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -120,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     corpus = corpus_root(args.corpus)
     sets = [("bundled example (sregym-mini)", REPO / "examples" / "sregym-mini" / "ground_truth")]
     sets += [(name, corpus / relative) for name, relative in CORPUS_SETS]
-    sets += [(str(path), path) for path in args.paths]
+    for given in args.paths:
+        name, _, path = given.rpartition("=")
+        sets.append((name or path, Path(path)))
     missing = [str(path) for _, path in sets if not path.exists()]
     if missing:
         print(f"not found: {', '.join(missing)}", file=sys.stderr)

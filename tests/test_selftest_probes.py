@@ -49,9 +49,42 @@ def test_renaming_covers_aliases_and_names_written_without_separators() -> None:
     assert mentions(renamed, origin.fault_origin) == 0
 
 
+def test_renaming_covers_spaced_names_and_conventional_suffixes() -> None:
+    origin = spec(fault_origin=["frontend-ingress", "user"])
+    text = "The frontend  Ingress breaks; user-service and user-7d9f8b6c4-x2x9z fail, usertimeline not."
+    renamed, count = rename(text, renames_for(origin.fault_origin, ["edge", "geo"]))
+    assert renamed == "The edge breaks; geo and geo fail, usertimeline not." and count == 3
+
+
+def test_a_swapped_in_component_is_never_named_by_the_spec_nor_confusable() -> None:
+    specs = [
+        spec(
+            id="a",
+            ground_truth="user fails; frontend is slow.",
+            fault_origin=["user"],
+            mechanism="x",
+        ),
+        spec(id="b", ground_truth="y", fault_origin=["user-service"], mechanism="x"),
+        spec(id="c", ground_truth="y", fault_origin=["frontend"], mechanism="x"),
+        spec(id="d", ground_truth="y", fault_origin=["search"], mechanism="x"),
+    ]
+    for seed in range(10):
+        [probe] = [p for p in derive_probes(specs, RUBRIC, seed).probes if p.id == "a/origin-swap"]
+        assert probe.diagnosis == "search fails; frontend is slow."
+
+
+def test_an_origin_without_a_name_gives_no_swap() -> None:
+    derived = derive_probes(
+        [spec(ground_truth="all pods", fault_origin=["*"], mechanism="x")], RUBRIC
+    )
+    reasons = {s.kind: s.reason for s in derived.skipped}
+    assert reasons["origin-swap"] == reasons["mechanism-swap"].replace("blame", "rename")
+    assert "'*'" in reasons["origin-swap"]
+
+
 @pytest.mark.parametrize("family", sorted(SWAPS))
 def test_each_swapped_mechanism_names_its_own_family_and_no_other(family: str) -> None:
-    text = SWAPS[family].format(c="checkout").lower()
+    text = SWAPS[family][0].format(c="checkout").lower()
     assert taxonomy.families_in(text) == {family}
 
 
@@ -140,3 +173,40 @@ def test_expectations_follow_a_rubrics_own_question_ids(tmp_path) -> None:
     assert by_kind["origin-swap"].expected["ORIGIN"] == "No"
     assert by_kind["mechanism-swap"].expected["WHAT"] == "No"
     assert "D1-Q1" not in by_kind["truth"].expected
+
+
+@pytest.mark.parametrize(
+    "kind, fitting",
+    [
+        ("Node", {"disk_space", "cpu", "packet_loss"}),
+        ("Namespace", {"packet_loss", "network_policy"}),
+        ("ConfigMap", {"image", "auth"}),
+        ("Ingress", {"image", "auth"}),
+        (
+            "deployments",
+            {
+                "memory",
+                "image",
+                "dns",
+                "scheduling",
+                "auth",
+                "code",
+                "disk_space",
+                "cpu",
+                "packet_loss",
+                "network_policy",
+            },
+        ),
+    ],
+)
+def test_a_swapped_mechanism_fits_what_the_origin_is(kind: str, fitting: set[str]) -> None:
+    for seed in range(8):
+        made = spec(
+            ground_truth="it broke",
+            fault_origin=[{"name": "x1", "kind": kind}],
+            mechanism="it broke",
+        )
+        [probe] = [
+            p for p in derive_probes([made], RUBRIC, seed).probes if p.kind == "mechanism-swap"
+        ]
+        assert probe.note.removeprefix("mechanism -> ") in fitting

@@ -81,10 +81,13 @@ def derive_probes(specs: Sequence[IncidentSpec], rubric: Rubric, seed: int = 0) 
 
 def _more_expected(spec: IncidentSpec, kind: ProbeKind, diagnosis: str) -> dict[str, Expected]:
     """What a must-pass probe's text makes certain beyond its kind's expectations: an
-    injected value it states, and (the rewrite lists them) every component and symptom."""
+    injected value it states, and (the rewrite lists them) every component and symptom. A
+    spec naming no fault origin (no fault injected) leaves the questions about it open."""
     if kind not in ("truth", "rewrite"):
         return {}
     extra: dict[str, Expected] = {}
+    if not spec.fault_origin:
+        extra |= dict.fromkeys(("origin_named", "origin_distinguished"), "any")
     if _holds_a_parameter(spec, diagnosis):
         extra["parameters_named"] = "Yes"
     if kind == "rewrite" and (spec.contributing_components or spec.affected_components):
@@ -185,6 +188,8 @@ def _origin_swap(spec: IncidentSpec, systems: dict[str, list[IncidentSpec]], see
     of the system (the rewrite, when the ground truth's text never names the origin)."""
     if not spec.fault_origin:
         return "the spec names no fault origin"
+    if not any(names_of(c) for c in spec.fault_origin):
+        return f"the fault origin has no name to rename ({spec.fault_origin[0].name!r})"
     new, tier = other_components(spec, systems, seed, count=len(spec.fault_origin))
     if not new:
         return "no other component of the system is known"
@@ -195,6 +200,8 @@ def _origin_swap(spec: IncidentSpec, systems: dict[str, list[IncidentSpec]], see
         if rewritten is None:
             return "the ground truth never names the fault origin and the spec has no mechanism"
         text, count = rename(rewritten[0], renames)
+    if count == 0:
+        return "no mention of the fault origin to rename"
     if mentions(text, spec.fault_origin):
         return "the fault origin's name is part of the new component's"
     old = ", ".join(c.name for c in spec.fault_origin)
@@ -205,11 +212,13 @@ def _mechanism_swap(spec: IncidentSpec, seed: int) -> Made:
     """The right origin with the mechanism of another fault family."""
     if not spec.fault_origin:
         return "the spec names no fault origin"
+    if not names_of(spec.fault_origin[0]):
+        return f"the fault origin has no name to blame ({spec.fault_origin[0].name!r})"
     family = swap_family(spec, seed)
     if family is None:
         return "the spec names every fault family a mechanism could be swapped for"
     component = spec.fault_origin[0].name
-    sentence = _sentence(SWAPS[family].format(c=component), capitalize=False)
+    sentence = _sentence(SWAPS[family][0].format(c=component), capitalize=False)
     text = f"Root cause: {origin_phrase(spec.fault_origin)}. {sentence}"
     return text, f"mechanism -> {family}"
 
