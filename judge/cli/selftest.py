@@ -63,6 +63,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     add_run_control_arguments(p)
+    store = next(a for a in p._actions if "--store" in a.option_strings)
+    store.help = f"SQLite judgment store: cache and resume point (default: {DEFAULT_STORE})"
     p.set_defaults(handler=cmd_selftest)
 
 
