@@ -474,7 +474,7 @@ def _panel_agreement(result, out) -> None:
 
 
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
-    from ..api import Control, EvalOptions, Limits, Storage, evaluate_async, run_sync
+    from ..api import EvalOptions, evaluate_async, run_sync
     from ..checklist.results import write_result
 
     out = console(stderr=args.json)
@@ -489,27 +489,14 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         ],
         _inputs(args),
     )
+    limits, control, storage = run_options(args, latch, store, batch)
     options = EvalOptions(
         k=args.k,
         shard=args.shard,
         granularity=args.granularity,
-        limits=Limits(
-            max_concurrent=args.max_concurrent,
-            rpm=args.rpm,
-            tpm=args.tpm,
-            cooldown_after=args.cooldown_after,
-            cooldown=args.cooldown,
-            max_errors=args.max_errors,
-            max_cost=args.max_cost,
-        ),
-        control=Control(
-            pause_file=args.pause_file,
-            handle_signals=True,
-            signal_latch=latch,
-            grace=args.grace,
-            progress=not args.no_progress,
-        ),
-        storage=Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text),
+        limits=limits,
+        control=control,
+        storage=storage,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
@@ -543,6 +530,31 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         write_result(result, args.result_file)  # so the file says how the command ended
     _report_outcome(code, reason, out)
     return code
+
+
+def run_options(args, latch, store: Path | None, batch):
+    """The run's `Limits`, `Control` and `Storage` from the run-control flags
+    (`add_run_control_arguments`), signals handled through `latch`."""
+    from ..run.options import Control, Limits, Storage
+
+    limits = Limits(
+        max_concurrent=args.max_concurrent,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        cooldown_after=args.cooldown_after,
+        cooldown=args.cooldown,
+        max_errors=args.max_errors,
+        max_cost=args.max_cost,
+    )
+    control = Control(
+        pause_file=args.pause_file,
+        handle_signals=True,
+        signal_latch=latch,
+        grace=args.grace,
+        progress=not args.no_progress,
+    )
+    storage = Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text)
+    return limits, control, storage
 
 
 def _late_signal(latch) -> str:

@@ -82,7 +82,7 @@ def _selftest(args: argparse.Namespace, latch) -> int:
     from ..checklist.rubric import load_rubric
     from ..selftest.check import run_selftest
     from ..selftest.render import plan_line
-    from .eval import _announce, _batch_options, _make_judge, _store_path
+    from .eval import _announce, _batch_options, _make_judge, _store_path, run_options
 
     rubric = load_rubric(args.rubric)
     goldens = _goldens(args, rubric)
@@ -96,7 +96,7 @@ def _selftest(args: argparse.Namespace, latch) -> int:
     storage_batch = _batch_options(args, judge, store)
     inputs = inputs_of(args, "ground_truth", "rubric", "goldens", "prompt_template", "replay_store")
     check_writable([("--store", store)], inputs)
-    limits, control, storage = _run_options(args, latch, store, storage_batch)
+    limits, control, storage = run_options(args, latch, store, storage_batch)
     latch.defer()
     report = run_sync(
         run_selftest(
@@ -159,29 +159,6 @@ def _specs(args: argparse.Namespace) -> list:
     if not specs:
         raise InputError(args.ground_truth, "no spec found here: nothing to derive probes from")
     return specs
-
-
-def _run_options(args: argparse.Namespace, latch, store: Path | None, batch):
-    from ..run.options import Control, Limits, Storage
-
-    limits = Limits(
-        max_concurrent=args.max_concurrent,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        cooldown_after=args.cooldown_after,
-        cooldown=args.cooldown,
-        max_errors=args.max_errors,
-        max_cost=args.max_cost,
-    )
-    control = Control(
-        pause_file=args.pause_file,
-        handle_signals=True,
-        signal_latch=latch,
-        grace=args.grace,
-        progress=not args.no_progress,
-    )
-    storage = Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text)
-    return limits, control, storage
 
 
 def _outcome(report, args: argparse.Namespace, latch) -> tuple[int, str | None]:
