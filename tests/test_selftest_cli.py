@@ -92,11 +92,12 @@ def test_the_default_store_is_not_written_for_the_rules_judge(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the rules judge fails 4 derived probes of the example today (issue 33, the rules "
+    reason="the rules judge fails 5 derived probes of the example today (issue 33, the rules "
     "judge's part): origin swapped while a longer name still holds it (network_policy_block: "
     "`deny-all-recommendation`; valkey_auth_disruption: `Valkey`), a component's name read as "
-    "the mechanism (namespace_memory_limit/mechanism-swap: `memory-limit-quota`), and D2-Q2 "
-    "Yes on a vague answer (service_port_conflict_hotel_reservation/vague)",
+    "the mechanism (namespace_memory_limit/mechanism-swap: `memory-limit-quota`), a full disk "
+    "passed for a nodeSelector fault (assign_to_non_existent_node/mechanism-swap: D2-Q3 Yes), "
+    "and D2-Q2 Yes on a vague answer (service_port_conflict_hotel_reservation/vague)",
 )
 def test_the_rules_judge_passes_on_the_bundled_example(capsys) -> None:
     code, report = selftest(capsys, "-g", str(GROUND_TRUTH), "--no-goldens")
