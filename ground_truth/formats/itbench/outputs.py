@@ -9,8 +9,8 @@ from typing import Any
 from ...entities import parse_entity_name
 from ...errors import InputError
 from ...models import Entity, Submission
-from ...reading import parse_json
-from ..files import read_text, text_or_none, warn_format
+from ...reading import RefusedInput, parse_json
+from ..files import first_readable, read_text, text_or_none, warn_format
 from .common import FORMAT, canonical_incident_id, join
 
 AGENT_FILES = (
@@ -37,17 +37,45 @@ def _is_leaderboard(data: Any) -> bool:
     )
 
 
+def _is_results_only(data: Any) -> bool:
+    """An AgentBeats results file holding ITBench's judge results but no agent outputs."""
+    results = data.get("results") if isinstance(data, dict) else None
+    return (
+        isinstance(results, list)
+        and any(isinstance(r, dict) and "evaluation_results" in r for r in results)
+        and not _is_leaderboard(data)
+    )
+
+
+RESULTS_ONLY = (
+    "an AgentBeats results file with ITBench's judge results (results[].evaluation_results)"
+    " but no agent outputs (results[].agent_outputs.scenarios): there is nothing to score here;"
+    " give the run's agent outputs (the leaderboard file that has them, or"
+    " <incident>/<trial>/agent_output.json folders)"
+)
+
+
 def _trial_files(root: Path) -> list[tuple[Path, Path | None]]:
-    """(trial folder, its agent-output file or None) for `<root>/<incident>/<trial>/`."""
+    """(trial folder, its agent-output file or None) for `<root>/<incident>/<trial>/`: the
+    file of one of ITBench's names, else the first other JSON file in the trial folder (or its
+    `outputs/`) whose content is an agent output."""
     out = []
     for incident in sorted(p for p in root.iterdir() if p.is_dir()):
         for trial in sorted((p for p in incident.iterdir() if p.is_dir()), key=_trial_sort):
             if trial.name == "outputs":
                 continue
-            out.append(
-                (trial, next((trial / n for n in AGENT_FILES if (trial / n).is_file()), None))
-            )
+            named = next((trial / n for n in AGENT_FILES if (trial / n).is_file()), None)
+            out.append((trial, named or _output_by_content(trial)))
     return out
+
+
+def _output_by_content(trial: Path) -> Path | None:
+    for folder in (trial / "outputs", trial):
+        if folder.is_dir():
+            for file in sorted(folder.glob("*.json")):
+                if _is_agent_output(_sniff_output(file)):
+                    return file
+    return None
 
 
 def _trial_sort(path: Path) -> tuple[int, str]:
@@ -61,11 +89,13 @@ def looks_like_itbench_submissions(path: str | Path) -> bool:
     path = Path(path)
     if path.is_file():
         data = _sniff_output(path)
+        if _is_results_only(data):
+            raise InputError(path, RESULTS_ONLY)
         return _is_agent_output(data) or _is_leaderboard(data)
     if not path.is_dir():
         return False
     files = [f for _, f in _trial_files(path) if f is not None]
-    return bool(files) and _is_agent_output(_sniff_output(files[0]))
+    return _is_agent_output(first_readable(files, _sniff_output))
 
 
 def _sniff_output(path: Path) -> Any:
@@ -96,6 +126,8 @@ def load_itbench_submissions(path: str | Path) -> list[Submission]:
     path = Path(path)
     if path.is_file():
         data = _parse_output(read_text(path), path)
+        if _is_results_only(data):
+            raise InputError(path, RESULTS_ONLY, field="results[].agent_outputs")
         if _is_leaderboard(data):
             return _leaderboard_submissions(data, path)
         trial_dir = path.parent.parent if path.parent.name == "outputs" else path.parent
@@ -107,12 +139,23 @@ def load_itbench_submissions(path: str | Path) -> list[Submission]:
     subs = []
     for trial_dir, file in _trial_files(path):
         if file is None:
-            warn_format(trial_dir, "no agent_output.json in this trial folder: a bad run, skipped")
+            warn_format(
+                trial_dir,
+                "no agent output in this trial folder (expected agent_output.json or"
+                " agent_response.json, here or in outputs/): a bad run, skipped",
+            )
             continue
         try:
             data = _parse_output(read_text(file), file)
+        except RefusedInput:
+            raise
         except InputError as exc:
-            warn_format(file, f"unreadable agent output, skipped ({exc.message})", field=exc.field)
+            warn_format(
+                file,
+                f"unreadable agent output, skipped as a bad run ({exc.message}; expected a JSON"
+                " object with entities[], as ITBench's agents write)",
+                field=exc.field,
+            )
             continue
         subs.append(
             _output_to_submission(

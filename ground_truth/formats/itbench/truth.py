@@ -6,13 +6,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
+from ...errors import InputError, bad_file
 from ...models import IncidentSpec
+from ...reading import RefusedInput
 from ..files import (
-    SNIFF_LIMIT,
     STRUCTURED_SUFFIXES,
     any_file,
+    child_folders,
     files_with_suffix,
+    first_readable,
     read_structured,
     sniff_structured,
     warn_format,
@@ -77,23 +79,32 @@ def _scenario_file(folder: Path) -> tuple[Path | None, Path | None]:
 
 
 def looks_like_itbench_specs(path: str | Path) -> bool:
-    """Whether `path` is ITBench ground truth: a file, a consolidated list, scenario folders or
-    role folders; only the first folders and files are sniffed.
+    """Whether `path` is ITBench ground truth: a file, a consolidated list, scenario folders,
+    role folders, a flat folder of files, or a folder one level above any of these (ITBench's
+    `roles/scenarios/`); decided by the first readable ground-truth candidate.
     """
     path = Path(path)
     if path.is_file():
         return _is_gt_document(sniff_structured(path))
+    return _holds_specs(path) or bool(child_folders(path, _holds_specs))
+
+
+def _holds_specs(path: Path) -> bool:
     if not path.is_dir():
         return False
     if (path / CONSOLIDATED).is_file():
         return _is_gt_document(sniff_structured(path / CONSOLIDATED))
     folders = [path, *sorted(p for p in path.iterdir() if p.is_dir())]
-    for folder in folders[:SNIFF_LIMIT]:
-        main, v2 = _scenario_file(folder)
-        candidate = main or v2 or _role_vars(folder)
-        if candidate is not None:
-            return _is_gt_document(sniff_structured(candidate))
+    candidates = [c for folder in folders if (c := _candidate(folder)) is not None]
+    found = first_readable(candidates, sniff_structured)
+    if found is not None:
+        return _is_gt_document(found)
     return any_file(path, STRUCTURED_SUFFIXES, lambda f: _is_gt_document(sniff_structured(f)))
+
+
+def _candidate(folder: Path) -> Path | None:
+    main, v2 = _scenario_file(folder)
+    return main or v2 or _role_vars(folder)
 
 
 # ---------------------------------------------------------------- ground truth: loading
@@ -147,13 +158,13 @@ def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
     if path.is_file():
         folder_id, authoritative = _fallback_id(path)
         specs = _laid_out(_specs_from_file(path, folder_id, authoritative), "file")
-    elif (path / CONSOLIDATED).is_file():
-        specs = _laid_out(_specs_from_file(path / CONSOLIDATED, None, False), "consolidated list")
+    elif _holds_specs(path):
+        specs = _folder_specs(path)
     else:
         specs = [
             spec
-            for file, folder_id, authoritative, layout in _gt_files(path)
-            for spec in _laid_out(_specs_from_file(file, folder_id, authoritative), layout)
+            for child in child_folders(path, _holds_specs)
+            for spec in _laid_out(_folder_specs(child), f"under {child.name}/", append=True)
         ]
     if not specs:
         raise InputError(
@@ -166,9 +177,32 @@ def load_itbench_specs(path: str | Path) -> list[IncidentSpec]:
     return specs
 
 
-def _laid_out(specs: list[IncidentSpec], layout: str) -> list[IncidentSpec]:
+def _folder_specs(path: Path) -> list[IncidentSpec]:
+    """The specs of a folder holding ground truth itself; a file in it that cannot be read is
+    a bad file (`bad_file`: `judge check` lists every one), the others still read."""
+    if (path / CONSOLIDATED).is_file():
+        return _laid_out(_specs_from_file(path / CONSOLIDATED, None, False), "consolidated list")
+    specs = []
+    for file, folder_id, authoritative, layout in _gt_files(path):
+        try:
+            specs.extend(_laid_out(_specs_from_file(file, folder_id, authoritative), layout))
+        except RefusedInput:
+            raise
+        except InputError as exc:
+            bad_file(_expecting(exc))
+    return specs
+
+
+def _expecting(exc: InputError) -> InputError:
+    """`exc`, saying what the file was expected to be."""
+    return InputError(
+        exc.path, f"{exc.message} (expected an ITBench ground truth, v1 or v2)", field=exc.field
+    )
+
+
+def _laid_out(specs: list[IncidentSpec], layout: str, append: bool = False) -> list[IncidentSpec]:
     for spec in specs:
-        spec.source["layout"] = layout
+        spec.source["layout"] = f"{spec.source['layout']}, {layout}" if append else layout
     return specs
 
 
