@@ -419,7 +419,9 @@ def load_openrca_submissions(path: str | Path) -> list[Submission]:
     return subs
 
 
-def _agent_rows(path: Path) -> Iterator[tuple[Path, int, dict[str, str], str, str]]:
+def _agent_rows(
+    path: Path, warn: bool = True
+) -> Iterator[tuple[Path, int, dict[str, str], str, str]]:
     """(file, line, row, incident id, trial) of every row of the agent CSVs under `path`.
 
     A query's rows in one file are trials 1, 2, ... in file order. When several files answer
@@ -429,7 +431,8 @@ def _agent_rows(path: Path) -> Iterator[tuple[Path, int, dict[str, str], str, st
     ids = {f: [_incident_id(r, i, f) for i, r in enumerate(read_csv_rows(f))] for f in files}
     owners = Counter(i for f in files for i in set(ids[f]))
     for file in files:
-        _warn_reruns(file)
+        if warn:
+            _warn_reruns(file)
         shared = any(owners[i] > 1 for i in ids[file])
         prefix = f"{_run_name(file) or file.stem}/" if shared else ""
         trials: Counter[str] = Counter()
@@ -501,7 +504,7 @@ def _score(value: str | None) -> float | None:
 def load_openrca_verdicts(path: str | Path) -> list[dict[str, Any]]:
     """OpenRCA's own scoring as a rater table: `verdict` = (score == 1.0), plus `score`."""
     out = []
-    for _file, _line, row, incident_id, trial in _agent_rows(Path(path)):
+    for _file, _line, row, incident_id, trial in _agent_rows(Path(path), warn=False):
         score = _score(row.get("score"))
         out.append(
             {
