@@ -172,7 +172,12 @@ def _submission(
             actions=[_action(i, s) for i, s in enumerate(steps) if isinstance(s, dict)],
             final_state={k: data.get(k) for k in ("finished", "stop_reason", "steps_used")},
         ),
-        source={"format": FORMAT, "file": str(file), "schema": "run result"},
+        source={
+            "format": FORMAT,
+            "file": str(file),
+            "schema": "run result",
+            **({"context": [str(trace)]} if trace else {}),
+        },
     )
 
 

@@ -268,6 +268,7 @@ def _submission(file: Path, problem: str, tool: str, run: str, results: Path | N
             "file": str(file),
             "schema": "agent trace",
             "submitted_at_call": index + 1,
+            **({"context": [str(results)]} if results is not None else {}),
         },
     )
 

@@ -357,14 +357,17 @@ def _run_submissions(file: Path, where: str, run: dict[str, Any]) -> list[Submis
     subs = []
     for i, record in enumerate(records):
         field = f"{where}records[{i}]"
-        if not isinstance(record, dict):
-            raise InputError(file, "expected an episode record object", field=field)
-        task_id = record.get("task_id")
-        if not isinstance(task_id, str) or not task_id:
-            raise InputError(file, "expected the task id as text", field=f"{field}.task_id")
-        episodes[task_id] += 1
-        trial = str(episodes[task_id]) if not where else f"{agent}#{episodes[task_id]}"
-        subs.append(_record_submission(file, field, record, task_id, trial, agent))
+        try:
+            if not isinstance(record, dict):
+                raise InputError(file, "expected an episode record object", field=field)
+            task_id = record.get("task_id")
+            if not isinstance(task_id, str) or not task_id:
+                raise InputError(file, "expected the task id as text", field=f"{field}.task_id")
+            episodes[task_id] += 1
+            trial = str(episodes[task_id]) if not where else f"{agent}#{episodes[task_id]}"
+            subs.append(_record_submission(file, field, record, task_id, trial, agent))
+        except InputError as exc:
+            bad_file(exc)  # one bad record: the others are still read (and each bad one named)
     return subs
 
 
