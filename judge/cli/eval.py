@@ -17,6 +17,7 @@ from .common import (
     load_inputs,
     print_warnings,
 )
+from .itbench import add_itbench_arguments, itbench_targets, resolve_result_files, write_itbench
 from .report import EXPORTS, add_export_arguments, write_exports
 from .rubric import check_answerable
 from .writable import check_writable, inputs_of
@@ -109,10 +110,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "-r",
         "--result-file",
         type=Path,
-        default=Path("results.json"),
         metavar="FILE",
-        help="the result JSON to write (default: results.json); the store and --dry-run's "
-        "prompts go beside it unless given",
+        help="the result JSON to write (default: results.json; evaluation_results.json with "
+        "--result-format itbench); the store and --dry-run's prompts go beside it unless given",
     )
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
@@ -149,6 +149,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "put the shards' results together with `judge merge`",
     )
     add_export_arguments(p)
+    add_itbench_arguments(p, "eval")
     add_run_control_arguments(p)
     p.set_defaults(handler=cmd_eval)
 
@@ -261,6 +262,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """`judge eval`: score the outputs, with SIGINT/SIGTERM handled over the whole command."""
     from ..run.control import SignalLatch
 
+    resolve_result_files(args)
     with SignalLatch() as latch:
         return _eval(args, latch)
 
@@ -480,6 +482,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
             ("--result-file", args.result_file),
             ("--store", store),
             *((f"--{name}", getattr(args, name, None)) for name in EXPORTS),
+            *itbench_targets(args, "--result-file"),
         ],
         _inputs(args),
     )
@@ -512,6 +515,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     code, reason = _outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
+    itbench = write_itbench(result, args, args.result_file)
     if any(getattr(args, name, None) for name in EXPORTS):  # their modules take 0.17 s to import
         write_exports(result, args, specs, list(submissions))
     if args.json:
@@ -531,6 +535,8 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
             out.print(resolution_table(result.resolution))
         out.print(f"Wrote {args.result_file}")
+        if itbench is not None:
+            out.print(f"Wrote {itbench} (ITBench's evaluation_results shape)")
     if latch.received is not None and code != EXIT_INTERRUPTED:  # came while writing
         code, reason = EXIT_INTERRUPTED, _late_signal(latch)
         result.exit_code, result.exit_reason = code, reason
