@@ -48,10 +48,10 @@ def _is_results_only(data: Any) -> bool:
 
 
 RESULTS_ONLY = (
-    "an AgentBeats results file with ITBench's judge results (results[].evaluation_results)"
-    " but no agent outputs (results[].agent_outputs.scenarios): there is nothing to score here;"
-    " give the run's agent outputs (the leaderboard file that has them, or"
-    " <incident>/<trial>/agent_output.json folders)"
+    "ITBench's judge results (results[].evaluation_results) but no agent outputs"
+    " (results[].agent_outputs.scenarios): there is nothing to score here; give the run's agent"
+    " outputs (the leaderboard file that has them, or <incident>/<trial>/agent_output.json"
+    " folders)"
 )
 
 
@@ -90,12 +90,32 @@ def looks_like_itbench_submissions(path: str | Path) -> bool:
     if path.is_file():
         data = _sniff_output(path)
         if _is_results_only(data):
-            raise InputError(path, RESULTS_ONLY)
+            raise InputError(path, f"an AgentBeats results file with {RESULTS_ONLY}")
         return _is_agent_output(data) or _is_leaderboard(data)
     if not path.is_dir():
         return False
     files = [f for _, f in _trial_files(path) if f is not None]
-    return _is_agent_output(first_readable(files, _sniff_output))
+    if files:
+        return _is_agent_output(first_readable(files, _sniff_output))
+    return bool(_board_files(path))
+
+
+def _board_files(folder: Path) -> list[Path]:
+    """The AgentBeats leaderboard files directly in `folder`; InputError when it holds only
+    results files without agent outputs (what to give instead, said once for the folder)."""
+    boards, results_only = [], []
+    for file in sorted(folder.glob("*.json")):
+        data = _sniff_output(file)
+        if _is_leaderboard(data):
+            boards.append(file)
+        elif _is_results_only(data):
+            results_only.append(file.name)
+    if not boards and results_only:
+        raise InputError(
+            folder,
+            f"holds only AgentBeats results files ({', '.join(results_only)}) with {RESULTS_ONLY}",
+        )
+    return boards
 
 
 def _sniff_output(path: Path) -> Any:
@@ -127,7 +147,11 @@ def load_itbench_submissions(path: str | Path) -> list[Submission]:
     if path.is_file():
         data = _parse_output(read_text(path), path)
         if _is_results_only(data):
-            raise InputError(path, RESULTS_ONLY, field="results[].agent_outputs")
+            raise InputError(
+                path,
+                f"an AgentBeats results file with {RESULTS_ONLY}",
+                field="results[].agent_outputs",
+            )
         if _is_leaderboard(data):
             return _leaderboard_submissions(data, path)
         trial_dir = path.parent.parent if path.parent.name == "outputs" else path.parent
@@ -136,8 +160,21 @@ def load_itbench_submissions(path: str | Path) -> list[Submission]:
                 data, canonical_incident_id(trial_dir.parent.name), trial_dir.name, path, None
             )
         ]
+    trials = _trial_files(path)
+    if not any(file for _, file in trials):
+        boards = _board_files(path)
+        if boards:
+            return [
+                sub
+                for file in boards
+                for sub in _leaderboard_submissions(
+                    _parse_output(read_text(file), file),
+                    file,
+                    f"{file.stem}/" if len(boards) > 1 else "",
+                )
+            ]
     subs = []
-    for trial_dir, file in _trial_files(path):
+    for trial_dir, file in trials:
         if file is None:
             warn_format(
                 trial_dir,
@@ -169,7 +206,9 @@ def load_itbench_submissions(path: str | Path) -> list[Submission]:
     return subs
 
 
-def _leaderboard_submissions(data: dict[str, Any], file: Path) -> list[Submission]:
+def _leaderboard_submissions(data: dict[str, Any], file: Path, run: str = "") -> list[Submission]:
+    """The agent outputs of a leaderboard file; the trial is the result's position (1, ...),
+    after `run` (the file's name when a folder holds several)."""
     agent = (data.get("participants") or {}).get("agent")
     subs = []
     for i, result in enumerate(data.get("results") or []):
@@ -179,7 +218,7 @@ def _leaderboard_submissions(data: dict[str, Any], file: Path) -> list[Submissio
                 _output_to_submission(
                     output,
                     canonical_incident_id(name),
-                    str(i + 1),
+                    f"{run}{i + 1}",
                     file,
                     agent,
                     where=f"results[{i}].agent_outputs.scenarios.{name}",
