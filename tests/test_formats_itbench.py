@@ -246,7 +246,9 @@ def test_bad_trials_are_skipped_with_warnings(tmp_path):
     assert [s.key for s in subs] == [("3", "1")]
     assert subs[0].entities[0].kind == "Deployment"
     messages = [str(w) for w in found]
-    assert any("no agent output in this trial folder (expected agent_output.json" in m for m in messages)
+    assert any(
+        "no agent output in this trial folder (expected agent_output.json" in m for m in messages
+    )
     assert any("unreadable agent output" in m and "expected a JSON object" in m for m in messages)
 
 

@@ -31,8 +31,9 @@ from .files import SNIFF_LIMIT, read_structured, sniff_structured
 FORMAT = "cloud-opsbench"
 RESULT_KEYS = {"fault_taxonomy", "fault_object", "root_cause"}
 OBJECT_KINDS = {"node": "Node", "namespace": "Namespace"}
-# benchmark/<app>/<category>/<n>/metadata.json: how deep below a given folder a case file lies.
-MAX_DEPTH = 3
+# <checkout>/benchmark/<app>/<category>/<n>/metadata.json: how deep below a given folder a case
+# file lies (the checkout is one level above the benchmark/ folder).
+MAX_DEPTH = 4
 LOOKS_FOR = {
     "specs": "metadata.json with namespace, query and result{fault_taxonomy, fault_object,"
     " root_cause}, alone or in benchmark/<app>/<category>/<n>/ case folders",

@@ -35,6 +35,10 @@ from .files import SNIFF_LIMIT, text_or_none, warn_format
 FORMAT = "cloud-opsbench"
 KINDS = {"node": "Node", "namespace": "Namespace"}
 SYSTEMS = {"train-ticket": "trainticket", "trainticket": "trainticket", "boutique": "boutique"}
+# The fault categories of Cloud-OpsBench's cases (`benchmark/<app>/<category>/`).
+CATEGORIES = frozenset(
+    {"admission", "infrastructure", "performance", "runtime", "scheduling", "service", "startup"}
+)
 EXPECTED = (
     "Cloud-OpsBench run results: result_raw.json ({Completed, finished, stop_reason,"
     " steps_used}) under <system>/<model>_<prompt>/<category>/<case>/"
@@ -88,7 +92,8 @@ def load_run_submissions(path: Path) -> list[Submission]:
             warn_format(
                 file,
                 "a Cloud-OpsBench run result whose case cannot be told, skipped (expected it"
-                " under <system>/<model>_<prompt>/<category>/<case>/)",
+                " under <system>/<model>_<prompt>/<category>/<case number>/, the category one of"
+                f" {', '.join(sorted(CATEGORIES))})",
             )
             continue
         subs.append(_submission(file, parse_json(read_text(file), file), *where))
@@ -107,6 +112,8 @@ def _case_of(file: Path) -> tuple[str, str, str, str, Path | None] | None:
     trace = file.parent / f"{case}.json"
     meta = _trace(trace).get("metadata") or {} if trace.is_file() else {}
     category = str(meta.get("fault_category") or category)
+    if not case.isdigit() or category.lower() not in CATEGORIES:
+        return None  # not a run folder: the case is a number, below one of the categories
     system = SYSTEMS.get(str(meta.get("namespace") or ""), SYSTEMS.get(system, system))
     return system, run, category, case, trace if trace.is_file() else None
 

@@ -37,7 +37,8 @@ from .registry import FunctionAdapter
 FORMAT = "rcaeval"
 INJECT_TIME = "inject_time.txt"
 CASE_FOLDER = re.compile(r"^(?P<service>.+)_(?P<fault>[^_]+)$")
-RESULT_FILE = re.compile(r"^(?P<service>.+)_(?P<fault>[^_]+)_(?P<case>[^_]+?)(?P<failed>_failed)?$")
+RESULT_FILE = re.compile(r"^(?P<service>.+)_(?P<fault>[^_]+)_(?P<case>[^_]+)$")
+FAILED = "_failed"
 FAULTS = {
     "cpu": "CPU hog",
     "mem": "memory leak",
@@ -163,7 +164,7 @@ def load_rcaeval_submissions(path: str | Path) -> list[Submission]:
         data = _result(file)
         if data is None:
             continue
-        named = RESULT_FILE.match(file.stem)
+        named = RESULT_FILE.match(file.stem.removesuffix(FAILED))
         if named is None:
             warn_format(
                 file,

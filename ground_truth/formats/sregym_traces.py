@@ -215,7 +215,8 @@ def load_trace_submissions(path: Path) -> list[Submission]:
     second trace of one run, is skipped with a warning."""
     subs: dict[tuple[str, str], Submission] = {}
     for file in trace_files(path):
-        run = _run_of(file, path)
+        read = records(file)
+        run = _run_of(file, path) or _run_recorded(file, read)
         if run is None:
             warn_format(
                 file,
@@ -225,7 +226,7 @@ def load_trace_submissions(path: Path) -> list[Submission]:
                 " <MMDD_HHMM>_<problem_id>_stratus_agent_trajectory.jsonl)",
             )
             continue
-        sub = _submission(file, *run)
+        sub = _submission(file, read, *run)
         if sub.key in subs:
             warn_format(
                 file,
@@ -239,8 +240,9 @@ def load_trace_submissions(path: Path) -> list[Submission]:
     return list(subs.values())
 
 
-def _submission(file: Path, problem: str, tool: str, run: str, results: Path | None) -> Submission:
-    read = records(file)
+def _submission(
+    file: Path, read: list[Any], problem: str, tool: str, run: str, results: Path | None
+) -> Submission:
     found = calls(read)
     index, text = submitted(found) or (-1, "")
     model = _model(read)
@@ -290,6 +292,17 @@ def _run_of(file: Path, root: Path) -> tuple[str, str, str, Path | None] | None:
         if folder == top or top not in folder.parents:
             break
     return None
+
+
+def _run_recorded(file: Path, read: list[Any]) -> tuple[str, str, str, None] | None:
+    """(problem id, tool, run, None) from a trace's own metadata record (Stratus writes
+    `{"type": "metadata", "problem_id", "timestamp"}` first), when its place does not say."""
+    first = read[0] if read else None
+    if not isinstance(first, dict) or not isinstance(first.get("problem_id"), str):
+        return None
+    stratus = STRATUS_FILE.match(file.name)
+    tool = stratus["tool"] if stratus else str(first.get("agent") or first.get("tool") or "agent")
+    return first["problem_id"], tool, str(first.get("timestamp") or file.stem), None
 
 
 def _model(read: list[Any]) -> str | None:
