@@ -111,8 +111,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--result-file",
         type=Path,
         metavar="FILE",
-        help="the result JSON to write (default: results.json; evaluation_results.json with "
-        "--result-format itbench); the store and --dry-run's prompts go beside it unless given",
+        help="the result JSON to write (default: results.json); evaluation_results.json with "
+        "--result-format itbench; the store and --dry-run's prompts go beside it unless given",
     )
     p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
