@@ -18,6 +18,7 @@ from .common import (
     print_warnings,
 )
 from .itbench import add_itbench_arguments, itbench_targets, resolve_result_files, write_itbench
+from .judges import judge_from_args
 from .report import EXPORTS, add_export_arguments, write_exports
 from .rubric import check_answerable
 from .writable import check_writable, inputs_of
@@ -273,7 +274,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
     rubric = load_rubric(args.rubric)
     if args.dimensions:
         rubric = rubric.select(args.dimensions)
-    judge = None if args.dry_run else _make_judge(args)
+    judge = None if args.dry_run else judge_from_args(args)
     if judge is not None:
         check_answerable(judge, rubric, args.rubric)
     calls = judge is not None and _no_stored_answers(args)
@@ -397,53 +398,6 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     return EXIT_OK
 
 
-def _make_judge(args):
-    from ..judges import build_judge
-    from .settings import judge_settings
-
-    models, found = judge_settings(args)
-    args.api_base = found.api_base.text if found.api_base else None
-    if models and any(m == "replay" or m.startswith("replay:") for m in models):
-        from ..judges.replay import replay_judge_from_args
-
-        return replay_judge_from_args(models, args)
-    options = _cascade_options(models, args)
-    if models and any(m != "rules" for m in models):
-        options |= {
-            "api_base": args.api_base,
-            "api_key": found.api_key.text if found.api_key else None,
-            "timeout": args.timeout,
-            "max_retries": args.max_retries,
-            "structured_output": args.structured_output,
-            "reply_order": args.reply_order,
-            "client": args.client,
-        }
-        if args.samples > 1:
-            options["samples"] = args.samples
-    try:
-        return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
-    except (TypeError, ValueError) as exc:
-        from ground_truth.errors import InputError
-
-        raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
-
-
-def _cascade_options(models: list[str] | None, args) -> dict:
-    """A cascade is a run's only judge, and the one that reads --calibration."""
-    from ground_truth.errors import InputError
-
-    cascades = [m for m in models or [] if m.startswith("cascade:")]
-    if not cascades:
-        if args.calibration is not None:
-            raise InputError(
-                "--calibration", "is read by a cascade judge: --judge-model cascade:A,B,..."
-            )
-        return {}
-    if len(models or []) > 1 or args.repeat > 1:
-        raise InputError("--judge-model", "a cascade is the run's only judge (no panel, --repeat)")
-    return {"calibration": args.calibration}
-
-
 def _announce(judge, args, out) -> None:
     if judge.name == "rules":
         out.print(
@@ -525,7 +479,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
         print_result(result, out)
         if result.cascade is not None:
-            from ..judges.selective.render import cascade_table
+            from ..report.calibration_tables import cascade_table
 
             out.print(cascade_table(result.cascade))
         elif getattr(judge, "members", None):
@@ -582,7 +536,7 @@ def _batch_options(args, judge, store: Path | None):
 
     if not args.batch:
         return None
-    from ..batch import BatchOptions, batch_provider
+    from ..run.batch import BatchOptions, batch_provider
 
     try:
         batch_provider(judge)

@@ -57,13 +57,13 @@ def write_exports(
     The HTML report shows spec texts and diagnoses from `specs`/`submissions` (as `judge eval`
     has them) or from ready `texts`; `raw` is the result file's JSON, for optional sections.
     """
+    from ..checklist.texts import CaseTexts, texts_from
     from ..report.exports import write_csv, write_jsonl, write_junit
     from ..report.html import write_html
-    from ..report.texts import ReportTexts, texts_from
 
     written = []
     if getattr(args, "html", None):
-        if not isinstance(texts, ReportTexts):
+        if not isinstance(texts, CaseTexts):
             texts = texts_from(specs, submissions, result.config.get("rubric"))
         title = getattr(args, "title", None)
         written.append(write_html(args.html, result, texts=texts, raw=raw, title=title))
@@ -111,7 +111,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     """`judge report`: write the exports asked for, or RESULT.html when none is."""
     from ..checklist.results import load_result
-    from ..report.texts import load_texts
+    from ..checklist.texts import load_texts
 
     if not any(getattr(args, name) for name in EXPORTS) and args.itbench is None:
         args.html = args.result.with_suffix(".html")
