@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from ground_truth import load_specs, load_submissions, match_submissions  # noqa: E402
 from ground_truth.errors import InputError, collecting_bad_files  # noqa: E402
-from ground_truth.formats.detect import detect_spec_format, detect_submission_format  # noqa: E402
+from ground_truth.formats.registry import detect  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -175,10 +175,10 @@ def load(kind: str, path: Path) -> tuple[str, list, list[str], list[str]]:
         warnings.simplefilter("always")
         try:
             if kind == "specs":
-                fmt = detect_spec_format(path)
+                fmt = detect(path, "specs").name
                 items = load_specs(path)
             else:
-                fmt = detect_submission_format(path)
+                fmt = detect(path, "submissions").name
                 items = load_submissions(path)
         except InputError as exc:
             lines = str(exc).splitlines()

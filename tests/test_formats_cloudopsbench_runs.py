@@ -10,7 +10,7 @@ from helpers import FIXTURES, quiet
 
 from ground_truth import match_submissions
 from ground_truth.entities import score_entities
-from ground_truth.formats.detect import detect_submission_format
+from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
 RUNS = FIXTURES / "formats" / "cloud-opsbench-runs" / "results"
@@ -18,7 +18,7 @@ CASES = FIXTURES / "formats" / "cloud-opsbench-cases"
 
 
 def test_runs_join_the_cases_and_rank_the_fault_object():
-    assert detect_submission_format(RUNS) == "cloud-opsbench"
+    assert detect(RUNS, "submissions").name == "cloud-opsbench"
     specs, _ = quiet(load_specs, CASES)
     subs, found = quiet(load_submissions, RUNS)
     assert sorted(s.key for s in subs) == [

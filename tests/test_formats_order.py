@@ -16,7 +16,7 @@ import pytest
 from helpers import FIXTURES, quiet
 
 from ground_truth.errors import InputError, collecting_bad_files
-from ground_truth.formats.detect import detect_spec_format, detect_submission_format
+from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
 FORMATS = FIXTURES / "formats"
@@ -37,11 +37,10 @@ BROKEN = b"\xff\xfe{ not what anyone can read"
 
 
 def _load(kind: str, path: Path) -> tuple[str, list, list, list]:
-    detect = detect_spec_format if kind == "specs" else detect_submission_format
     load = load_specs if kind == "specs" else load_submissions
     with collecting_bad_files() as bad:
         items, found = quiet(load, path)
-    return detect(path), items, found, bad
+    return detect(path, kind).name, items, found, bad
 
 
 def _keys(kind: str, items: list) -> list:
@@ -76,7 +75,7 @@ def test_an_unreadable_itbench_output_sorted_first_is_a_skipped_bad_run(tmp_path
     first = tmp_path / "out" / "0" / "1" / "agent_output.json"
     first.parent.mkdir(parents=True)
     first.write_text("{not json")
-    assert detect_submission_format(tmp_path / "out") == "itbench"
+    assert detect(tmp_path / "out", "submissions").name == "itbench"
     subs, found = quiet(load_submissions, tmp_path / "out")
     assert ("0", "1") not in {s.key for s in subs} and len(subs) == 4
     (bad,) = [w for w in found if w.path == str(first)]
@@ -102,7 +101,7 @@ def test_an_itbench_agent_output_of_another_name_is_found_by_content(tmp_path):
     trial.mkdir(parents=True)
     shutil.copy(source, trial / "final_answer.json")
     (trial.parent / "notes.json").write_text(json.dumps({"todo": []}))
-    assert detect_submission_format(tmp_path) == "itbench"
+    assert detect(tmp_path, "submissions").name == "itbench"
     (sub,), _ = quiet(load_submissions, tmp_path)
     assert sub.key == ("2", "1") and sub.source["file"].endswith("final_answer.json")
 
@@ -112,7 +111,7 @@ def test_itbench_roles_scenarios_one_level_above_the_scenario_folders(tmp_path):
     shutil.copytree(ITBENCH / "scenarios", role / "files")
     (role / "tasks").mkdir()
     (role / "tasks" / "main.yaml").write_text("- name: deploy\n  debug: {}\n")
-    assert detect_spec_format(role) == "itbench"
+    assert detect(role, "specs").name == "itbench"
     specs, _ = quiet(load_specs, role)
     direct, _ = quiet(load_specs, role / "files")
     assert sorted(s.id for s in specs) == sorted(s.id for s in direct)
@@ -129,7 +128,7 @@ def test_srezero_package_folder_one_level_above_its_task_configs(tmp_path):
     (package / "task_splits.json").write_text(json.dumps({"easy": [], "hard": []}))
     (package / "env.py").write_text("# the simulator\n")
     (configs / "000_broken.json").write_bytes(BROKEN)  # sorts first
-    assert detect_spec_format(package) == "srezero"
+    assert detect(package, "specs").name == "srezero"
     with collecting_bad_files() as bad:
         specs, _ = quiet(load_specs, package)
     assert len(specs) == 3

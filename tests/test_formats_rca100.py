@@ -9,15 +9,15 @@ from helpers import FIXTURES, quiet
 
 from ground_truth import match_submissions
 from ground_truth.entities import score_entities
-from ground_truth.formats.detect import detect_spec_format, detect_submission_format
 from ground_truth.formats.openrca import load_openrca_verdicts
+from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
 RUN = FIXTURES / "formats" / "rca100" / "test" / "result" / "rca100"
 
 
 def test_tasks_are_specs_from_the_json_groundtruth():
-    assert detect_spec_format(RUN) == "openrca"
+    assert detect(RUN, "specs").name == "openrca"
     specs, _ = quiet(load_specs, RUN)
     by_id = {s.id: s for s in specs}
     assert sorted(by_id) == ["rca100-t001", "rca100-t009"]
@@ -28,7 +28,7 @@ def test_tasks_are_specs_from_the_json_groundtruth():
 
 
 def test_each_row_is_a_trial_with_ranked_entities():
-    assert detect_submission_format(RUN) == "openrca"
+    assert detect(RUN, "submissions").name == "openrca"
     specs, _ = quiet(load_specs, RUN)
     subs, found = quiet(load_submissions, RUN)
     assert [s.key for s in subs] == [("rca100-t001", str(n)) for n in (1, 2, 3)] + [

@@ -10,14 +10,14 @@ from helpers import FIXTURES, quiet
 from ground_truth import match_submissions
 from ground_truth.entities import score_entities
 from ground_truth.errors import InputError, collecting_bad_files
-from ground_truth.formats.detect import detect_spec_format, detect_submission_format
+from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
 RCAEVAL = FIXTURES / "formats" / "rcaeval"
 
 
 def test_case_folders_are_specs_named_as_their_result_files():
-    assert detect_spec_format(RCAEVAL / "cases") == "rcaeval"
+    assert detect(RCAEVAL / "cases", "specs").name == "rcaeval"
     specs, _ = quiet(load_specs, RCAEVAL / "cases")
     by_id = {s.id: s for s in specs}
     assert sorted(by_id) == ["cartservice_cpu_3", "checkoutservice_delay_2", "emailservice_mem_1"]
@@ -36,7 +36,7 @@ def test_one_case_folder_alone_and_the_dataset_parent_load_the_same(tmp_path):
 
 
 def test_rankings_are_service_entities_and_give_ac_at_k():
-    assert detect_submission_format(RCAEVAL / "results") == "rcaeval"
+    assert detect(RCAEVAL / "results", "submissions").name == "rcaeval"
     specs, _ = quiet(load_specs, RCAEVAL / "cases")
     subs, found = quiet(load_submissions, RCAEVAL / "results")
     pairs = dict(

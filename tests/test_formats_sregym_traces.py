@@ -16,7 +16,7 @@ import pytest
 import yaml
 from helpers import FIXTURES, REPO, quiet
 
-from ground_truth.formats.detect import detect_submission_format
+from ground_truth.formats.registry import detect
 from ground_truth.formats.sregym_traces import curl_solution, load_trace_submissions
 from ground_truth.loaders import load_submissions
 
@@ -81,7 +81,7 @@ def test_four_runs_beside_their_results_give_the_published_texts():
 )
 def test_a_run_folder_names_the_problem_tool_and_run(tmp_path, tool, session):
     results = canonical(tmp_path, tool, TRACES / session)
-    assert detect_submission_format(results) == "sregym"
+    assert detect(results, "submissions").name == "sregym"
     (sub,), _ = quiet(load_submissions, results)
     assert (sub.incident_id, sub.trial) == (PROBLEM, f"{tool}/run_1")
     assert sub.diagnosis == published_texts()[Path(session).name]
@@ -137,6 +137,6 @@ def test_a_trace_without_any_submission_is_not_claimed(tmp_path):
     session.parent.mkdir(parents=True)
     call = {"type": "function_call", "name": "shell", "arguments": json.dumps({"cmd": "ls"})}
     session.write_text(json.dumps({"note": "POST /submit later"}) + "\n" + json.dumps(call) + "\n")
-    assert detect_submission_format(tmp_path) != "sregym"
+    assert detect(tmp_path, "submissions").name != "sregym"
     with pytest.raises(ValueError, match="holds no SREGym agent submissions, results CSVs or"):
         load_submissions(tmp_path, "sregym")
