@@ -132,6 +132,8 @@ def main() -> None:
         args.ground_truth
         or args.corpus / "itbench/ground_truth/itbench-evaluations_data/ground_truths.json"
     )
+    if not gt.is_file():
+        parser.error(f"{gt}: no such file (give --corpus DIR or set DIAGNOSIS_JUDGE_CORPUS)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         specs = {s.id: s for s in load_itbench_specs(gt)}
