@@ -14,6 +14,7 @@ from typing import Any
 from ground_truth.errors import InputError
 
 from .common import EXIT_OK, add_format_argument, add_max_input_argument
+from .itbench import add_itbench_arguments, itbench_targets, write_itbench
 from .writable import check_not_inputs, check_writable, inputs_of
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
@@ -103,6 +104,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--annotator", help="with --labels: whose labels, when the CSV holds several")
     add_max_input_argument(p)
+    add_itbench_arguments(p, "report")
     p.set_defaults(handler=cmd_report)
 
 
@@ -111,9 +113,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..checklist.results import load_result
     from ..checklist.texts import load_texts
 
-    if not any(getattr(args, name) for name in EXPORTS):
+    if not any(getattr(args, name) for name in EXPORTS) and args.itbench is None:
         args.html = args.result.with_suffix(".html")
     targets = [(_FLAGS[name], getattr(args, name)) for name in EXPORTS]
+    targets += itbench_targets(args, "--itbench")
     _check_not_the_result(args.result, targets)
     check_writable(targets)
     raw: dict[str, Any] = {}
@@ -123,6 +126,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.labels:
         raw["estimates"] = _estimates(result, args)
     write_exports(result, args, texts=texts, raw=raw)
+    if write_itbench(result, args, args.result) is not None:
+        print(f"Wrote {args.itbench} (ITBench's evaluation_results shape)", file=sys.stderr)
     return EXIT_OK
 
 

@@ -12,19 +12,22 @@ from typing import Any
 DATA_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml", ".csv", ".txt"})
 
 
-def skipped_files(folder: Path, items: Iterable[Any], named: Iterable[str] = ()) -> list[str]:
+def skipped_files(
+    folder: Path, items: Iterable[Any], refused: Iterable[str] = (), said: Iterable[str] = ()
+) -> list[str]:
     """The data files (JSON, YAML, CSV, text) under `folder` that no loaded item came from
-    (its source's `file`, `loaded_from` or `context`) and no message names (`named`: the
-    warnings and errors met while loading); [] when `folder` is a file."""
+    (its source's `file`, `loaded_from` or `context`), that are not `refused` (the files the
+    warnings and errors met while loading name) and that no message `said` names; [] when
+    `folder` is a file."""
     if not folder.is_dir():
         return []
-    used = set()
+    used = {os.path.realpath(path) for path in refused}
     for item in items:
         source = item.source
         for path in [source.get("file"), source.get("loaded_from"), *(source.get("context") or [])]:
             if isinstance(path, str):
                 used.add(os.path.realpath(path))
-    said = list(named)
+    said = list(said)
     return sorted(
         str(path)
         for path in folder.rglob("*")
