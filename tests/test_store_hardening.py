@@ -238,66 +238,57 @@ def test_a_store_deleted_during_a_run_leaves_no_journal_files(tmp_path: Path, ca
 # ------------------------------------------------------------------ disk full: stop at once
 
 
-def test_no_call_starts_once_a_write_failed_for_a_full_disk(tmp_path: Path, capsys) -> None:
-    from judge.judges.clients.openai_client import OpenAIClient
-    from judge.store.failures import sqlite_reason
+class FullDisk:
+    """`Store.<method>` failing for a full disk from its `nth` write on, and the times each
+    provider request started and the first write failed."""
 
-    path = tmp_path / "s.sqlite"
-    real_put, real_complete = Store.put, OpenAIClient.complete
-    puts: list[int] = []
-    failed_at: list[float] = []
-    started: list[float] = []
+    def __init__(self, patch: pytest.MonkeyPatch, method: str, nth: int):
+        from judge.judges.clients.openai_client import OpenAIClient
 
-    def full_from_the_fourth(self: Store, *args: Any) -> None:
-        puts.append(1)
-        if len(puts) >= 4:
-            failed_at.append(time.monotonic())
+        self.started: list[float] = []
+        self.failed_at: list[float] = []
+        writes: list[int] = []
+        real_write, real_complete = getattr(Store, method), OpenAIClient.complete
+
+        def write(store: Store, *args: Any) -> Any:
+            writes.append(1)
+            if len(writes) < nth:
+                return real_write(store, *args)
+            from judge.store.failures import sqlite_reason
+
+            self.failed_at.append(time.monotonic())
             full = sqlite3.OperationalError("database or disk is full")
             full.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
-            raise StorageError(self.path, sqlite_reason(full, self.path))
-        real_put(self, *args)
+            raise StorageError(store.path, sqlite_reason(full, store.path))
 
-    async def complete(self: Any, *args: Any, **kwargs: Any) -> Any:
-        started.append(time.monotonic())
-        return await real_complete(self, *args, **kwargs)
+        async def complete(client: Any, *args: Any, **kwargs: Any) -> Any:
+            self.started.append(time.monotonic())
+            return await real_complete(client, *args, **kwargs)
 
+        patch.setattr(Store, method, write)
+        patch.setattr(OpenAIClient, "complete", complete)
+
+    def late(self) -> list[float]:
+        """The requests that started after the first failed write."""
+        assert self.failed_at, "no write failed"
+        return [t for t in self.started if t > self.failed_at[0]]
+
+
+def test_no_call_starts_once_a_write_failed_for_a_full_disk(tmp_path: Path, capsys) -> None:
     config = FakeProviderConfig(latency=(0.05, 0.3), seed=1)
     with FakeProvider(config) as provider, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Store, "put", full_from_the_fourth)
-        patch.setattr(OpenAIClient, "complete", complete)
-        code = eval_into(tmp_path, path, provider.url, "--max-concurrent", "5")
+        full = FullDisk(patch, "put", 4)
+        code = eval_into(tmp_path, tmp_path / "s.sqlite", provider.url, "--max-concurrent", "5")
     assert code == 4 and "disk full" in capsys.readouterr().err
-    late = [t for t in started if t > failed_at[0]]
-    assert late == [], f"{len(late)} requests started after the first failed write"
-    assert len(started) - 3 <= 5 + 1  # lost: the failed call's and those in flight
+    assert full.late() == []
+    assert len(full.started) - 3 <= 5 + 1  # lost: the failed call's and those in flight
 
 
 def test_no_call_starts_once_a_write_while_planning_failed(tmp_path: Path, capsys) -> None:
     """Planning writes too (each rendered prompt's hash, for the next run): its failure stops
     the run's calls as a failed answer's write does, instead of letting every worker that
     already took a unit send it."""
-    from judge.judges.clients.openai_client import OpenAIClient
-    from judge.store.failures import sqlite_reason
-
     path = tmp_path / "s.sqlite"
-    real_remember, real_complete = Store.remember_prompts, OpenAIClient.complete
-    planned: list[int] = []
-    failed_at: list[float] = []
-    started: list[float] = []
-
-    def full_at_the_third(self: Store, *args: Any) -> None:
-        planned.append(1)
-        if len(planned) >= 3:
-            failed_at.append(time.monotonic())
-            full = sqlite3.OperationalError("database or disk is full")
-            full.sqlite_errorname = "SQLITE_FULL"  # type: ignore[attr-defined]
-            raise StorageError(self.path, sqlite_reason(full, self.path))
-        real_remember(self, *args)
-
-    async def complete(self: Any, *args: Any, **kwargs: Any) -> Any:
-        started.append(time.monotonic())
-        return await real_complete(self, *args, **kwargs)
-
     with (
         FakeProvider(FakeProviderConfig(latency=0.2)) as provider,
         pytest.MonkeyPatch.context() as patch,
@@ -307,10 +298,7 @@ def test_no_call_starts_once_a_write_while_planning_failed(tmp_path: Path, capsy
             tmp_path / "one.json", *MODEL, "--api-base", provider.url, "--store", str(path),
         )  # fmt: skip
         assert main(one) == 0  # the store knows the judge: planning looks up and remembers
-        patch.setattr(Store, "remember_prompts", full_at_the_third)
-        patch.setattr(OpenAIClient, "complete", complete)
+        full = FullDisk(patch, "remember_prompts", 3)
         code = eval_into(tmp_path, path, provider.url, "--max-concurrent", "1")
     assert code == 4 and "disk full" in capsys.readouterr().err
-    assert failed_at, "planning never wrote a third time"
-    late = [t for t in started if t > failed_at[0]]
-    assert late == [], f"{len(late)} requests started after the failed write"
+    assert full.late() == []
