@@ -276,13 +276,13 @@ def test_the_metrics_carry_standard_errors_as_inspect_computes_them(tmp_path) ->
 
 
 def test_the_readme_way_to_run_mockllm_offline_works(tmp_path) -> None:
-    """The README's commands: tiktoken's tables from litellm's copy, then `inspect eval` with
+    """The manual's commands (docs/extending.md): tiktoken's tables from litellm's copy, then `inspect eval` with
     mockllm's default outputs (which have no usage, so mockllm counts their tokens)."""
     import os
     import subprocess
     import sys
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "extending.md").read_text()
     assert "bundled_token_tables" in readme and "--model mockllm/model" in readme
     from judge.integrations.inspect import bundled_token_tables
 

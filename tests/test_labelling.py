@@ -414,15 +414,13 @@ def test_bad_input_exits_2_naming_what_is_wrong(dataset, tmp_path, capsys):
     assert not (tmp_path / "x.csv").exists()
 
 
-def test_the_readme_documents_the_final_verdict_question_as_the_page_asks_it() -> None:
-    """The page's last question of a case is the final verdict; the README quotes its words
+def test_the_manual_documents_the_final_verdict_question_as_the_page_asks_it() -> None:
+    """The page's last question of a case is the final verdict; the manual quotes its words
     and says how it is used (issue 24), so they cannot drift apart unnoticed."""
     from agreement.readers import VERDICT_TEXT
     from judge.labelling.cases import VERDICT_HINT
 
-    readme = " ".join((REPO / "README.md").read_text().split())
-    section = readme[readme.index("## Label in the browser") :]
-    section = section[: section.index("## ", 3)]
+    section = " ".join((REPO / "docs" / "labelling.md").read_text().split())
     assert f'*"{VERDICT_TEXT}"*' in section
     assert f'"{VERDICT_HINT}"' in section
     assert "`verdict` row" in section and "composite against the rubric's threshold" in section
