@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agreement.reliability import ReliabilityDiagram
+from agreement.render import fitted_table, keep_whole
 
 from ..checklist.results import CascadeSummary
 from ..judges.selective.file import CalibrationFile
@@ -23,27 +24,30 @@ def reliability_table(calibrated: Calibrated) -> Group:
         if calibrated.n_fit
         else f"{calibrated.n_select} items (no fitting share: the map is the identity)"
     )
-    summary = Table(
-        title=f"Confidence calibration ({calibrated.guarantee}s; maps fitted on "
-        f"{calibrated.n_fit} items, measured on {where})",
-        title_justify="left",
-    )
-    for column in ("judge", "n", "agreement", "ECE raw", "ECE calibrated", "maps"):
-        summary.add_column(column, justify="left" if column in ("judge", "maps") else "right")
-    parts: list[Table | Text] = [summary]
+    rows, diagrams = [], []
     for stage in calibrated.stages:
         maps = stage.maps
         kinds = f"{len(maps.questions)} per question, {len(maps.judges)} per judge, pooled"
-        summary.add_row(
-            stage.identity.name,
-            str(stage.n_scored),
-            fmt(stage.agreement),
-            fmt(stage.raw.ece if stage.raw else None, 3),
-            fmt(stage.calibrated.ece if stage.calibrated else None, 3),
-            kinds,
+        rows.append(
+            [
+                stage.identity.name,
+                str(stage.n_scored),
+                fmt(stage.agreement),
+                fmt(stage.raw.ece if stage.raw else None, 3),
+                fmt(stage.calibrated.ece if stage.calibrated else None, 3),
+                kinds,
+            ]
         )
         if stage.calibrated is not None:
-            parts.append(diagram_table(stage.calibrated, f"{stage.identity.name}, calibrated"))
+            diagrams.append(diagram_table(stage.calibrated, f"{stage.identity.name}, calibrated"))
+    summary = fitted_table(
+        ("judge", "n", "agreement", "ECE raw", "ECE calibrated", "maps"),
+        rows,
+        f"Confidence calibration ({calibrated.guarantee}s; maps fitted on "
+        f"{calibrated.n_fit} items, measured on {where})",
+        names=(0, 5),
+    )
+    parts: list[Table | Text] = [summary, *diagrams]
     return Group(*parts)
 
 
@@ -94,7 +98,7 @@ def thresholds_table(calibration: CalibrationFile) -> Table:
             more = selection.more_labels_needed
             note = "never answers" + (f"; ~{more} more labels would do" if more else "")
             table.add_row(stage.judge.name, str(stage.n_reaching), "—", "—", "0", note)
-    return table
+    return keep_whole(table, ("judge", "note"))
 
 
 def cascade_table(summary: CascadeSummary) -> Table:
@@ -129,7 +133,7 @@ def cascade_table(summary: CascadeSummary) -> Table:
         f"{summary.strongest} on every call ({summary.strongest_estimate}){saved}"
     )
     table.caption_justify = "left"
-    return table
+    return keep_whole(table, ("judge",))
 
 
 def _usd(value: float | None) -> str:

@@ -12,6 +12,8 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from agreement.render import keep_whole
+
 from ..checklist.results import EvalResult
 from ..checklist.scoring import Estimate
 from .safe_text import visible
@@ -205,12 +207,12 @@ def agent_table(result: EvalResult) -> Table | None:
         table.add_column(col, justify=justify)
     for agent, o in result.by_agent.items():
         table.add_row(
-            Text(shorten(visible(agent), 40)),
+            Text(visible(agent)),  # whole at any width: wrapped, never cut
             f"{o.n_incidents_scored} of {o.n_incidents}",
             fmt_estimate(o.mean_composite),
             fmt_estimate(o.pass_rate),
         )
-    return table
+    return keep_whole(table, ("agent",))
 
 
 def print_result(result: EvalResult, console: Console) -> None:

@@ -72,18 +72,20 @@ def render(estimates: LabelledEstimates) -> Any:
     """The section for the terminal: rich tables under the headline, the notes below."""
     from rich import box
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
+
+    from agreement.render import Columns, Folding, fitted_table
 
     view = build(estimates)
     parts: list[Any] = [Text(view.headline)]
     for t in view.tables:
-        table = Table(title=t.title, title_justify="left", box=box.SIMPLE_HEAD)
-        for n, column in enumerate(t.columns):
-            table.add_column(column, justify="left" if n == 0 or column == "verdict" else "right")
-        for row in t.rows:
-            table.add_row(*row)
-        parts.append(table)
+        rows = [list(row) for row in t.rows]
+        texts = {t.columns[0], "verdict"}
+        names = [n for n, column in enumerate(t.columns) if column in texts]
+        wide = fitted_table(t.columns, rows, t.title, names=names, box=box.SIMPLE_HEAD)
+        keys = [row[:1] for row in rows]
+        narrow = Columns(t.columns[:1], keys, t.columns[1:], [row[1:] for row in rows], texts)
+        parts.append(Folding(wide, narrow, t.title))
     parts += [Text(f"note: {n}") for n in view.notes]
     return Group(*parts)
 

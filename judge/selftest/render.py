@@ -11,6 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from agreement.render import Cell, Columns, Folding, fitted_table
 from ground_truth.errors import visible
 
 from .cases import CallPlan
@@ -48,25 +49,27 @@ def kinds_table(report: SelftestReport) -> Table:
     return table
 
 
-def questions_table(report: SelftestReport) -> Table:
-    """The share of each question's checks met, one column per probe kind."""
+def questions_table(report: SelftestReport) -> Folding:
+    """The share of each question's checks met, one column per probe kind (folded into
+    several tables, the question repeated in each, when the terminal is too narrow)."""
     kinds = list(dict.fromkeys(q.kind for q in report.questions))
     cells = {(q.question_id, q.kind): q for q in report.questions}
-    table = Table(title="per question: share as expected (expected answer)")
-    table.add_column("question")
-    for kind in kinds:
-        table.add_column(kind, justify="right")
-    for qid in sorted({q.question_id for q in report.questions}):
-        row: list[Any] = [qid]
+    questions = sorted({q.question_id for q in report.questions})
+    rows: list[list[Cell]] = []
+    for qid in questions:
+        row: list[Cell] = []
         for kind in kinds:
             cell = cells.get((qid, kind))
-            if cell is None:
-                row.append("")
-                continue
-            style = "green" if cell.share == 1 else "red"
-            row.append(Text(f"{_pct(cell.share)} ({cell.expected})", style=style))
-        table.add_row(*row)
-    return table
+            style = "green" if cell is not None and cell.share == 1 else "red"
+            shown = "" if cell is None else f"{_pct(cell.share)} ({cell.expected})"
+            row.append(Text(shown, style=style))
+        rows.append(row)
+    title = "per question: share as expected (expected answer)"
+    keys: list[list[Cell]] = [[qid] for qid in questions]
+    wide = fitted_table(
+        ["question", *kinds], [[*k, *r] for k, r in zip(keys, rows, strict=True)], title
+    )
+    return Folding(wide, Columns(["question"], keys, kinds, rows), title)
 
 
 def failures_table(report: SelftestReport, most: int = MOST_FAILURES) -> Table | None:
