@@ -125,3 +125,15 @@ def test_other_tables_fit_80_columns_with_nothing_cut(
     out = capsys.readouterr().out
     assert out and max(len(line) for line in out.splitlines()) <= 80
     assert not [line for line in out.splitlines() if "…" in line and "failing" not in line]
+
+
+def test_every_command_s_help_ends_with_the_exit_codes_within_80_columns(monkeypatch):
+    from judge.cli import EXIT_CODES, build_parser
+    from judge.cli.reference import commands
+
+    monkeypatch.setenv("COLUMNS", "80")
+    for path, parser, _ in commands(build_parser()):
+        text = parser.format_help()
+        assert EXIT_CODES in text, path
+        assert max(len(line) for line in text.splitlines()) <= 80, path
+    assert all(len(line) <= 80 for line in EXIT_CODES.splitlines())

@@ -101,13 +101,32 @@ EXIT_CODES = """exit codes:
   0    done
   1    only --fail-under not met, or `judge check --strict` found something
   2    bad input or usage: a file or flag, named with what was expected
-  3    the judge failed (provider errors, unusable replies, a budget stopped the run)
-  4    a file the command writes failed: disk full, read-only, corrupted or deleted store
+  3    the judge failed: provider errors, unusable replies, a budget reached
+  4    a file the command writes failed: disk full, read-only, broken store
   70   an internal error (a bug): one line on stderr, the traceback in a file
-  130  SIGINT/SIGTERM
+  130  SIGINT/SIGTERM (a run stopped midway writes its result, incomplete)
   141  the reader of stdout left (`judge eval ... | head`)
-The reason is one line on stderr. Each code in full: the README's "Exit codes" and
-docs/exit-codes.md."""
+The reason is one line on stderr. Each code in full: docs/exit-codes.md."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with the exit-code table every command's help ends with kept as it is
+    written (descriptions are still wrapped to the terminal)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(EXIT_CODES):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _with_exit_codes(parser: argparse.ArgumentParser) -> None:
+    """`parser` and each of its subcommands end their help with the exit codes."""
+    parser.formatter_class = HelpFormatter
+    parser.epilog = EXIT_CODES + (f"\n\n{parser.epilog}" if parser.epilog else "")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _with_exit_codes(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,14 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(commands)
     flags.apply(parser)
+    _with_exit_codes(parser)
     return parser
 
 

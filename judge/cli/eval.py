@@ -133,8 +133,9 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
         "--structured-output",
         choices=("auto", "json_schema", "json_object+schema", "json_object", "prompt"),
         default="auto",
-        help="reply format asked of an LLM judge; auto (default) steps down from json_schema "
-        "to what the server accepts",
+        metavar="MODE",
+        help="reply format asked of an LLM judge, one of: %(choices)s; auto (default) steps "
+        "down from json_schema to what the server accepts",
     )
     p.add_argument(
         "--reply-order",

@@ -46,7 +46,7 @@ def _accepts(action: argparse.Action) -> str:
     check = check_for(action)
     if isinstance(check, Parsed | PathFlag):
         return check.describe()
-    if action.choices is not None and action.metavar:
+    if action.choices is not None and action.metavar and "one of" not in (action.help or ""):
         return "one of " + ", ".join(f"`{c}`" for c in action.choices)
     return ""
 
