@@ -22,7 +22,7 @@ def _bootstrap_arguments(p: argparse.ArgumentParser) -> None:
         "--bootstrap", type=int, default=1000, help="bootstrap samples for the CIs (default 1000)"
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("-o", "--output", type=Path, help="also write the report as JSON here")
+    p.add_argument("-O", "--output", "-o", type=Path, help="also write the report as JSON here")
     add_max_input_argument(p)
 
 
@@ -47,6 +47,13 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
         "--allow-rubric-mismatch",
         action="store_true",
         help="compare results made with different rubrics (refused by default: exit 2)",
+    )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write a self-contained HTML page: κ per question with CIs (a chart), "
+        "each level's table and every pair's confusion matrix",
     )
     _bootstrap_arguments(p)
     p.set_defaults(handler=cmd_agreement)
@@ -119,7 +126,9 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
         "answer column; the judge's answers are not shown, so people label blind.",
     )
     t.add_argument("result", type=Path)
-    t.add_argument("-o", "--output", type=Path, required=True)
+    t.add_argument(
+        "-O", "--output", "-o", type=Path, required=True, help="the label sheet to write"
+    )
     t.add_argument("--ground-truth", type=Path, help="spec files, to fill the ground-truth column")
     t.add_argument("--outputs", type=Path, help="submissions, to fill the diagnosis column")
     t.add_argument(
@@ -135,7 +144,9 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
         "specs.json, submissions.jsonl and a verdict-level labels.csv. FalseNegative maps to No.",
     )
     s.add_argument("bench", type=Path)
-    s.add_argument("-o", "--output", type=FOLDER, required=True, help="directory to write into")
+    s.add_argument(
+        "-O", "--output", "-o", type=FOLDER, required=True, help="directory to write into"
+    )
     add_max_input_argument(s)
     s.set_defaults(handler=cmd_labels_import_bench)
     from ..labelling.cli import register as register_labelling
@@ -154,7 +165,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     """`judge agreement`: print agreement among result and label files; optionally write JSON."""
     from agreement import agreement_report, render_report, table2_markdown
 
-    check_writable([("-o", args.output)], inputs_of(args, "sources"))
+    check_writable([("--output", args.output), ("--html", args.html)], inputs_of(args, "sources"))
     report = agreement_report(
         args.sources,
         B=args.bootstrap,
@@ -166,6 +177,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     if args.table2:
         print(table2_markdown(report))
     _write_json(args.output, report.model_dump_json(indent=2))
+    if args.html is not None:
+        from ..report.agreement_page import write_agreement_html
+
+        write_agreement_html(args.html, report)
     return EXIT_OK
 
 
@@ -177,7 +192,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.target_agreement is not None:
         target = args.calibration or args.results[0].with_suffix(".calibration.json")
     check_writable(
-        [("-o", args.output), ("--calibration", target), ("--html", args.html)],
+        [("--output", args.output), ("--calibration", target), ("--html", args.html)],
         inputs_of(args, "results", "human"),
     )
     report = calibrate(args.results, args.human, args.thresholds, B=args.bootstrap, seed=args.seed)
@@ -271,7 +286,7 @@ def cmd_labels_template(args: argparse.Namespace) -> int:
         {s.key: s.diagnosis for s in load_submissions(args.outputs)} if args.outputs else None
     )
     check_writable(
-        [("-o", args.output)], inputs_of(args, "result", "ground_truth", "outputs", "rubric")
+        [("--output", args.output)], inputs_of(args, "result", "ground_truth", "outputs", "rubric")
     )
     rows = write_label_template(
         result.model_dump(mode="json"),

@@ -74,14 +74,11 @@ def add_input_arguments(
     p: argparse.ArgumentParser,
     outputs_required: bool = True,
     outputs_help: str = "outputs directory or submissions JSONL",
-    short_flags: bool = False,
 ) -> None:
-    """--ground-truth, --outputs and --format, the same for every command that reads a benchmark;
-    `short_flags`: also ITBench's `-g` and `-o` (for `judge eval`, a drop-in for its evaluator)."""
-    ground_truth = ("-g", "--ground-truth") if short_flags else ("--ground-truth",)
-    outputs = ("-o", "--outputs") if short_flags else ("--outputs",)
-    p.add_argument(*ground_truth, required=True, type=Path, help="spec file or directory")
-    p.add_argument(*outputs, required=outputs_required, type=Path, help=outputs_help)
+    """-g/--ground-truth, -o/--outputs and --format, the same for every command that reads a
+    benchmark (ITBench's short names: `judge eval` is a drop-in for its evaluator)."""
+    p.add_argument("-g", "--ground-truth", required=True, type=Path, help="spec file or directory")
+    p.add_argument("-o", "--outputs", required=outputs_required, type=Path, help=outputs_help)
     add_format_argument(p)
     add_max_input_argument(p)
 

@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Score every submission under --outputs against its spec under --ground-truth. "
         "With no model configured the offline, deterministic rules judge is used.",
     )
-    add_input_arguments(p, short_flags=True)
+    add_input_arguments(p)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     add_judge_arguments(p)
     p.add_argument(

@@ -284,8 +284,63 @@ def arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return found
 
 
+SHORT = {"--ground-truth": "-g", "--outputs": "-o", "--result-file": "-r", "--output": "-O"}
+"""The short name each of these long options has wherever it exists (ITBench's -g/-o/-r), unless
+the command already gives the short name another meaning."""
+
+DEPRECATED = "-o"
+"""What `--output` was also called before `-O`: still accepted, with a note (`OldOutputName`)."""
+
+
+class OldOutputName(argparse._StoreAction):
+    """`--output` given as `-o`, its name before `-O`: it still works (no script breaks), with a
+    note on stderr, since `-o` means the outputs folder in `judge eval`, `check` and the rest."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        if option == DEPRECATED:
+            import sys
+
+            print(
+                f"note: `{parser.prog} -o` is deprecated: use -O/--output (-o is --outputs, "
+                "the agents' outputs, in `judge eval` and the rest)",
+                file=sys.stderr,
+            )
+        super().__call__(parser, namespace, values, option)
+
+
+def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """`parser` and every subcommand's parser under it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += parsers(sub)
+    return found
+
+
+def give_short_names(parser: argparse.ArgumentParser) -> None:
+    """`SHORT` on every command; an `-o` that meant `--output` kept last, as `OldOutputName`."""
+    for p in parsers(parser):
+        for action in p._actions:
+            names = list(action.option_strings)
+            for long, short in SHORT.items():
+                if long in names and short not in p._option_string_actions:
+                    names.insert(0, short)
+                    p._option_string_actions[short] = action
+            old_name = "--output" in names and DEPRECATED in names
+            if old_name:
+                names.remove(DEPRECATED)
+                names.append(DEPRECATED)
+            action.option_strings = names
+            if old_name and type(action) is argparse._StoreAction:
+                action.__class__ = OldOutputName  # the same action, with the note when -o
+                action.help = f"{action.help or ''} (-o: its old name, deprecated)".lstrip()
+
+
 def apply(parser: argparse.ArgumentParser) -> None:
-    """Give every argument of `parser` (and of its subcommands) its check (see the module doc)."""
+    """Give every argument of `parser` (and of its subcommands) its short names (`SHORT`) and
+    its check (see the module doc)."""
+    give_short_names(parser)
     for action in arguments(parser):
         check = check_for(action)
         if check is None or action.type is check:

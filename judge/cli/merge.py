@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "into one. Result files (JSON) and stores (SQLite) may be given together.",
     )
     p.add_argument("files", nargs="+", type=Path, help="shard result files and/or stores")
-    p.add_argument("-o", "--output", type=Path, help="the merged result file")
+    p.add_argument("-O", "--output", "-o", type=Path, help="the merged result file")
     p.add_argument("--store", type=Path, help="the merged store (SQLite) to write")
     p.add_argument(
         "--rubric", help="the shards' rubric, when it is not a shipped one (name or YAML path)"
@@ -36,12 +36,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
     stores = [f for f in args.files if is_sqlite_file(f)]
     results = [f for f in args.files if f not in stores]
     if results and args.output is None:
-        raise InputError("-o", "result files to merge need -o FILE for the merged result")
+        raise InputError("--output", "result files to merge need -O FILE for the merged result")
     if stores and args.store is None:
         raise InputError("--store", "stores to merge need --store FILE for the merged store")
     if args.output is None and args.store is None:
-        raise InputError("judge merge", "nothing to write: give -o and/or --store")
-    check_writable([("-o", args.output), ("--store", args.store)], inputs_of(args, "files"))
+        raise InputError("judge merge", "nothing to write: give -O and/or --store")
+    check_writable([("--output", args.output), ("--store", args.store)], inputs_of(args, "files"))
     out = console()
     result = _merge_results(results, args) if results else None
     if stores:

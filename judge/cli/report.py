@@ -87,7 +87,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "evidence quote highlighted in its diagnosis.",
     )
     p.add_argument("result", type=Path, help="result JSON written by judge eval")
-    add_export_arguments(p, ("-o", "--output", "--html"))
+    add_export_arguments(p, ("-O", "--output", "--html", "-o"))
     p.add_argument(
         "--ground-truth", type=Path, help="spec file or directory, for ground-truth texts"
     )

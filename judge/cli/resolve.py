@@ -20,6 +20,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(p, outputs_help="outputs directory or run record")
     p.add_argument(
+        "-r",
         "--result-file",
         type=Path,
         default=Path("resolution.json"),

@@ -22,7 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     e = sub.add_parser("export", help="every stored answer (or error) as JSON lines")
     e.add_argument("store", type=Path)
     e.add_argument("--errors", action="store_true", help="export the failed calls instead")
-    e.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    e.add_argument("-O", "--output", "-o", type=Path, help="file to write (default: stdout)")
     e.set_defaults(handler=cmd_store_export)
     x = sub.add_parser(
         "explain", help="the stored answers for a case, with the key parts they were stored under"
@@ -60,7 +60,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     r.add_argument("store", type=Path)
     r.add_argument(
-        "-o", "--output", type=Path, help="the new store (default: NAME.recovered.sqlite beside it)"
+        "-O",
+        "--output",
+        "-o",
+        type=Path,
+        help="the new store (default: NAME.recovered.sqlite beside it)",
     )
     r.set_defaults(handler=cmd_store_recover)
 
@@ -99,7 +103,7 @@ def cmd_store_recover(args: argparse.Namespace) -> int:
     target = args.output or args.store.with_name(f"{args.store.stem}.recovered{args.store.suffix}")
     if target.exists():
         raise InputError(target, "exists; refusing to write over it (name another with -o)")
-    check_writable([("-o", target)], inputs_of(args, "store"))
+    check_writable([("--output", target)], inputs_of(args, "store"))
     if not looks_like_a_store(args.store):
         raise InputError(args.store, "not a judgment store: no store schema in it to recover")
     try:

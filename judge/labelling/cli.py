@@ -30,8 +30,8 @@ def _register_serve(labels: argparse._SubParsersAction) -> None:
         "answers stay hidden until a case is done, unless --show-judge.",
     )
     p.add_argument("result", type=Path, help="result JSON written by judge eval")
-    p.add_argument("--ground-truth", required=True, type=Path, help="spec file or directory")
-    p.add_argument("--outputs", required=True, type=Path, help="outputs directory or JSONL")
+    p.add_argument("-g", "--ground-truth", required=True, type=Path, help="spec file or directory")
+    p.add_argument("-o", "--outputs", required=True, type=Path, help="outputs directory or JSONL")
     p.add_argument("--format", default="auto", help="input format (default: auto-detect)")
     p.add_argument("--labeller", required=True, help="your name, as it goes into the labels")
     p.add_argument(
@@ -93,7 +93,7 @@ def _register_export(labels: argparse._SubParsersAction) -> None:
         "Prints, per store, the mode (blind / show-judge) and any sample the labels were made on.",
     )
     p.add_argument("stores", nargs="+", type=Path, help="labels stores (.jsonl)")
-    p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write")
+    p.add_argument("-O", "--output", "-o", type=Path, required=True, help="CSV to write")
     p.set_defaults(handler=cmd_export)
 
 

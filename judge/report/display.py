@@ -12,8 +12,6 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
-from agreement.render import keep_whole
-
 from ..checklist.results import EvalResult
 from ..checklist.scoring import Estimate
 from .safe_text import visible
@@ -196,6 +194,8 @@ def agent_table(result: EvalResult) -> Table | None:
     """One row per agent (95% bootstrap CIs over that agent's incidents), when several answered."""
     if not result.by_agent:
         return None
+    from agreement.render import keep_whole  # here: a run with one agent never imports numpy
+
     table = Table(title="By agent", box=box.SIMPLE_HEAVY)
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("agent", "left"),

@@ -186,7 +186,7 @@ def reliability(
     plt = _pyplot()
     colors = [MUTED, NEUTRAL, PASS, UNSCORED]
     with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(3.6, 3.2))
+        fig, ax = plt.subplots(figsize=(5.2, 4.6))
         ax.plot([0, 1], [0, 1], color="#243040", linestyle=":", linewidth=1)
         for n, (label, confidence, agreed, counts) in enumerate(curves):
             color = colors[n % len(colors)]
@@ -200,6 +200,63 @@ def reliability(
         ax.set_ylabel("agreement with the labels")
         ax.legend(frameon=False, fontsize=8, loc="upper left")
         return to_svg(fig, prefix)
+
+
+def question_shares(
+    labels: Sequence[str], yes: Sequence[float], no: Sequence[float], unscored: Sequence[float]
+) -> Markup:
+    """One stacked bar per row (a question, or a question and an agent): the share answered
+    Yes, No and left unscored, top to bottom in the order given."""
+    plt = _pyplot()
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 0.9 + 0.26 * len(labels)))
+        y = list(range(len(labels)))[::-1]
+        left = [0.0] * len(labels)
+        for values, color, name in (
+            (yes, PASS, "Yes"),
+            (no, FAIL, "No"),
+            (unscored, UNSCORED, "unscored"),
+        ):
+            ax.barh(y, values, left=left, color=color, height=0.72, label=name)
+            left = [a + b for a, b in zip(left, values, strict=True)]
+        ax.set_yticks(y, [_short(label, 44) for label in labels], fontsize=8)
+        ax.set_ylim(-0.6, len(labels) - 0.4)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of cases")
+        ax.legend(frameon=False, fontsize=8, ncols=3, loc="lower left", bbox_to_anchor=(0, 1))
+        return to_svg(fig, "questions")
+
+
+def kappa_forest(
+    rows: Sequence[str],
+    series: Sequence[
+        tuple[str, Sequence[float | None], Sequence[float | None], Sequence[float | None]]
+    ],
+) -> Markup:
+    """Cohen's kappa per row (a question) for each series (a pair of raters): the value and its
+    95% CI, chance (0) and the usual 'substantial' line (0.6) marked."""
+    plt = _pyplot()
+    colors = [NEUTRAL, UNSCORED, PASS, FAIL, MUTED, "#6a3d9a"]
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 1.2 + 0.36 * len(rows) * max(1, len(series)) ** 0.5))
+        base = list(range(len(rows)))[::-1]
+        step = 0.7 / max(1, len(series))
+        for n, (label, values, lows, highs) in enumerate(series):
+            offset = ((len(series) - 1) / 2 - n) * step  # the first pair on top, as in the legend
+            color = colors[n % len(colors)]
+            for yi, v, lo, hi in zip(base, values, lows, highs, strict=True):
+                if v is None:
+                    continue
+                err = [[v - lo], [hi - v]] if lo is not None and hi is not None else None
+                ax.errorbar(v, yi + offset, xerr=err, fmt="o", color=color, ms=4, capsize=2, lw=1)
+            ax.plot([], [], "o", color=color, label=_short(label, 60))
+        ax.axvline(0, color="#243040", linewidth=0.8)
+        ax.axvline(0.6, color=MUTED, linestyle=":", linewidth=1)
+        ax.set_yticks(base, list(rows), fontsize=8)
+        ax.set_xlim(-1, 1)
+        ax.set_xlabel("Cohen's κ (95% bootstrap CI)")
+        ax.legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        return to_svg(fig, "kappa")
 
 
 def _short(name: str, most: int = 36) -> str:

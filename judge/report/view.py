@@ -28,6 +28,7 @@ from .display import fmt
 from .estimates import EstimatesView
 from .estimates import from_section as estimates_view
 from .pages import CasePage, PageLink, incident_summaries, page_link
+from .questions import ALL_AGENTS, QuestionShare, plotted, question_shares
 from .replies import ReplySource
 from .safe_text import visible
 from .sections import Table, agreement_tables, cascade_section, resolution_rows
@@ -105,6 +106,8 @@ class ReportView:
     n_resolution_cases: int = 0
     pages: list[PageLink] = field(default_factory=list)
     """Pages holding the case details, when the run is too large for one page."""
+    questions: list[QuestionShare] = field(default_factory=list)
+    """Each question's Yes/No/unscored counts, overall and by agent."""
 
     @property
     def dimension_ids(self) -> list[str]:
@@ -178,6 +181,7 @@ def build_view(
     if "estimates" in extra:
         view.estimates = estimates_view(extra["estimates"])
     view.cascade = cascade_section(result)
+    view.questions = question_shares(result.judgments, result.cases, texts)
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
     return view
@@ -349,6 +353,17 @@ def _plots(view: ReportView) -> dict[str, Markup]:
             [visible(i.incident_id) for i in result.incidents],
             [i.mean_composite for i in result.incidents],
             threshold,
+        )
+    drawn = plotted(view.questions)
+    if drawn:
+        out["questions"] = plots.question_shares(
+            [
+                s.question_id if s.agent == ALL_AGENTS else f"{s.question_id} · {visible(s.agent)}"
+                for s in drawn
+            ],
+            [s.share(s.yes) for s in drawn],
+            [s.share(s.no) for s in drawn],
+            [s.share(s.unscored) for s in drawn],
         )
     points = [
         r
