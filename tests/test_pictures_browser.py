@@ -3,7 +3,7 @@ pipe, as tests/test_labelling_browser.py drives it): the report's per-question v
 `judge agreement --html` and the calibration page's reliability diagram. Each is opened at a
 desktop and a narrow width: its elements are there, its charts are drawn inside the window, the
 page never scrolls sideways, and a screenshot is taken (kept in DIAGNOSIS_JUDGE_SCREENSHOTS when
-that names a folder)."""
+that names a folder: the manual's docs/img/*.png are the 800-pixel ones)."""
 
 from __future__ import annotations
 
