@@ -12,19 +12,27 @@ corpus-wide counts and parity) are marked `corpus` and deselected by default; se
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import helpers
 import pytest
+from helpers import (
+    CHROMIUM,
+    CORPUS,
+    EXAMPLE,
+    EXAMPLE_GT,
+    EXAMPLE_OUTPUTS,
+    FIXTURES,
+    REPO,
+    missing_corpus_message,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
+if str(REPO) not in sys.path:  # for the tests of the scripts in benchmarks/
     sys.path.insert(0, str(REPO))
-
-import helpers  # noqa: E402
-from helpers import CORPUS, EXAMPLE, FIXTURES, missing_corpus_message  # noqa: E402
 
 BAD = FIXTURES / "bad"
 JUDGE_SETTINGS = (
@@ -63,6 +71,17 @@ def _judge_settings_unset(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked `browser` were asked for explicitly: a missing chromium fails them, never
+    skips them (checked before any of their fixtures starts a browser)."""
+    if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
+        pytest.fail(
+            f"this test is marked `browser` and needs Debian's chromium at {CHROMIUM} "
+            "(apt-get install chromium), or deselect it (the default `-m 'not browser'`)",
+            pytrace=False,
+        )
+
+
 @pytest.fixture(autouse=True)
 def _corpus_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     """Only tests marked `corpus` may read the corpus; they fail up front when it is absent."""
@@ -93,17 +112,30 @@ def example_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def example_ground_truth() -> Path:
-    return EXAMPLE / "ground_truth"
+    return EXAMPLE_GT
 
 
 @pytest.fixture(scope="session")
 def example_outputs() -> Path:
-    return EXAMPLE / "outputs"
+    return EXAMPLE_OUTPUTS
 
 
 @pytest.fixture(scope="session")
 def bad_dir() -> Path:
     return BAD
+
+
+@pytest.fixture
+def closed_port_url() -> Iterator[str]:
+    """The URL of a port on 127.0.0.1 that refuses every connection, for the test's length.
+
+    The port stays bound (never listening) until the test ends: a port found free and let go
+    could be given to a fake provider of another test or another process at once, which would
+    then record this test's requests as calls of its own.
+    """
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}/v1"
 
 
 @pytest.fixture()

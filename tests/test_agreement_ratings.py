@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from agreement import (
     LABEL_COLUMNS,
@@ -383,7 +384,7 @@ def test_sources_can_be_named_with_tuples(tmp_path):
 def test_agreement_imports_neither_judge_nor_ground_truth():
     import ast
 
-    package = Path(__file__).resolve().parents[1] / "agreement"
+    package = REPO / "agreement"
     for module in package.glob("*.py"):
         tree = ast.parse(module.read_text(encoding="utf-8"))
         for node in ast.walk(tree):

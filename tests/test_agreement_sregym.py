@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from helpers import corpus
+from helpers import FIXTURES, corpus
 
 from agreement import LabelFileError, agreement_report, read_labels
 from agreement.ratings import ItemKey
@@ -21,7 +20,7 @@ from agreement.sregym_bench import (
 )
 from ground_truth import models
 
-FIXTURE = Path(__file__).parent / "fixtures" / "agreement" / "judge_bench_data.96a9057e.yaml"
+FIXTURE = FIXTURES / "agreement" / "judge_bench_data.96a9057e.yaml"
 
 
 @pytest.fixture(scope="module")

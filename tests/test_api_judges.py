@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge import (
@@ -30,8 +31,6 @@ from judge.judges import PanelJudge, build_judge
 from judge.judges.base import NullGate
 from judge.judges.registry import unregister_judge
 from judge.run.control import Gate
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 def _answers(task: JudgeTask, answer: str = "Yes") -> DimensionVerdict:

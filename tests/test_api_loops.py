@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge import (
@@ -15,8 +15,6 @@ from judge import (
     evaluate_submission_async,
     load_rubric,
 )
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 @pytest.fixture(scope="module")

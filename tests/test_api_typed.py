@@ -8,8 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 @pytest.mark.slow

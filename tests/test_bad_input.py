@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import quiet
+from helpers import REPO, quiet
 from pydantic import ValidationError
 
 from agreement import LabelFileError
@@ -27,7 +27,6 @@ from ground_truth.reading import DEFAULT_MAX_INPUT_MB, max_input_bytes, set_max_
 from judge.checklist.rubric import load_rubric
 from judge.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 GT = "[fault_spec] component=deployment/checkout; namespace=shop || A wrong image tag."
 # "Billion laughs": nine levels of nine aliases, 9^9 = 387,420,489 strings once expanded.
 ALIAS_BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(

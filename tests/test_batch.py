@@ -9,38 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from test_reliability import SPECS, llm, submissions
+from helpers.batch import FAST_BATCH, batch_lines, batch_provider, batch_run
+from helpers.fake_runs import EXAMPLE_SPECS, llm_judge, submissions
 
 from judge import EvalOptions, evaluate, evaluate_async
 from judge.judges.clients.litellm_client import import_litellm
 from judge.run.batch import BatchOptions, batch_cost, batch_discount
 from judge.store import Store
 from judge.testing import FakeProvider, FakeProviderConfig
-
-FAST = BatchOptions(poll=0.02, max_poll=0.05)
-
-
-def run(provider: FakeProvider, store: Path, n: int = 4, **options) -> tuple:
-    notes: list[str] = []
-    batch = options.pop("batch", FAST)
-    result = evaluate(
-        SPECS,
-        submissions(n),
-        judge=llm(provider),
-        options=EvalOptions(
-            granularity="dimension", store=store, batch=batch, note=notes.append, **options
-        ),
-    )
-    return result, notes
-
-
-def batch_lines(provider: FakeProvider) -> list:
-    return [c for c in provider.calls if c.path.startswith("batch ")]
-
-
-def provider(**config) -> FakeProvider:
-    return FakeProvider(FakeProviderConfig(batch_delay=0.05, **config))
-
 
 # ------------------------------------------------------------------ the fake provider
 
@@ -123,15 +99,15 @@ def test_fake_provider_rejects_a_bad_input_file_and_a_wrong_key() -> None:
 
 
 def test_batch_answers_every_missing_call_in_one_batch_like_live_calls(tmp_path: Path) -> None:
-    with provider() as server:
-        result, notes = run(server, tmp_path / "b.sqlite")
+    with batch_provider() as server:
+        result, notes = batch_run(server, tmp_path / "b.sqlite")
         lines = batch_lines(server)
         ops = dict(server.batches.ops)
-    with provider() as live_server:
+    with batch_provider() as live_server:
         live = evaluate(
-            SPECS,
+            EXAMPLE_SPECS,
             submissions(4),
-            judge=llm(live_server),
+            judge=llm_judge(live_server),
             options=EvalOptions(granularity="dimension", store=tmp_path / "live.sqlite"),
         )
         live_hashes = sorted(c.messages_hash or "" for c in live_server.calls)
@@ -154,10 +130,10 @@ def test_batch_answers_every_missing_call_in_one_batch_like_live_calls(tmp_path:
 
 
 def test_second_run_makes_no_call_and_no_batch(tmp_path: Path) -> None:
-    with provider() as server:
-        run(server, tmp_path / "b.sqlite")
+    with batch_provider() as server:
+        batch_run(server, tmp_path / "b.sqlite")
         before = (len(server.calls), dict(server.batches.ops))
-        again, _ = run(server, tmp_path / "b.sqlite")
+        again, _ = batch_run(server, tmp_path / "b.sqlite")
         after = (len(server.calls), dict(server.batches.ops))
     assert after == before
     assert again.usage is not None and again.usage.cache_hits == 12
@@ -168,8 +144,8 @@ def test_second_run_makes_no_call_and_no_batch(tmp_path: Path) -> None:
 def test_lost_calls_are_reported_stored_as_errors_and_only_they_are_asked_again(
     tmp_path: Path, outcome: str, kind: str
 ) -> None:
-    with provider(batch_schedule=[outcome], seed=3) as server:
-        result, notes = run(server, tmp_path / "b.sqlite")
+    with batch_provider(batch_schedule=[outcome], seed=3) as server:
+        result, notes = batch_run(server, tmp_path / "b.sqlite")
         lines = batch_lines(server)
     first = [c for c in lines if c.path.startswith("batch batch_fake000000")]
     second = [c for c in lines if c.path.startswith("batch batch_fake000001")]
@@ -194,8 +170,8 @@ def test_lost_calls_are_reported_stored_as_errors_and_only_they_are_asked_again(
 
 
 def test_a_failed_batch_is_asked_again_then_given_up_as_unscored_never_no(tmp_path: Path) -> None:
-    with provider(batch_schedule=["fail", "fail"]) as server:
-        result, notes = run(server, tmp_path / "b.sqlite", batch=BatchOptions(0.02, 0.05, 1))
+    with batch_provider(batch_schedule=["fail", "fail"]) as server:
+        result, notes = batch_run(server, tmp_path / "b.sqlite", batch=BatchOptions(0.02, 0.05, 1))
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == 2  # the first and one round of asking again
     assert not batch_lines(server)
@@ -208,8 +184,8 @@ def test_a_failed_batch_is_asked_again_then_given_up_as_unscored_never_no(tmp_pa
 def test_an_unusable_reply_is_asked_again_like_a_live_call_then_left_unscored(
     tmp_path: Path,
 ) -> None:
-    with provider(fault_rates={"refusal": 1.0}) as server:
-        result, notes = run(server, tmp_path / "b.sqlite", n=1)
+    with batch_provider(fault_rates={"refusal": 1.0}) as server:
+        result, notes = batch_run(server, tmp_path / "b.sqlite", n=1)
         ops = dict(server.batches.ops)
         lines = batch_lines(server)
     assert ops["batch_create"] == 3  # the first ask and max_reasks (2) re-asks
@@ -226,8 +202,8 @@ def test_an_unusable_reply_is_asked_again_like_a_live_call_then_left_unscored(
 
 
 def test_a_reasked_reply_that_is_usable_is_the_answer(tmp_path: Path) -> None:
-    with provider(fault_schedule=["refusal"]) as server:  # the first line served
-        result, _ = run(server, tmp_path / "b.sqlite", n=1)
+    with batch_provider(fault_schedule=["refusal"]) as server:  # the first line served
+        result, _ = batch_run(server, tmp_path / "b.sqlite", n=1)
         lines = batch_lines(server)
     again = [c for c in lines if c.path.startswith("batch batch_fake000001")]
     assert len(lines) == 4 and len(again) == 1 and again[0].answers
@@ -240,11 +216,11 @@ def test_a_reasked_reply_that_is_usable_is_the_answer(tmp_path: Path) -> None:
 def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
     with FakeProvider(FakeProviderConfig(batch_delay=3.0)) as server:
-        options = EvalOptions(granularity="dimension", store=store, batch=FAST)
+        options = EvalOptions(granularity="dimension", store=store, batch=FAST_BATCH)
         first = _stop_while_polling(server, options)
         with Store(store) as opened:
             assert [b.closed for b in opened.batches()] == [False]
-        second, notes = run(server, store)
+        second, notes = batch_run(server, store)
         ops = dict(server.batches.ops)
     assert first.incomplete and not first.complete and first.stopped is not None
     assert all(j.answer is None for j in first.judgments)
@@ -267,7 +243,7 @@ def _stop_while_polling(server: FakeProvider, options: EvalOptions):
 
     batch_module.BatchPhase._progress = progress_then_stop  # type: ignore[method-assign]
     try:
-        return evaluate(SPECS, submissions(4), judge=llm(server), options=options)
+        return evaluate(EXAMPLE_SPECS, submissions(4), judge=llm_judge(server), options=options)
     finally:
         batch_module.BatchPhase._progress = original  # type: ignore[method-assign]
 
@@ -292,7 +268,7 @@ def test_batch_price_is_litellms_batch_price_else_the_documented_discount(monkey
 def test_a_refused_submission_is_stored_as_failed_calls_never_no(tmp_path: Path) -> None:
     config = FakeProviderConfig(api_key="sk-right", batch_delay=0.05)
     with FakeProvider(config) as server:
-        result, notes = run(server, tmp_path / "b.sqlite", n=2)  # llm() sends sk-test
+        result, notes = batch_run(server, tmp_path / "b.sqlite", n=2)  # llm_judge() sends sk-test
         ops = dict(server.batches.ops)
     assert not ops and not server.calls
     assert {c.error_kind for c in result.calls} == {"auth"} and len(result.calls) == 6
@@ -305,11 +281,15 @@ def test_a_refused_submission_is_stored_as_failed_calls_never_no(tmp_path: Path)
 
 def test_a_finished_batch_is_read_once_not_again_by_litellms_logging(tmp_path: Path) -> None:
     async def go(server: FakeProvider) -> None:
-        options = EvalOptions(granularity="dimension", store=tmp_path / "b.sqlite", batch=FAST)
-        await evaluate_async(SPECS, submissions(2), judge=llm(server), options=options)
+        options = EvalOptions(
+            granularity="dimension", store=tmp_path / "b.sqlite", batch=FAST_BATCH
+        )
+        await evaluate_async(
+            EXAMPLE_SPECS, submissions(2), judge=llm_judge(server), options=options
+        )
         await asyncio.sleep(1.0)  # litellm's logging tasks run after the call returned
 
-    with provider() as server:
+    with batch_provider() as server:
         asyncio.run(go(server))
         ops = dict(server.batches.ops)
     assert ops["file_content"] == 1
@@ -335,14 +315,14 @@ def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -
     from judge.judges.rules import RulesJudge
 
     with pytest.raises(ValueError, match="needs one LLM judge"):
-        evaluate(SPECS, submissions(1), judge=RulesJudge(),
-                 options=EvalOptions(granularity="dimension", store=tmp_path / "s.sqlite", batch=FAST))  # fmt: skip
-    with provider() as server, pytest.raises(ValueError, match="needs a store"):
+        evaluate(EXAMPLE_SPECS, submissions(1), judge=RulesJudge(),
+                 options=EvalOptions(granularity="dimension", store=tmp_path / "s.sqlite", batch=FAST_BATCH))  # fmt: skip
+    with batch_provider() as server, pytest.raises(ValueError, match="needs a store"):
         evaluate(
-            SPECS,
+            EXAMPLE_SPECS,
             submissions(1),
-            judge=llm(server),
-            options=EvalOptions(granularity="dimension", batch=FAST),
+            judge=llm_judge(server),
+            options=EvalOptions(granularity="dimension", batch=FAST_BATCH),
         )
 
 
@@ -362,12 +342,12 @@ def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
 
     monkeypatch.setattr(batches.BatchService, "handle", failing_status)
     store = tmp_path / "b.sqlite"
-    with provider() as server:
-        judge = llm(server, max_retries=1)
-        options = EvalOptions(granularity="dimension", store=store, batch=FAST)
-        first = evaluate(SPECS, submissions(2), judge=judge, options=options)
+    with batch_provider() as server:
+        judge = llm_judge(server, max_retries=1)
+        options = EvalOptions(granularity="dimension", store=store, batch=FAST_BATCH)
+        first = evaluate(EXAMPLE_SPECS, submissions(2), judge=judge, options=options)
         down["status"] = False
-        second, _ = run(server, store, n=2)
+        second, _ = batch_run(server, store, n=2)
         ops = dict(server.batches.ops)
     assert first.stopped is not None and first.stopped.kind == "provider"
     assert "checking batch batch_fake000000" in first.stopped.message
@@ -416,10 +396,10 @@ def test_a_run_killed_around_the_batch_create_never_uploads_or_creates_twice(
 
     monkeypatch.setattr(target, name, dies_once)
     store = tmp_path / "b.sqlite"
-    with provider() as server:
+    with batch_provider() as server:
         with pytest.raises(Killed):
-            run(server, store, n=2)
-        second, _ = run(server, store, n=2)
+            batch_run(server, store, n=2)
+        second, _ = batch_run(server, store, n=2)
         ops = dict(server.batches.ops)
     assert ops["file_create"] == 1 and ops["batch_create"] == 1 and ops["batch_list"] == 1
     assert second.complete and {c.batch_id for c in second.calls} == {"batch_fake000000"}

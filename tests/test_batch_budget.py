@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from test_batch import batch_lines, provider, run
-from test_batch_cli import command
-from test_reliability import SPECS, submissions
+from helpers.batch import batch_command, batch_lines, batch_provider, batch_run
+from helpers.fake_runs import EXAMPLE_SPECS, submissions
 
 from judge.api import render_prompts
 from judge.checklist.prompts import PromptRenderer
@@ -33,14 +32,16 @@ def priced(monkeypatch) -> None:
 def worst_cases(n: int) -> list[float]:
     """Each call's worst case in the run's order, as the tests expect it to be counted."""
     rubric = load_rubric("sregym-v3")
-    prompts = render_prompts(SPECS, submissions(n), rubric, PromptRenderer(), "dimension")
+    prompts = render_prompts(EXAMPLE_SPECS, submissions(n), rubric, PromptRenderer(), "dimension")
     tokens = [len("".join(m["content"] for m in p.messages)) // 4 for _, _, p in prompts]
     return [(t * 1e-6 + 500 * 2e-6) * 0.5 for t in tokens]
 
 
 def test_under_budget_every_call_is_submitted(tmp_path: Path, priced) -> None:
-    with provider() as server:
-        result, notes = run(server, tmp_path / "b.sqlite", max_cost=sum(worst_cases(4)) + 1e-9)
+    with batch_provider() as server:
+        result, notes = batch_run(
+            server, tmp_path / "b.sqlite", max_cost=sum(worst_cases(4)) + 1e-9
+        )
         lines = batch_lines(server)
     assert len(lines) == 12 and result.complete and result.stopped is None
     assert result.usage is not None and 0 < result.usage.cost_usd <= sum(worst_cases(4))
@@ -52,8 +53,8 @@ def test_over_budget_a_stable_share_is_submitted_and_the_rest_is_not_asked(
 ) -> None:
     worst = worst_cases(4)
     budget = sum(worst[:5]) + worst[5] / 2  # five calls fit, the sixth does not
-    with provider() as server:
-        result, notes = run(server, tmp_path / "b.sqlite", max_cost=budget)
+    with batch_provider() as server:
+        result, notes = batch_run(server, tmp_path / "b.sqlite", max_cost=budget)
         lines = batch_lines(server)
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == 1 and len(lines) == 5
@@ -77,17 +78,17 @@ def test_over_budget_a_stable_share_is_submitted_and_the_rest_is_not_asked(
 def test_a_rerun_with_a_larger_budget_asks_only_the_calls_left_out(tmp_path: Path, priced) -> None:
     worst = worst_cases(4)
     store = tmp_path / "b.sqlite"
-    with provider() as server:
-        run(server, store, max_cost=sum(worst[:5]))
-        again, _ = run(server, store, max_cost=sum(worst))
+    with batch_provider() as server:
+        batch_run(server, store, max_cost=sum(worst[:5]))
+        again, _ = batch_run(server, store, max_cost=sum(worst))
         lines = batch_lines(server)
     assert len(lines) == 12 and len({c.messages_hash for c in lines}) == 12
     assert again.complete and again.usage is not None and again.usage.cache_hits == 5
 
 
 def test_an_unknown_price_submits_nothing_under_max_cost(tmp_path: Path) -> None:
-    with provider() as server:  # fake-judge has no price in litellm's map
-        result, _ = run(server, tmp_path / "b.sqlite", n=1, max_cost=10.0)
+    with batch_provider() as server:  # fake-judge has no price in litellm's map
+        result, _ = batch_run(server, tmp_path / "b.sqlite", n=1, max_cost=10.0)
         ops = dict(server.batches.ops)
     assert not ops and result.stopped is not None and result.stopped.kind == "max_cost"
     assert "unknown" in result.stopped.message
@@ -98,8 +99,8 @@ def test_the_cli_says_what_was_left_out_and_exits_as_a_budget_stop(
     tmp_path: Path, priced, capsys
 ) -> None:
     worst = worst_cases(3)
-    with provider() as server:
-        args = command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
+    with batch_provider() as server:
+        args = batch_command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
         args.remove("--no-progress")
         code = main([*args, "--max-cost", f"{sum(worst[:2]) + worst[2] / 2:.12f}"])
     out = capsys.readouterr()

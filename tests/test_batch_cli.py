@@ -14,25 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from test_reliability import GROUND_TRUTH, write_submissions
+from helpers import REPO
+from helpers.batch import batch_command
 
 from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.cli import main
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def command(tmp_path: Path, url: str, *extra: str) -> list[str]:
-    outputs = tmp_path / "subs.jsonl"
-    if not outputs.exists():
-        write_submissions(outputs, 3)
-    return [
-        "eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
-        "--result-file", str(tmp_path / "r.json"), "--api-base", url, "--no-progress",
-        "--batch", "--batch-poll", "0.05", "--granularity", "dimension", *extra,
-    ]  # fmt: skip
 
 
 def open_batches(store: Path) -> int:
@@ -51,7 +39,7 @@ def test_killed_while_polling_then_batch_again_resumes_without_a_second_batch(
 ) -> None:
     store = tmp_path / "r.sqlite"
     with FakeProvider(FakeProviderConfig(batch_delay=4.0)) as server:
-        args = command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
+        args = batch_command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
         env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGE_API_KEY": "sk-test"}
         first = subprocess.Popen(
             [sys.executable, "-m", "judge", *args], cwd=tmp_path, env=env,
@@ -66,7 +54,7 @@ def test_killed_while_polling_then_batch_again_resumes_without_a_second_batch(
         assert first.returncode == -signal.SIGKILL
         assert open_batches(store) == 1 and not (tmp_path / "r.json").exists()
 
-        code = main(command(tmp_path, server.url, "--judge-model", "openai/fake-judge"))
+        code = main(batch_command(tmp_path, server.url, "--judge-model", "openai/fake-judge"))
         ops = dict(server.batches.ops)
         lines = [c for c in server.calls if c.path.startswith("batch ")]
     assert code == 0
@@ -113,7 +101,7 @@ def test_combinations_that_cannot_batch_exit_2_with_the_reason(
             store.put(parts, CaseRef("i", "t", "D1"), DimensionVerdict(answers=[answer]))
         judge = ["--judge-model", f"replay:{replay}"]
     try:
-        code = main(command(tmp_path, "http://127.0.0.1:9/v1", *judge, *extra))
+        code = main(batch_command(tmp_path, "http://127.0.0.1:9/v1", *judge, *extra))
     except SystemExit as stop:  # a flag's value refused while parsing (--batch-poll 0)
         code = stop.code
     out = capsys.readouterr()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_batch import FAST, batch_lines, provider, run
-from test_reliability import SPECS, llm, submissions
+from helpers.batch import FAST_BATCH, batch_lines, batch_provider, batch_run
+from helpers.fake_runs import EXAMPLE_SPECS, llm_judge, submissions
 
 from judge import EvalOptions, evaluate
 from judge.judges.structured import MODES
@@ -24,11 +24,11 @@ def in_batch(lines: list, index: int) -> list:
 @pytest.mark.parametrize("shape", REFUSAL_SHAPES)
 def test_refused_lines_step_down_and_only_they_are_asked_again(tmp_path: Path, shape) -> None:
     store = tmp_path / "b.sqlite"
-    with provider(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal=shape) as server:
-        result, notes = run(server, store, n=2)
+    with batch_provider(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal=shape) as server:
+        result, notes = batch_run(server, store, n=2)
         lines = batch_lines(server)
         ops = dict(server.batches.ops)
-        key = llm(server).structured_output_key
+        key = llm_judge(server).structured_output_key
     first, second = in_batch(lines, 0), in_batch(lines, 1)
     assert ops["batch_create"] == 2 and len(first) == len(second) == 6
     assert {c.outcome for c in first} == {"format_refused"}
@@ -50,10 +50,10 @@ def test_refused_lines_step_down_and_only_they_are_asked_again(tmp_path: Path, s
 
 def test_the_next_batch_starts_from_the_remembered_mode(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
-    with provider(response_formats=LLAMA_CPP_PYTHON_FORMATS) as server:
-        run(server, store, n=2)
+    with batch_provider(response_formats=LLAMA_CPP_PYTHON_FORMATS) as server:
+        batch_run(server, store, n=2)
         before = len(batch_lines(server))
-        again, notes = run(server, store, n=4)  # two new submissions
+        again, notes = batch_run(server, store, n=4)  # two new submissions
         lines = batch_lines(server)[before:]
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == 3  # the two of the first run, one for the new calls
@@ -67,8 +67,8 @@ def test_the_next_batch_starts_from_the_remembered_mode(tmp_path: Path) -> None:
 def test_a_server_that_takes_no_format_is_asked_in_prompt_mode_within_four_batches(
     tmp_path: Path,
 ) -> None:
-    with provider(response_formats=("text",), format_refusal="pydantic-422") as server:
-        result, _ = run(server, tmp_path / "b.sqlite", n=1)
+    with batch_provider(response_formats=("text",), format_refusal="pydantic-422") as server:
+        result, _ = batch_run(server, tmp_path / "b.sqlite", n=1)
         lines = batch_lines(server)
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == len(MODES) == 4
@@ -82,13 +82,13 @@ def test_a_server_that_takes_no_format_is_asked_in_prompt_mode_within_four_batch
 
 def test_a_forced_format_the_server_refuses_is_an_error_never_no(tmp_path: Path) -> None:
     store = tmp_path / "b.sqlite"
-    with provider(response_formats=LLAMA_CPP_PYTHON_FORMATS) as server:
-        judge = llm(server, structured_output="json_schema")
+    with batch_provider(response_formats=LLAMA_CPP_PYTHON_FORMATS) as server:
+        judge = llm_judge(server, structured_output="json_schema")
         result = evaluate(
-            SPECS,
+            EXAMPLE_SPECS,
             submissions(1),
             judge=judge,
-            options=EvalOptions(granularity="dimension", store=store, batch=FAST),
+            options=EvalOptions(granularity="dimension", store=store, batch=FAST_BATCH),
         )
         ops = dict(server.batches.ops)
     assert ops["batch_create"] == 1

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from test_batch import provider, run
+from helpers.batch import batch_provider, batch_run
 
 from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.cli import main
@@ -16,10 +16,10 @@ from judge.store import CaseRef, KeyParts, Store, StoredBatch, merge_stores
 
 def test_merged_store_lists_the_batches_of_both_stores_once(tmp_path: Path, capsys) -> None:
     first, second = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
-    with provider() as server:
-        run(server, first, n=2)
+    with batch_provider() as server:
+        batch_run(server, first, n=2)
         shutil.copy(first, second)  # b holds a's batch too
-        run(server, second, n=4)  # and a second batch for the two new submissions
+        batch_run(server, second, n=4)  # and a second batch for the two new submissions
     merged = tmp_path / "all.sqlite"
     assert main(["merge", str(first), str(second), "--store", str(merged)]) == 0
     assert "2 provider batches" in capsys.readouterr().out

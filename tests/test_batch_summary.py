@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.batch import batch_command, batch_provider, batch_run
 from rich.console import Console
-from test_batch import provider, run
-from test_batch_cli import command
 
 from judge.checklist.results import EvalResult
 from judge.cli import main
@@ -23,8 +22,8 @@ def test_the_summary_names_the_batch_its_answers_and_the_discounted_cost(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:
     monkeypatch.setattr(batch_module, "_model_info", lambda model: PRICE)
-    with provider() as server:
-        args = command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
+    with batch_provider() as server:
+        args = batch_command(tmp_path, server.url, "--judge-model", "openai/fake-judge")
         assert main(args) == 0
         first = " ".join(capsys.readouterr().out.split())
         result = json.loads((tmp_path / "r.json").read_text())
@@ -41,8 +40,8 @@ def test_the_summary_names_the_batch_its_answers_and_the_discounted_cost(
 
 
 def test_an_unknown_discount_and_price_are_said_to_be_unknown(tmp_path: Path) -> None:
-    with provider() as server:
-        result, _ = run(server, tmp_path / "b.sqlite", n=1)
+    with batch_provider() as server:
+        result, _ = batch_run(server, tmp_path / "b.sqlite", n=1)
     assert result.usage is not None and result.usage.batch is not None
     result.usage.batch["discount"] = None
     text = _row(result)

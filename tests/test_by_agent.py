@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import FIXTURES
+from helpers import EXAMPLE, FIXTURES
 
 from ground_truth import Submission, load_specs
 from judge import evaluate
 from judge.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 RIGHT = "The checkout deployment's PRODUCT_CATALOG_ADDR points to port 8082 instead of 8080; root cause."
 WRONG = "The frontend is broken because the cart service is out of memory."
 

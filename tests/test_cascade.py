@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS
 
 from agreement.selective import SelectiveRefusal
 from ground_truth import load_specs, load_submissions
@@ -34,9 +35,6 @@ from judge.testing.answers import diagnosis_text, last_user_text
 
 pytestmark = pytest.mark.slow  # real HTTP runs of the example, seconds each
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
-GT = EXAMPLE / "ground_truth"
-OUTPUTS = EXAMPLE / "outputs"
 MODEL = "openai/gpt-4o-mini"
 RIGHT, WRONG = 0.95, 0.55
 
@@ -53,8 +51,8 @@ class World:
     """The example's cases, their labels and the fake model that knows them."""
 
     def __init__(self) -> None:
-        specs = load_specs(GT)
-        self.subs = load_submissions(OUTPUTS)
+        specs = load_specs(EXAMPLE_GT)
+        self.subs = load_submissions(EXAMPLE_OUTPUTS)
         rules = evaluate(specs, self.subs, judge=RulesJudge())
         self.rules = {(j.incident_id, j.trial, j.question_id): j for j in rules.judgments}
         self.labels = {}
@@ -106,7 +104,7 @@ def _eval(folder: Path, result: str, *extra: str) -> int:
     otherwise: the question-level cascade routes each dimension call on its own."""
     if "--granularity" not in extra:
         extra = ("--granularity", "dimension", *extra)
-    return main(["eval", "--ground-truth", str(GT), "--outputs", str(OUTPUTS), "--no-progress",
+    return main(["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(EXAMPLE_OUTPUTS), "--no-progress",
                  "--result-file", str(folder / result), *extra])  # fmt: skip
 
 
@@ -346,7 +344,7 @@ def test_the_python_api_runs_a_cascade_from_a_calibration_file(
     write_calibration(_without_threshold(load_calibration(calibrated / "cal.json"), 1), path)
     cascade = CascadeJudge([RulesJudge(), make_judge(MODEL, api_base="http://127.0.0.1:9")], path)
     options = EvalOptions(granularity="dimension")  # as the calibration was made
-    result = evaluate(load_specs(GT), world.subs, judge=cascade, options=options)
+    result = evaluate(load_specs(EXAMPLE_GT), world.subs, judge=cascade, options=options)
     routed = _expected(world, load_calibration(calibrated / "cal.json"))
     assert result.cascade is not None and result.cascade.n_items == 288
     assert [s.calls for s in result.cascade.stages] == [96, 0]

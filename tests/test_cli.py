@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from helpers import eval_args
+from helpers import REPO, eval_args
 
 from ground_truth.errors import InputError
 from judge.checklist.results import load_result
@@ -42,14 +42,13 @@ def run(argv: list[str]) -> tuple[int, str, str]:
 
 def python_judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
-    repo = Path(__file__).resolve().parents[1]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, *args],
         capture_output=True,
         text=True,
         env=env,
-        cwd=cwd or repo,
+        cwd=cwd or REPO,
         timeout=120,
     )
 

@@ -7,13 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import one_incident_args
+from helpers import EXAMPLE, FIXTURES, one_incident_args
 
 from judge.cli import main
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BENCH = FIXTURES / "agreement" / "judge_bench_data.96a9057e.yaml"
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 @pytest.fixture(scope="module")

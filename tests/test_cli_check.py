@@ -7,11 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, corpus
+from helpers import EXAMPLE, FIXTURES, corpus
 
 from judge.cli import main
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 def check(capsys, *args: str) -> tuple[int, dict]:

@@ -6,15 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import corpus, one_incident_args
+from helpers import EXAMPLE, FIXTURES, corpus, one_incident_args
 
 from judge.cli import main
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "srezero"
-ITBENCH = Path(__file__).resolve().parent / "fixtures" / "formats" / "itbench" / "synthetic"
-TASKS = FIXTURES / "task_configs_all_40.json"
-RUN = FIXTURES / "example_results_scripted_v0.5.json"
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+SREZERO = FIXTURES / "srezero"
+ITBENCH = FIXTURES / "formats" / "itbench" / "synthetic"
+TASKS = SREZERO / "task_configs_all_40.json"
+RUN = SREZERO / "example_results_scripted_v0.5.json"
 
 
 def test_resolve_writes_every_case_with_its_checks(tmp_path: Path) -> None:

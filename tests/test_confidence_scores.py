@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission
@@ -27,8 +28,6 @@ from judge.judges.rules import RulesJudge
 from judge.judges.rules.basis import Basis
 from judge.judges.rules.confidence import score
 from judge.testing import FakeProvider, FakeProviderConfig
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 @pytest.fixture(autouse=True)

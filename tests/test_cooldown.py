@@ -5,9 +5,9 @@ while they go on and starts over after a success, and a 30 s outage is still rid
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE, Clock
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
@@ -15,16 +15,6 @@ from judge.judges.llm import LLMJudge
 from judge.run.control import Gate
 from judge.run.limits import AdaptiveSlots, Cooldown, default_cooldown_after
 from judge.testing import FakeProvider, FakeProviderConfig
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_cooldowns_grow_while_failures_go_on_and_start_over_after_a_success() -> None:

@@ -11,9 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"
+from helpers import EXAMPLES, REPO
 
 pytestmark = pytest.mark.slow
 

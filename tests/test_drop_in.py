@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 from conftest import JUDGE_SETTINGS
+from helpers import EXAMPLE
 
 from judge.testing import FakeProvider
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 CALLS = 32  # 32 diagnoses, one call each (the default granularity)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import EvalOptions, evaluate
@@ -17,7 +18,6 @@ from judge.judges import JudgeTask, PanelJudge
 from judge.judges.replay import ReplayJudge
 from judge.store import Store
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 SPECS = load_specs(EXAMPLE / "ground_truth")
 SUBS = load_submissions(EXAMPLE / "outputs")
 SPEC = IncidentSpec(id="x", ground_truth="checkout listens on the wrong port")

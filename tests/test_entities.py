@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from helpers import corpus
+from helpers import FORMATS, corpus
 
 from ground_truth.entities import (
     ITBENCH_EXCLUDED_NAMESPACES,
@@ -30,8 +30,7 @@ from ground_truth.formats.itbench import (
 )
 from ground_truth.models import ComponentRef, Entity, IncidentSpec, Submission
 
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-SYNTHETIC = FIXTURES / "itbench" / "synthetic"
+SYNTHETIC = FORMATS / "itbench" / "synthetic"
 
 
 def quiet(fn, *args):
@@ -42,7 +41,7 @@ def quiet(fn, *args):
 
 @pytest.fixture(scope="module")
 def itbench():
-    return {s.id: s for s in quiet(load_itbench_specs, FIXTURES / "itbench" / "scenarios")}
+    return {s.id: s for s in quiet(load_itbench_specs, FORMATS / "itbench" / "scenarios")}
 
 
 def submission(
@@ -258,7 +257,7 @@ def test_forge_top1_localisation_on_the_excerpt():
     service-level faults cartservice and adservice (2 generous hits, 0 exact), then
     productcatalogservice-1 for the pod shippingservice-1; qwen3 names a node first, or
     cartservice / adservice-0 second: 0 hits."""
-    folder = FIXTURES / "forge"
+    folder = FORMATS / "forge"
     specs = {s.id: s for s in load_forge_specs(folder / "label_Online-Boutique-cloudbed-1.csv")}
     hits: dict[str, int] = {}
     exact: dict[str, int] = {}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE
 
 import judge
 from agreement import ppi_mean, ppi_mean_difference
@@ -23,8 +24,6 @@ from judge.cli import main
 from judge.labelling.estimate import estimate_with_labels
 from judge.labelling.labelset import CaseLabels, LabelSet, read_label_set
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 LABELS = EXAMPLE / "labels.csv"
 QUESTIONS = [f"D{d}-Q{q}" for d in (1, 2, 3) for q in (1, 2, 3)]
 

@@ -16,14 +16,11 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import FIXTURES, corpus
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS, FIXTURES, REPO, corpus
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import IncidentSpec, Submission
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
-GROUND_TRUTH = EXAMPLE / "ground_truth"
-OUTPUTS = EXAMPLE / "outputs"
 # verbatim copies of corpus files (tests/fixtures/formats/ATTRIBUTION.md, agreement/SOURCE.md)
 SREGYM_SUBMISSIONS = (
     FIXTURES / "formats" / "sregym" / "service_port_conflict_hotel_reservation_submissions.json"
@@ -43,7 +40,7 @@ REQUIRED_INCIDENTS = {
     "secret_rotation_stale_env_credentials_astronomy_shop",
     "faulty_image_correlated",
 }
-SPEC_FILES = sorted(GROUND_TRUTH.glob("*.yaml"))
+SPEC_FILES = sorted(EXAMPLE_GT.glob("*.yaml"))
 
 
 def _load_spec(path: Path) -> IncidentSpec:
@@ -51,7 +48,7 @@ def _load_spec(path: Path) -> IncidentSpec:
 
 
 def _trial_dirs(incident_id: str) -> list[Path]:
-    root = OUTPUTS / incident_id
+    root = EXAMPLE_OUTPUTS / incident_id
     return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
 
@@ -159,7 +156,7 @@ def test_parameters_are_injected_values_from_the_source(path: Path) -> None:
 
 def test_every_output_directory_names_a_spec() -> None:
     ids = {p.stem for p in SPEC_FILES}
-    incident_dirs = {p.name for p in OUTPUTS.iterdir() if p.is_dir()}
+    incident_dirs = {p.name for p in EXAMPLE_OUTPUTS.iterdir() if p.is_dir()}
     assert incident_dirs <= ids, incident_dirs - ids
 
 
@@ -225,7 +222,7 @@ def test_judge_benchmark_answers_are_quoted_verbatim() -> None:
 
 
 def test_harness_example_runs_through_the_python_api() -> None:
-    script = Path(__file__).resolve().parents[1] / "examples" / "harness.py"
+    script = REPO / "examples" / "harness.py"
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
     proc = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=env, check=False

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from helpers import EXAMPLE, eval_args
+from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, Clock, eval_args
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
@@ -23,25 +22,6 @@ from judge.judges.llm import LLMJudge
 from judge.run.control import Gate
 from judge.run.limits import Breaker
 from judge.testing import FakeProvider, FakeProviderConfig
-
-SPECS = EXAMPLE / "ground_truth"
-OUTPUTS = EXAMPLE / "outputs"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def closed_port_url() -> str:
-    """The address of a port nothing listens on: every connection to it is refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture
@@ -53,7 +33,7 @@ def short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_breaker_opens_after_as_many_failures_as_were_in_flight_then_a_failed_probe_is_dead():
-    clock = Clock()
+    clock = Clock(now=100.0)
     breaker = Breaker(after=5, wait=2.0, clock=clock)
     assert [breaker.failure("connection", sent=5) for _ in range(4)] == [None] * 4
     assert breaker.failure("timeout", sent=5) == "open"
@@ -115,13 +95,13 @@ def test_the_gate_stops_the_run_when_the_probe_fails_and_says_why():
 
 
 def _example():
-    return load_specs(SPECS), load_submissions(OUTPUTS)
+    return load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)
 
 
-def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait):
+def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait, closed_port_url):
     """The bundled example against a closed port: a handful of requests, not 96 calls ridden
     out over minutes; every failure is `connection`, in `errors` and `attempt_errors` alike."""
-    url = closed_port_url()
+    url = closed_port_url
     specs, subs = _example()
     judge = LLMJudge("openai/fake-judge", api_base=url, max_retries=1, retry_wait=0.01)
     options = EvalOptions(cooldown=0.5, granularity="dimension")  # 96 calls, three a case
@@ -134,13 +114,15 @@ def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait
     assert set(result.attempt_errors) == {"connection"}
 
 
-def test_the_cli_exits_3_naming_the_endpoint_and_keeps_what_was_answered(tmp_path, capsys):
-    url = closed_port_url()
+def test_the_cli_exits_3_naming_the_endpoint_and_keeps_what_was_answered(
+    tmp_path, capsys, closed_port_url
+):
+    url = closed_port_url
     out = tmp_path / "r.json"
     code = main(
         eval_args(
-            SPECS,
-            OUTPUTS,
+            EXAMPLE_GT,
+            EXAMPLE_OUTPUTS,
             out,
             "--judge-model",
             "openai/fake-judge",

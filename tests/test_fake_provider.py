@@ -16,10 +16,10 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from helpers import REPO
 from pydantic import BaseModel, ValidationError
 
 from judge.testing.answers import diagnosis_text, question_ids
@@ -32,7 +32,6 @@ from judge.testing.limiter import SlidingWindowLimiter
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-REPO = Path(__file__).resolve().parents[1]
 DIAGNOSIS = (
     "The checkout service failed because cartservice-0 could not reach redis-cart on port 6379. "
     "The env var REDIS_ADDR pointed at a wrong host.\nFrontend errors were only a symptom."

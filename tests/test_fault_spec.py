@@ -3,16 +3,15 @@ normalises to plain names with kind and namespace."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
+from helpers import FIXTURES
 
 from ground_truth import IncidentSpec
 from ground_truth.fault_spec import is_normalised, parse_fault_spec
 from judge.judges.rules.truth import parse_truth
 
-ROOT_CAUSES = Path(__file__).parent / "fixtures" / "rules" / "sregym_root_causes_123.yaml"
+ROOT_CAUSES = FIXTURES / "rules" / "sregym_root_causes_123.yaml"
 
 
 def _root_causes() -> list[dict[str, str]]:

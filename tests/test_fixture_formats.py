@@ -9,7 +9,7 @@ excerpts of the corpus files, record for record (ATTRIBUTION.md).
 from __future__ import annotations
 
 import pytest
-from helpers import FIXTURES, quiet
+from helpers import FORMATS, quiet
 
 from ground_truth.formats.aiopslab import (
     cross_check_aiopslab,
@@ -27,7 +27,6 @@ from ground_truth.formats.itbench import (
 from ground_truth.formats.openrca import load_openrca_specs
 from ground_truth.formats.sregym import load_sregym_specs
 
-FORMATS = FIXTURES / "formats"
 ITBENCH = FORMATS / "itbench" / "synthetic"
 AIOPSLAB = FORMATS / "aiopslab"
 SESSIONS = AIOPSLAB / "sessions"

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import FIXTURES, corpus
+from helpers import FORMATS, corpus
 
-FORMATS = FIXTURES / "formats"
 SCENARIO_FILES = [
     f"scenario_{n}/{name}"
     for n in (1, 2, 17, 38, 102)

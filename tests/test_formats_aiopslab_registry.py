@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
-from helpers import corpus, quiet
+from helpers import FIXTURES, corpus, quiet
 
 from ground_truth.errors import InputError
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs
 
-SOURCE = Path(__file__).parent / "fixtures" / "formats" / "aiopslab" / "source"
+SOURCE = FIXTURES / "formats" / "aiopslab" / "source"
 PROBLEMS = SOURCE / "aiopslab" / "orchestrator" / "problems"
 
 

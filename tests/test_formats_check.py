@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import FORMATS
 
 from judge.cli import main
-
-FORMATS = Path(__file__).parent / "fixtures" / "formats"
 
 CASES = [
     (["itbench/scenarios"], "5 specs read as itbench", "itbench v1, scenario folders: 5"),

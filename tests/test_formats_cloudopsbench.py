@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from helpers import corpus
+from helpers import FORMATS, corpus
 
 from ground_truth.errors import InputError
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
-FORMATS = Path(__file__).parent / "fixtures" / "formats"
 COB = FORMATS / "cloud-opsbench"
 CASES = FORMATS / "cloud-opsbench-cases" / "benchmark"
 

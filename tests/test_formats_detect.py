@@ -8,14 +8,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from helpers import corpus
+from helpers import FORMATS, corpus
 
 from ground_truth import loaders
 from ground_truth.errors import FormatWarning, InputError
 from ground_truth.formats.registry import detect
 from ground_truth.models import IncidentSpec, Submission
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 
 NOT_SPECS = "not-specs"
 NOT_SUBMISSIONS = "not-submissions"
@@ -87,7 +85,7 @@ def check_detection(path: Path, spec_format: str | None, submission_format: str 
 
 @pytest.mark.parametrize("relative, spec_format, submission_format", FIXTURE_CASES)
 def test_detection_on_fixtures(relative, spec_format, submission_format):
-    check_detection(FIXTURES / relative, spec_format, submission_format)
+    check_detection(FORMATS / relative, spec_format, submission_format)
 
 
 @pytest.mark.corpus
@@ -109,7 +107,7 @@ def test_unknown_input_names_the_formats_tried(tmp_path):
 
 def test_bad_format_names_and_paths(tmp_path):
     with pytest.raises(InputError, match="unknown format 'nope'"):
-        loaders.load_specs(FIXTURES / "itbench" / "scenarios", "nope")
+        loaders.load_specs(FORMATS / "itbench" / "scenarios", "nope")
     with pytest.raises(InputError, match="no such file"):
         loaders.load_submissions(tmp_path / "absent", "itbench")
     with pytest.raises(InputError, match="no such file"):
@@ -119,10 +117,10 @@ def test_bad_format_names_and_paths(tmp_path):
 def test_forcing_a_format_uses_that_adapter():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)
-        specs = loaders.load_specs(FIXTURES / "itbench" / "scenarios", "itbench")
+        specs = loaders.load_specs(FORMATS / "itbench" / "scenarios", "itbench")
     assert {s.source["format"] for s in specs} == {"itbench"}
     with pytest.raises(InputError):
-        loaders.load_specs(FIXTURES / "itbench" / "scenarios", "openrca")
+        loaders.load_specs(FORMATS / "itbench" / "scenarios", "openrca")
 
 
 def test_a_missing_adapter_fails_loudly_where_it_is_needed_only(monkeypatch):
@@ -131,13 +129,13 @@ def test_a_missing_adapter_fails_loudly_where_it_is_needed_only(monkeypatch):
     monkeypatch.delattr(formats, "srezero", raising=False)
     monkeypatch.setitem(sys.modules, "ground_truth.formats.srezero", None)
     with pytest.raises(ImportError):  # detection asks every adapter about an unclaimed input
-        detect(FIXTURES / "sregym" / "results_judged.csv", "specs")
+        detect(FORMATS / "sregym" / "results_judged.csv", "specs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)  # the fixtures' known problems
         assert loaders.load_specs(
-            FIXTURES / "itbench" / "scenarios", "itbench"
+            FORMATS / "itbench" / "scenarios", "itbench"
         )  # srezero not needed
-    assert detect(FIXTURES / "itbench" / "scenarios", "specs").name == "itbench"  # nor here
+    assert detect(FORMATS / "itbench" / "scenarios", "specs").name == "itbench"  # nor here
 
 
 def test_format_warning_names_file_and_field():
@@ -213,7 +211,7 @@ ROUND_TRIPS = [
 
 @pytest.mark.parametrize("where, relative, fmt, kind", ROUND_TRIPS)
 def test_round_trip_through_the_native_format_loses_nothing(tmp_path, where, relative, fmt, kind):
-    path = FIXTURES / relative if where == "fixture" else corpus(relative)
+    path = FORMATS / relative if where == "fixture" else corpus(relative)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)
         if kind == "specs":

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from helpers import corpus, quiet
+from helpers import FIXTURES, corpus, quiet
 
 from ground_truth.formats.forge import (
     load_forge_specs,
@@ -15,13 +14,7 @@ from ground_truth.formats.forge import (
     looks_like_forge_submissions,
 )
 
-LABELS = (
-    Path(__file__).parent
-    / "fixtures"
-    / "formats"
-    / "forge"
-    / "label_Online-Boutique-cloudbed-1.csv"
-)
+LABELS = FIXTURES / "formats" / "forge" / "label_Online-Boutique-cloudbed-1.csv"
 
 
 def test_label_csv_specs():

@@ -3,16 +3,14 @@ runs' `responses-<workflow>.txt` JSON lines, MicroSS labels, and runs that predi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from helpers import quiet
+from helpers import FIXTURES, quiet
 
 from ground_truth.entities import score_entities
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
-FORGE = Path(__file__).parent / "fixtures" / "formats" / "forge"
+FORGE = FIXTURES / "formats" / "forge"
 RUN = "command-r-plus/model-only-full/all-modalities/list/by-time"
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
-from helpers import corpus, quiet
+from helpers import BENCHMARKS, FIXTURES, corpus, quiet
 
 from ground_truth.errors import InputError
 from ground_truth.formats.itbench import (
@@ -19,7 +18,7 @@ from ground_truth.formats.itbench import (
     looks_like_itbench_submissions,
 )
 
-SCENARIOS = Path(__file__).parent / "fixtures" / "formats" / "itbench" / "scenarios"
+SCENARIOS = FIXTURES / "formats" / "itbench" / "scenarios"
 
 
 def by_id(specs):
@@ -332,7 +331,7 @@ def test_computed_entity_metrics_equal_the_llm_judged_ones_on_every_published_ca
     docs/formats.md for what that does and does not show)."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(BENCHMARKS))
     from itbench_entities import compare
 
     gt = corpus("itbench", "ground_truth", "itbench-evaluations_data", "ground_truths.json")

@@ -8,12 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import quiet
+from helpers import FIXTURES, quiet
 
 from ground_truth.formats.itbench import load_itbench_specs, load_itbench_submissions
 from ground_truth.formats.registry import detect
 
-ITBENCH = Path(__file__).parent / "fixtures" / "formats" / "itbench"
+ITBENCH = FIXTURES / "formats" / "itbench"
 
 
 def test_scenario_folder_name_wins_over_metadata_name_with_a_warning():

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import corpus, quiet
+from helpers import FIXTURES, corpus, quiet
 
 from ground_truth.formats.openrca import (
     load_openrca_specs,
@@ -19,7 +19,7 @@ from ground_truth.formats.openrca import (
     looks_like_openrca_submissions,
 )
 
-TELECOM = Path(__file__).parent / "fixtures" / "formats" / "openrca" / "agent-Telecom.csv"
+TELECOM = FIXTURES / "formats" / "openrca" / "agent-Telecom.csv"
 
 
 def test_single_failure_queries_from_the_telecom_csv():

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from helpers import quiet
+from helpers import FIXTURES, quiet
 
 from ground_truth.formats.openrca import load_openrca_verdicts
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
-RESULT = Path(__file__).parent / "fixtures" / "formats" / "openrca" / "test" / "result"
+RESULT = FIXTURES / "formats" / "openrca" / "test" / "result"
 BANK_RUN = RESULT / "Bank" / "agent-rerun-gpt-4o.csv"
 
 

@@ -13,13 +13,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, quiet
+from helpers import FIXTURES, FORMATS, quiet
 
 from ground_truth.errors import InputError, collecting_bad_files
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs, load_submissions
 
-FORMATS = FIXTURES / "formats"
 ITBENCH = FORMATS / "itbench"
 FORGE_RESPONSES = next((FORMATS / "forge" / "results").rglob("responses-*.txt"))
 

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import FORMATS, REPO
 
 from ground_truth.errors import InputError
 from ground_truth.formats import registry
@@ -21,9 +22,7 @@ from ground_truth.loaders import load_specs, load_submissions
 from ground_truth.registry import PluginWarning
 from judge.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "formats"
-OPENRCA_CSV = FIXTURES / "openrca" / "agent-Telecom.csv"
+OPENRCA_CSV = FORMATS / "openrca" / "agent-Telecom.csv"
 
 PLUGIN = '''
 from pathlib import Path
@@ -231,7 +230,7 @@ def test_cross_check_of_a_format_not_installed_is_skipped(tmp_path: Path) -> Non
 
 def _imports(path: Path, package: str) -> set[str]:
     """Every `ground_truth...` module `path` imports, at the top or inside a function."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
     base = parts[:-1]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -246,10 +245,10 @@ def _imports(path: Path, package: str) -> set[str]:
 
 def test_no_format_module_imports_its_way_back_to_itself() -> None:
     files = [
-        ROOT / "ground_truth" / "loaders.py",
-        *(ROOT / "ground_truth" / "formats").glob("*.py"),
+        REPO / "ground_truth" / "loaders.py",
+        *(REPO / "ground_truth" / "formats").glob("*.py"),
     ]
-    names = {".".join(f.relative_to(ROOT).with_suffix("").parts): f for f in files}
+    names = {".".join(f.relative_to(REPO).with_suffix("").parts): f for f in files}
     edges = {
         name: _imports(path, "ground_truth") & set(names) - {name} for name, path in names.items()
     }
@@ -274,6 +273,6 @@ def test_detection_imports_only_the_adapters_it_asks(tmp_path: Path) -> None:
         )
         return ast.literal_eval(run.stdout)
 
-    native = ROOT / "examples" / "sregym-mini" / "ground_truth"
+    native = REPO / "examples" / "sregym-mini" / "ground_truth"
     assert loaded(native) == ["registry"]
-    assert loaded(FIXTURES / "itbench" / "scenarios") == ["files", "itbench", "registry"]
+    assert loaded(FORMATS / "itbench" / "scenarios") == ["files", "itbench", "registry"]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from helpers import corpus, quiet
+from helpers import FORMATS, corpus, quiet
 
 from ground_truth.errors import InputError
 from ground_truth.formats.sregym import (
@@ -19,8 +17,8 @@ from ground_truth.formats.sregym import (
     parse_fault_spec,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "formats" / "sregym"
-SUBMISSIONS = FIXTURES / "service_port_conflict_hotel_reservation_submissions.json"
+SREGYM = FORMATS / "sregym"
+SUBMISSIONS = SREGYM / "service_port_conflict_hotel_reservation_submissions.json"
 
 
 def test_parse_fault_spec_multi_component_list():
@@ -109,7 +107,7 @@ def test_registry_known_problems_warn():
 
 
 def test_results_csv_with_diagnosis_text_becomes_submissions():
-    path = FIXTURES / "results_with_text.csv"
+    path = SREGYM / "results_with_text.csv"
     assert looks_like_sregym_submissions(path) and not looks_like_sregym_specs(path)
     subs, _ = quiet(load_sregym_submissions, path)
     assert [s.key for s in subs] == [
@@ -128,18 +126,18 @@ def test_results_csv_with_diagnosis_text_becomes_submissions():
 
 def test_results_csv_without_text_is_refused_with_a_pointer():
     with pytest.raises(InputError, match="load_sregym_verdicts"):
-        load_sregym_submissions(FIXTURES / "results_judged.csv")
+        load_sregym_submissions(SREGYM / "results_judged.csv")
 
 
 def test_judge_verdicts_as_a_rater_table():
-    verdicts = load_sregym_verdicts(FIXTURES / "results_judged.csv")
+    verdicts = load_sregym_verdicts(SREGYM / "results_judged.csv")
     assert verdicts == [
         {"incident_id": "service_port_conflict_hotel_reservation", "trial": "1", "verdict": True},
         {"incident_id": "service_port_conflict_hotel_reservation", "trial": "2", "verdict": False},
         {"incident_id": "incorrect_image", "trial": "1", "verdict": None},
         {"incident_id": "incorrect_image", "trial": "2", "verdict": None},
     ]
-    answers = load_sregym_checklist(FIXTURES / "results_judged.csv")
+    answers = load_sregym_checklist(SREGYM / "results_judged.csv")
     assert [(a["trial"], a["question_id"], a["answer"]) for a in answers] == [
         ("1", "D1-Q1", "Yes"),
         ("1", "D2-Q1", "No"),
@@ -148,7 +146,7 @@ def test_judge_verdicts_as_a_rater_table():
 
 
 def test_legacy_results_csv_has_no_verdicts():
-    path = FIXTURES / "legacy_09-10_18-40_arena_results.csv"
+    path = SREGYM / "legacy_09-10_18-40_arena_results.csv"
     assert looks_like_sregym_submissions(path)
     verdicts, found = quiet(load_sregym_verdicts, path)
     assert verdicts == [

@@ -4,15 +4,15 @@ items have an empty description (no ground truth): they are skipped with one war
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from helpers import FIXTURES
 
 from agreement.errors import LabelFileError
 from agreement.sregym_bench import BenchWarning, load_bench
 from judge.cli import main
 
-BENCH = Path(__file__).parent / "fixtures" / "formats" / "sregym-bench" / "data.49852003.yaml"
+BENCH = FIXTURES / "formats" / "sregym-bench" / "data.49852003.yaml"
 
 
 def test_items_without_ground_truth_are_skipped_with_one_warning():

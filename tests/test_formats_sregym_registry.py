@@ -4,16 +4,15 @@ parsed with `ast` (verbatim MIT files of SREGym ba07faf: 6 of its problem module
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
-from helpers import corpus, quiet
+from helpers import FIXTURES, corpus, quiet
 
 from ground_truth.formats.registry import detect
 from ground_truth.loaders import load_specs
 
-SOURCE = Path(__file__).parent / "fixtures" / "formats" / "sregym-registry" / "source"
+SOURCE = FIXTURES / "formats" / "sregym-registry" / "source"
 PROBLEMS = SOURCE / "sregym" / "conductor" / "problems"
 # The registry passes faulty_service="mongodb-rate", which ResourceRequestTooLarge/Small hand
 # positionally to ResourceRequest.__init__; the corpus extraction kept the default "frontend".

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import FIXTURES, REPO, quiet
+from helpers import BENCHMARKS, FIXTURES, quiet
 
 from ground_truth.formats.registry import detect
 from ground_truth.formats.sregym_traces import curl_solution, load_trace_submissions
 from ground_truth.loaders import load_submissions
 
 TRACES = FIXTURES / "formats" / "sregym-traces"
-CASES = REPO / "benchmarks" / "validity" / "real" / "cases"
+CASES = BENCHMARKS / "validity" / "real" / "cases"
 PROBLEM = "service_port_conflict_hotel_reservation"
 
 

@@ -3,7 +3,6 @@ diagnoses and, as the `grader` role, answers the checklist."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import EXAMPLE, FIXTURES, REPO, load_script
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -22,8 +22,6 @@ from judge.integrations.inspect import checklist_scorer
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 SPEC = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")[0]
 DIAGNOSIS = next(s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == SPEC.id)
 
@@ -81,11 +79,7 @@ def metrics(log) -> dict[str, float]:
 
 
 def test_the_example_task_runs_offline_and_scores_like_the_python_api(tmp_path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "inspect_task", REPO / "examples" / "inspect_task.py"
-    )
-    example = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(example)  # type: ignore[union-attr]
+    example = load_script(REPO / "examples" / "inspect_task.py")
     log = example.run_offline(tmp_path)
     assert log.status == "success"
     specs = {s.id: s for s in load_specs(EXAMPLE / "ground_truth")}
@@ -176,10 +170,8 @@ def test_a_failing_grader_leaves_questions_unscored_with_the_error(tmp_path) -> 
 
 # ---- the targets the CLI reads; an unreadable one leaves its sample unscored (issue 24)
 
-SREGYM_SPEC = next(
-    s for s in load_specs(REPO / "tests" / "fixtures" / "formats" / "sregym") if s.fault_origin
-)
-ITBENCH_GT = REPO / "tests" / "fixtures" / "formats" / "itbench" / "scenarios" / "scenario_2"
+SREGYM_SPEC = next(s for s in load_specs(FIXTURES / "formats" / "sregym") if s.fault_origin)
+ITBENCH_GT = FIXTURES / "formats" / "itbench" / "scenarios" / "scenario_2"
 
 
 def scores_by_sample(log) -> dict[Any, Any]:

@@ -3,7 +3,6 @@ filters, the blind reveal and the server's guards. (In Chromium: test_labelling_
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import threading
@@ -13,13 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import REPO
+from helpers.labelling import make_dataset, serve_args
 
 from agreement import read_labels
 from agreement.ratings import VERDICT
-from ground_truth import Submission, load_specs, load_submissions
 from ground_truth.errors import InputError
-from judge import evaluate
-from judge.checklist.results import write_result
 from judge.cli import main
 from judge.errors import StorageError
 from judge.labelling.cases import JudgeAnswer, LabelCase, LabelQuestion
@@ -34,57 +32,10 @@ from judge.labelling.server import AnswerIn
 from judge.labelling.session import open_session
 from judge.labelling.store import AnswerRecord, LabelStore, read_store
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
-HOSTILE_INCIDENT = "incorrect_port_assignment"
-HOSTILE = (
-    "Root cause: PRODUCT_CATALOG_ADDR points at port 8082. "
-    "<script>window.__pwned = 1</script>"
-    "<img src=x onerror=\"window.__pwned = 2; document.body.setAttribute('data-pwned', '1')\">"
-    " &lt;b&gt; </pre> {{ 7*7 }}"
-)
-
-
-def make_dataset(folder: Path, n: int = 8) -> tuple[Path, Path, Path]:
-    """The first `n` example submissions plus a hostile one, scored by the rules judge."""
-    folder.mkdir(parents=True, exist_ok=True)
-    specs = load_specs(EXAMPLE / "ground_truth")
-    subs = load_submissions(EXAMPLE / "outputs")[:n]
-    subs.append(Submission(incident_id=HOSTILE_INCIDENT, trial="hostile", diagnosis=HOSTILE))
-    outputs = folder / "submissions.jsonl"
-    outputs.write_text("".join(s.model_dump_json() + "\n" for s in subs), encoding="utf-8")
-    result = folder / "results.json"
-    write_result(evaluate(specs, subs), result)
-    return result, EXAMPLE / "ground_truth", outputs
-
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
     return make_dataset(tmp_path_factory.mktemp("labelling"))
-
-
-def serve_args(dataset, labeller: str = "alice", **extra) -> argparse.Namespace:
-    result, gt, outputs = dataset
-    values = dict(
-        result=result,
-        ground_truth=gt,
-        outputs=outputs,
-        format="auto",
-        labeller=labeller,
-        rubric=None,
-        show_judge=False,
-        order="as-is",
-        seed=0,
-        sample=None,
-        unlabelled=False,
-        disagreements=False,
-        incident=None,
-        agent=None,
-        port=0,
-        compare=[],
-    )
-    values.update(extra)
-    return argparse.Namespace(**values)
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers.labelling import make_dataset, serve_args
 from scipy.special import expit
-from test_labelling import make_dataset, serve_args
 
 from agreement import (
     active_ppi_mean,

@@ -25,20 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_labelling import HOSTILE, HOSTILE_INCIDENT, make_dataset
+from helpers import CHROMIUM, CHROMIUM_FLAGS
+from helpers.labelling import HOSTILE, HOSTILE_INCIDENT, make_dataset
 
 from judge.labelling.store import read_store
 
-CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
+    *CHROMIUM_FLAGS,
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
     "--remote-debugging-pipe",
 ]
@@ -52,16 +45,6 @@ KEYS = {
 WAIT = 60.0
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _chromium_is_installed() -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"this test is marked `browser` and needs Debian's chromium at {CHROMIUM} "
-            "(apt-get install chromium), or deselect it (the default `-m 'not browser'`)",
-            pytrace=False,
-        )
 
 
 class Browser:

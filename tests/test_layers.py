@@ -23,7 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
 PACKAGES = ("ground_truth", "agreement", "judge")
 
 # The rooms of judge/, bottom tier first; docs/ARCHITECTURE.md shows them top tier first.

@@ -14,11 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from judge.testing import FakeProvider
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 
 RUN = """
 import json, sys

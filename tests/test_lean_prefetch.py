@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_lean_prompts import SPECS, PromptReader, submissions
+from helpers.lean import SMALL_SPECS, PromptReader, small_submissions
 
 from judge import EvalOptions, evaluate
 from judge.judges import PanelJudge, RulesJudge
@@ -24,7 +24,7 @@ class Preparing(PromptReader):
 
 def run(judge, store: Path | None, n: int = 3):
     options = EvalOptions(store=store, granularity="dimension")
-    return evaluate(SPECS, submissions(n), judge=judge, options=options)
+    return evaluate(SMALL_SPECS, small_submissions(n), judge=judge, options=options)
 
 
 def test_the_llm_judge_is_prefetching() -> None:

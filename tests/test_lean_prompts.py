@@ -6,25 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.lean import SMALL_SPECS, PromptReader, small_submissions
 
 import judge.run.plan as engine
 from ground_truth import IncidentSpec, Submission
 from judge import EvalOptions, evaluate
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.prompts import Prompt, PromptRenderer
-from judge.judges import JudgeTask
-
-SPECS = [
-    IncidentSpec(id=f"inc-{i}", ground_truth=f"checkout points to port 80{i} instead of 8080.")
-    for i in range(3)
-]
-
-
-def submissions(n: int) -> list[Submission]:
-    return [
-        Submission(incident_id=f"inc-{i % 3}", trial=str(i), diagnosis=f"port 80{i % 3} ({i})")
-        for i in range(n)
-    ]
 
 
 class CountingRenderer(PromptRenderer):
@@ -37,38 +24,14 @@ class CountingRenderer(PromptRenderer):
         return super().render(spec, submission, dimension)
 
 
-class PromptReader:
-    """A cacheable judge that reads the prompt it is sent, like the llm judge."""
-
-    def __init__(self, name: str = "reader") -> None:
-        self.name = name
-        self.asked: list[str] = []
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": "m", "params": {}}
-
-    def cache_identity(self) -> dict[str, Any]:
-        return {"model": "m", "params": {}, "schema": "s"}
-
-    async def judge(self, task: JudgeTask) -> DimensionVerdict:
-        assert task.prompt.messages[-1]["content"]
-        self.asked.append(task.prompt.hash)
-        return DimensionVerdict(
-            answers=[
-                QuestionAnswer(question_id=q, answer="Yes", evidence="port", confidence="High")
-                for q in task.question_ids
-            ]
-        )
-
-
 def run(subs: list[Submission], judge: Any, store: Path | None, renderer: PromptRenderer):
     options = EvalOptions(store=store, max_concurrent=4, granularity="dimension")
-    return evaluate(SPECS, subs, judge=judge, renderer=renderer, options=options)
+    return evaluate(SMALL_SPECS, subs, judge=judge, renderer=renderer, options=options)
 
 
 def test_the_rules_judge_renders_no_prompt() -> None:
     renderer = CountingRenderer()
-    result = evaluate(SPECS, submissions(6), renderer=renderer)
+    result = evaluate(SMALL_SPECS, small_submissions(6), renderer=renderer)
     assert renderer.renders == 0
     assert len(result.judgments) == 6 * 9
     assert {j.prompt_hash for j in result.judgments} == {""}
@@ -76,7 +39,7 @@ def test_the_rules_judge_renders_no_prompt() -> None:
 
 def test_a_judge_that_reads_the_prompt_gets_it_rendered_once_per_call() -> None:
     renderer, reader = CountingRenderer(), PromptReader()
-    result = run(submissions(4), reader, None, renderer)
+    result = run(small_submissions(4), reader, None, renderer)
     assert renderer.renders == len(reader.asked) == 12
     assert {j.prompt_hash for j in result.judgments} == set(reader.asked)
 
@@ -84,17 +47,17 @@ def test_a_judge_that_reads_the_prompt_gets_it_rendered_once_per_call() -> None:
 def test_a_run_with_a_store_renders_each_prompt_once(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     first, reader = CountingRenderer(), PromptReader()
-    run(submissions(4), reader, store, first)
+    run(small_submissions(4), reader, store, first)
     assert first.renders == len(reader.asked) == 12
 
     rerun, again = CountingRenderer(), PromptReader()
-    result = run(submissions(4), again, store, rerun)
+    result = run(small_submissions(4), again, store, rerun)
     assert again.asked == [] and result.usage.cache_hits == 12
     assert rerun.renders == 0  # the store knows each prompt's hash by what it is rendered from
     assert all(len(j.prompt_hash) == 64 for j in result.judgments)
 
     resumed, more = CountingRenderer(), PromptReader()
-    result = run(submissions(6), more, store, resumed)
+    result = run(small_submissions(6), more, store, resumed)
     assert len(more.asked) == result.usage.calls_planned == 6
     assert resumed.renders == 6  # the new ones, kept by planning for their calls
 
@@ -103,10 +66,10 @@ def test_past_the_kept_prompts_a_call_renders_its_prompt_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = tmp_path / "s.sqlite"
-    run(submissions(1), PromptReader(), store, PromptRenderer())
+    run(small_submissions(1), PromptReader(), store, PromptRenderer())
     monkeypatch.setattr(engine, "KEEP_PROMPTS", 2)
     renderer, reader = CountingRenderer(), PromptReader()
-    result = run(submissions(4), reader, store, renderer)
+    result = run(small_submissions(4), reader, store, renderer)
     assert len(reader.asked) == 9 and result.usage.cache_hits == 3
     assert renderer.renders == 9 + 9 - 2  # the 3 stored ones are not rendered
     assert result.complete
@@ -116,8 +79,8 @@ def test_a_store_without_this_judge_renders_nothing_to_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = tmp_path / "s.sqlite"
-    run(submissions(2), PromptReader("other"), store, PromptRenderer())
+    run(small_submissions(2), PromptReader("other"), store, PromptRenderer())
     monkeypatch.setattr(engine, "KEEP_PROMPTS", 0)  # a planning render would show twice
     renderer, reader = CountingRenderer(), PromptReader()
-    result = run(submissions(2), reader, store, renderer)
+    result = run(small_submissions(2), reader, store, renderer)
     assert result.usage.calls_planned == 6 and renderer.renders == len(reader.asked) == 6

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 SETUP = """
 import json, os

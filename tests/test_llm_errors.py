@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sqlite3
 
 import pytest
@@ -33,19 +32,15 @@ def task() -> JudgeTask:
     return JudgeTask(SPEC, SUB, dim, PromptRenderer().render(SPEC, SUB, dim))
 
 
-def unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # ------------------------------------------------------------------ connection errors
 
 
-def test_a_refused_port_is_a_connection_error_not_a_server_error(llm_client) -> None:
+def test_a_refused_port_is_a_connection_error_not_a_server_error(
+    llm_client, closed_port_url
+) -> None:
     judge = LLMJudge(
         "openai/fake-judge",
-        api_base=f"http://127.0.0.1:{unused_port()}/v1",
+        api_base=closed_port_url,
         timeout=5,
         max_retries=1,
         retry_wait=0.01,

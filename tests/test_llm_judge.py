@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from pathlib import Path
 
 import pytest
+from helpers.fake_runs import llm_judge
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from helpers import one_incident_args
+from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission, load_rubric
@@ -24,7 +24,6 @@ from judge.judges.repair import UnparseableReply, parse_reply
 from judge.run.control import Gate
 from judge.testing import FakeProvider, FakeProviderConfig
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 SPEC = IncidentSpec(
     id="checkout-port",
     ground_truth="[fault_spec] component=deployment/checkout; namespace=astronomy-shop || "
@@ -113,21 +112,9 @@ def test_unparseable_mock_reply_is_unscored_after_bounded_reasks() -> None:
 # ------------------------------------------------------------------ real HTTP to the fake provider
 
 
-def fake_judge(provider: FakeProvider, client: str = "auto", **options) -> LLMJudge:
-    return LLMJudge(
-        "openai/fake-judge",
-        api_base=provider.url,
-        api_key="sk-test",
-        timeout=5,
-        retry_wait=0.01,
-        client=client,
-        **options,
-    )
-
-
 def test_good_reply_over_http(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(seed=1)) as provider:
-        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task(1)))
+        verdict = asyncio.run(llm_judge(provider, client=llm_client).judge(task(1)))
         calls = provider.calls
     assert all(a.answer in {"Yes", "No"} for a in verdict.answers)
     assert [a.question_id for a in verdict.answers] == ["D2-Q1", "D2-Q2", "D2-Q3"]
@@ -139,7 +126,7 @@ def test_good_reply_over_http(llm_client) -> None:
 @pytest.mark.parametrize("fault", ["malformed", "truncated", "refusal"])
 def test_bad_reply_is_reasked_then_scored(fault: str, llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=[fault])) as provider:
-        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
+        verdict = asyncio.run(llm_judge(provider, client=llm_client).judge(task()))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes == [fault, "ok"]
     assert verdict.attempts == 2 and all(a.answer for a in verdict.answers)
@@ -147,7 +134,7 @@ def test_bad_reply_is_reasked_then_scored(fault: str, llm_client) -> None:
 
 def test_always_bad_reply_is_unscored_with_reason(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["malformed"] * 10)) as provider:
-        verdict = asyncio.run(fake_judge(provider, llm_client, max_reasks=2).judge(task()))
+        verdict = asyncio.run(llm_judge(provider, client=llm_client, max_reasks=2).judge(task()))
         n_calls = len(provider.calls)
     assert n_calls == 3
     assert verdict.error_kind == "unparseable"
@@ -181,7 +168,7 @@ def test_transient_errors_are_retried_not_answered_no(llm_client) -> None:
     with FakeProvider(
         FakeProviderConfig(fault_schedule=["500", "429", "503"], retry_after=0)
     ) as provider:
-        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
+        verdict = asyncio.run(llm_judge(provider, client=llm_client).judge(task()))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes == ["500", "429", "503", "ok"]
     assert verdict.error is None and all(a.answer for a in verdict.answers)
@@ -189,7 +176,7 @@ def test_transient_errors_are_retried_not_answered_no(llm_client) -> None:
 
 def test_auth_error_is_unscored_and_not_retried(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(fault_schedule=["401"] * 5)) as provider:
-        verdict = asyncio.run(fake_judge(provider, llm_client).judge(task()))
+        verdict = asyncio.run(llm_judge(provider, client=llm_client).judge(task()))
         n_calls = len(provider.calls)
     assert n_calls == 1
     assert verdict.error_kind == "auth"
@@ -202,7 +189,7 @@ def test_whole_example_through_fake_provider(llm_client) -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
     with FakeProvider(FakeProviderConfig(seed=3)) as provider:
-        result = evaluate(specs, subs, judge=fake_judge(provider, llm_client))
+        result = evaluate(specs, subs, judge=llm_judge(provider, client=llm_client))
         n_calls = len(provider.calls)
     assert n_calls == len(subs)  # one call per submission, the default
     assert len(result.judgments) == 9 * len(subs)
@@ -250,7 +237,7 @@ def test_cli_exits_3_when_every_call_fails(tmp_path, monkeypatch, llm_client) ->
 
 def test_evaluate_submission_with_llm_judge(llm_client) -> None:
     with FakeProvider(FakeProviderConfig(answer_policy=lambda qid, messages: "Yes")) as provider:
-        case = evaluate_submission(SPEC, SUB, judge=fake_judge(provider, llm_client))
+        case = evaluate_submission(SPEC, SUB, judge=llm_judge(provider, client=llm_client))
     assert case.composite == pytest.approx(1.0) and case.passed
 
 

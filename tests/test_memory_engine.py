@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge.api import evaluate
 from judge.checklist.judgment import DimensionVerdict
 from judge.run import loop
 from judge.run.cache import LeafCall
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 def _run_example():

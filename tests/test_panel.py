@@ -21,7 +21,6 @@ from judge.cli import main
 from judge.judges import JudgeTask, PanelJudge, build_judge
 from judge.testing import FakeProvider, FakeProviderConfig
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 SPEC = IncidentSpec(
     id="x", ground_truth="[fault_spec] component=deployment/checkout; namespace=shop || bad port"
 )

@@ -12,14 +12,13 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth.models import Action, IncidentSpec, Submission, Trajectory
 from ground_truth.registry import PluginError, PluginWarning, Registry, UnknownName
 from judge.cli import main
 from judge.judges import make_judge, registered_judges
 from judge.resolution import check_resolution
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 MODULE = """
 from pathlib import Path

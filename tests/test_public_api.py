@@ -10,8 +10,8 @@ import inspect
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("judge", "ground_truth", "agreement")
 
 

@@ -3,13 +3,11 @@ local server: `JUDGE_REAL_BASE_URL=http://127.0.0.1:8765/v1 pytest -m realmodel`
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
+from helpers import BENCHMARKS, EXAMPLE, load_script
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -21,18 +19,9 @@ from judge.judges.llm import LLMJudge
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
-
 
 def real_model_module():
-    spec = importlib.util.spec_from_file_location(
-        "real_model", REPO / "benchmarks" / "real_model.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_model"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCHMARKS / "real_model.py")
 
 
 @pytest.mark.slow

@@ -19,48 +19,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE_GT, REPO
+from helpers.fake_runs import EXAMPLE_SUBS, llm_judge, submissions, write_submissions
 
-from ground_truth import Submission, load_specs, load_submissions
+from ground_truth import Submission, load_specs
 from judge import EvalOptions, evaluate
 from judge.cli import main
-from judge.judges.llm import LLMJudge
 from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
-GROUND_TRUTH = EXAMPLE / "ground_truth"
-SPECS = load_specs(GROUND_TRUTH)
-EXAMPLES = load_submissions(EXAMPLE / "outputs")
+SPECS = load_specs(EXAMPLE_GT)
 FAULT_TO_KIND = {
     "429": "rate_limit",
     "500": "server",
     "hang": "timeout",
     "malformed": "unparseable",
 }
-
-
-def submissions(n: int) -> list[Submission]:
-    """n submissions cycled from the example set (trial s0, s1, ...), every prompt distinct."""
-    return [
-        Submission(
-            incident_id=EXAMPLES[i % len(EXAMPLES)].incident_id,
-            trial=f"s{i}",
-            diagnosis=f"{EXAMPLES[i % len(EXAMPLES)].diagnosis} (copy {i})",
-        )
-        for i in range(n)
-    ]
-
-
-def write_submissions(path: Path, n: int) -> Path:
-    lines = [
-        s.model_dump_json(include={"incident_id", "trial", "diagnosis"}) for s in submissions(n)
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def llm(provider: FakeProvider, model: str = "openai/fake-judge", **options) -> LLMJudge:
-    settings = {"timeout": 5.0, "retry_wait": 0.01, **options}
-    return LLMJudge(model, api_base=provider.url, api_key="sk-test", **settings)
 
 
 def cli(tmp_path: Path, provider: FakeProvider, n: int, *extra: str, name: str = "r") -> int:
@@ -71,7 +44,7 @@ def cli(tmp_path: Path, provider: FakeProvider, n: int, *extra: str, name: str =
         [
             "eval",
             "--ground-truth",
-            str(GROUND_TRUTH),
+            str(EXAMPLE_GT),
             "--outputs",
             str(outputs),
             "--result-file",
@@ -102,7 +75,7 @@ def test_faulty_provider_every_judgment_scored_or_unscored_and_faults_counted() 
         hang_seconds=30,  # far past the timeout: a busy CPU must not turn a hang into a hangup
     )
     with FakeProvider(config) as provider:
-        judge = llm(provider, timeout=2.0, max_retries=5)
+        judge = llm_judge(provider, timeout=2.0, max_retries=5)
         options = EvalOptions(granularity="dimension", max_concurrent=10, cooldown=0.01)
         result = evaluate(SPECS, submissions(50), judge=judge, options=options)
         injected = provider.injected_counts()
@@ -137,14 +110,14 @@ def test_second_identical_run_makes_zero_calls(tmp_path: Path) -> None:
         first = evaluate(
             SPECS,
             submissions(10),
-            judge=llm(provider),
+            judge=llm_judge(provider),
             options=EvalOptions(granularity="dimension", store=store),
         )
         n_first = len(provider.calls)
         second = evaluate(
             SPECS,
             submissions(10),
-            judge=llm(provider),
+            judge=llm_judge(provider),
             options=EvalOptions(granularity="dimension", store=store),
         )
         n_second = len(provider.calls) - n_first
@@ -158,7 +131,7 @@ def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> 
     store = tmp_path / "s.sqlite"
     templates = tmp_path / "templates"
     templates.mkdir()
-    system = (Path(__file__).resolve().parents[1] / "judge" / "templates" / "system.j2").read_text()
+    system = (REPO / "judge" / "templates" / "system.j2").read_text()
     (templates / "system.j2").write_text(system + "\nBe brief.\n")
     from judge.checklist.prompts import PromptRenderer
 
@@ -167,21 +140,21 @@ def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> 
         evaluate(
             SPECS,
             subs,
-            judge=llm(provider),
+            judge=llm_judge(provider),
             options=EvalOptions(granularity="dimension", store=store),
         )
         before = len(provider.calls)
         new_template = evaluate(
             SPECS,
             subs,
-            judge=llm(provider),
+            judge=llm_judge(provider),
             renderer=PromptRenderer(templates),
             options=EvalOptions(granularity="dimension", store=store),
         )
         hotter = evaluate(
             SPECS,
             subs,
-            judge=llm(provider, temperature=0.5),
+            judge=llm_judge(provider, temperature=0.5),
             options=EvalOptions(granularity="dimension", store=store),
         )
         after = len(provider.calls)
@@ -206,7 +179,7 @@ def test_errors_are_stored_and_asked_again_next_time(tmp_path: Path) -> None:
         first = evaluate(
             SPECS,
             submissions(1),
-            judge=llm(provider, max_retries=0),
+            judge=llm_judge(provider, max_retries=0),
             options=EvalOptions(
                 granularity="dimension", store=store, max_concurrent=1, cooldown_after=0
             ),
@@ -214,7 +187,7 @@ def test_errors_are_stored_and_asked_again_next_time(tmp_path: Path) -> None:
         second = evaluate(
             SPECS,
             submissions(1),
-            judge=llm(provider, max_retries=0),
+            judge=llm_judge(provider, max_retries=0),
             options=EvalOptions(granularity="dimension", store=store, max_concurrent=1),
         )
         outcomes = [c.outcome for c in provider.calls]
@@ -392,7 +365,7 @@ def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
         result = evaluate(
             SPECS,
             submissions(15),
-            judge=llm(provider),
+            judge=llm_judge(provider),
             options=EvalOptions(
                 granularity="dimension", max_concurrent=3, pause_file=pause, pause_poll=0.02
             ),
@@ -448,7 +421,7 @@ def test_rules_judge_writes_no_store(tmp_path: Path) -> None:
         [
             "eval",
             "--ground-truth",
-            str(GROUND_TRUTH),
+            str(EXAMPLE_GT),
             "--outputs",
             str(outputs),
             "--result-file",
@@ -547,14 +520,14 @@ def test_a_cut_off_call_keeps_the_failures_it_met_before_the_stop(tmp_path: Path
 
 def test_identical_prompts_in_one_run_are_asked_once(tmp_path: Path) -> None:
     """Two trials with the same diagnosis render the same prompts: one request each."""
-    first = EXAMPLES[0]
+    first = EXAMPLE_SUBS[0]
     twins = [
         Submission(incident_id=first.incident_id, trial=t, diagnosis=first.diagnosis)
         for t in ("a", "b")
     ]
     with FakeProvider(FakeProviderConfig(seed=2, latency=0.05)) as provider:
         result = evaluate(
-            SPECS, twins, judge=llm(provider),
+            SPECS, twins, judge=llm_judge(provider),
             options=EvalOptions(granularity="dimension", store=tmp_path / "s.sqlite", max_concurrent=4),
         )  # fmt: skip
         n_calls = len(provider.calls)

@@ -6,20 +6,13 @@ import asyncio
 
 import httpx
 import pytest
+from helpers import Clock
 
 from judge.judges.base import RunStopped
 from judge.judges.clients.errors import retry_after_seconds
 from judge.run.control import FATAL_KINDS, Gate
 from judge.run.limits import Cooldown, ErrorBudget, Pacer, RateLimiter
 from judge.run.progress import RunStats
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_requests_are_paced_evenly_never_in_a_burst() -> None:

@@ -15,19 +15,18 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, REPO
 
 from ground_truth import load_submissions
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig, read_call_log
 
-REPO = Path(__file__).resolve().parents[1]
-GROUND_TRUTH = REPO / "examples" / "sregym-mini" / "ground_truth"
 N_SUBMISSIONS = 30
 N_CALLS = 3 * N_SUBMISSIONS
 
 
 def _write_submissions(path: Path) -> None:
-    examples = load_submissions(REPO / "examples" / "sregym-mini" / "outputs")
+    examples = load_submissions(EXAMPLE / "outputs")
     rows = [
         {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": s.diagnosis}
         for i, s in ((i, examples[i % len(examples)]) for i in range(N_SUBMISSIONS))
@@ -51,7 +50,7 @@ def _lines(path: Path) -> int:
 def _eval_command(outputs: Path, result: Path, url: str, *extra: str) -> list[str]:
     return [
         sys.executable, "-m", "judge", "eval",
-        "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+        "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
         "--result-file", str(result), "--judge-model", "openai/fake-judge",
         "--api-base", url, "--max-concurrent", "2", "--granularity", "dimension", *extra,
     ]  # fmt: skip
@@ -123,7 +122,7 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path: Path, provider
     reference_dir.mkdir()
     with FakeProvider(FakeProviderConfig(seed=9)) as provider:
         code = main(
-            ["eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+            ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
              "--result-file", str(reference_dir / "r.json"), "--judge-model",
              "openai/fake-judge", "--api-base", provider.url, "--no-progress",
              "--granularity", "dimension"]

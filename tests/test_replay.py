@@ -6,24 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE_GT
+from helpers.fake_runs import write_submissions
 
-from ground_truth import load_submissions
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
-GROUND_TRUTH = EXAMPLE / "ground_truth"
-
-
-def write_submissions(path: Path, n: int) -> Path:
-    """n distinct submissions cycled from the example set (trial s0, s1, ...), as JSONL."""
-    examples = load_submissions(EXAMPLE / "outputs")
-    rows = [
-        {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": f"{s.diagnosis} (copy {i})"}
-        for i, s in ((i, examples[i % len(examples)]) for i in range(n))
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def run(tmp_path: Path, result: str, *extra: str, n: int = 4) -> int:
@@ -31,7 +18,7 @@ def run(tmp_path: Path, result: str, *extra: str, n: int = 4) -> int:
     if not outputs.exists():
         write_submissions(outputs, n)
     return main(
-        ["eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+        ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
          "--result-file", str(tmp_path / result), "--no-progress", *extra]
     )  # fmt: skip
 

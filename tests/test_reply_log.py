@@ -17,8 +17,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from helpers import EXAMPLE, eval_args
-from test_report_html import Page
+from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, FIXTURES, eval_args
+from helpers.report import Page
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
@@ -33,8 +33,6 @@ from judge.store.replies import pack, read_piece, unpack
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.replies import Reply
 
-SPECS = EXAMPLE / "ground_truth"
-OUTPUTS = EXAMPLE / "outputs"
 KEY = "sk-live-" + "Zq7" * 20
 
 
@@ -68,7 +66,7 @@ def _digest(messages: list[dict[str, str]]) -> str:
 
 
 def _run(store: Path, config: FakeProviderConfig, n: int = 4, **options: Any):
-    specs, subs = load_specs(SPECS), load_submissions(OUTPUTS)[:n]
+    specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)[:n]
     with SentProvider(config, echo_key=options.pop("echo_key", False)) as provider:
         judge = LLMJudge(
             "openai/fake-judge",
@@ -178,7 +176,7 @@ def test_store_logs_makes_control_characters_visible(tmp_path, capsys):
                 reply.payload["choices"][0]["message"]["content"] += "\x1b]0;pwned\x07\x1b[2J"
             return reply
 
-    specs, subs = load_specs(SPECS), load_submissions(OUTPUTS)[:1]
+    specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)[:1]
     with Hostile(FakeProviderConfig()) as provider:
         judge = LLMJudge("openai/fake-judge", api_base=provider.url, retry_wait=0.01)
         evaluate(
@@ -196,8 +194,8 @@ def test_no_log_text_keeps_the_numbers_and_no_text(tmp_path, capsys):
     with FakeProvider(FakeProviderConfig()) as provider:
         code = main(
             eval_args(
-                SPECS / "incorrect_image.yaml",
-                OUTPUTS,
+                EXAMPLE_GT / "incorrect_image.yaml",
+                EXAMPLE_OUTPUTS,
                 out,
                 "--judge-model",
                 "openai/fake-judge",
@@ -307,9 +305,7 @@ def test_a_store_older_than_the_log_gets_it_and_older_code_ignores_it(tmp_path):
     given the tables when opened for writing."""
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:
-        db.executescript(
-            (Path(__file__).parent / "fixtures/stores/store-v2-2225f7b.sql").read_text()
-        )
+        db.executescript((FIXTURES / "stores/store-v2-2225f7b.sql").read_text())
     db.close()
     with Store(path, readonly=True) as store:
         assert list(store.logs()) == [] and store.reply_stats()["requests"] == 0

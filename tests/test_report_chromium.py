@@ -17,37 +17,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import CHROMIUM, CHROMIUM_FLAGS
+from helpers.report import HOSTILE_INCIDENT, Page, example_run, hostile_run
 from matplotlib.image import imread
-from test_report_html import HOSTILE_INCIDENT, Page, example_run, hostile_run
 
 from judge.report import render_html
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-]
+FLAGS = [*CHROMIUM_FLAGS, "--host-resolver-rules=MAP * ~NOTFOUND"]
 
 # Deselected by default like the corpus tests (chromium is not pip-installable); .ci/run selects it.
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _chromium_is_installed() -> None:
-    """Asked for explicitly, a missing browser is a failure, never a skip."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"this test is marked `browser` and needs Debian's chromium at {CHROMIUM} "
-            "(apt-get install chromium), or deselect it (the default `-m 'not browser'`)",
-            pytrace=False,
-        )
 
 
 @dataclass

@@ -10,20 +10,27 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, REPO
 
 from judge.checklist.results import load_result
 from judge.cli import main
-
-REPO = Path(__file__).resolve().parents[1]
-GT = REPO / "examples" / "sregym-mini" / "ground_truth"
-OUT = REPO / "examples" / "sregym-mini" / "outputs"
 
 
 @pytest.fixture(scope="module")
 def result_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("run") / "results.json"
     assert (
-        main(["eval", "--ground-truth", str(GT), "--outputs", str(OUT), "--result-file", str(path)])
+        main(
+            [
+                "eval",
+                "--ground-truth",
+                str(EXAMPLE_GT),
+                "--outputs",
+                str(EXAMPLE_OUTPUTS),
+                "--result-file",
+                str(path),
+            ]
+        )
         == 0
     )
     return path
@@ -36,9 +43,9 @@ def test_eval_writes_every_export_and_keeps_stdout_json(tmp_path, capsys):
         [
             "eval",
             "--ground-truth",
-            str(GT),
+            str(EXAMPLE_GT),
             "--outputs",
-            str(OUT),
+            str(EXAMPLE_OUTPUTS),
             "--result-file",
             str(tmp_path / "r.json"),
             "--json",
@@ -72,9 +79,9 @@ def test_report_from_a_result_file_with_texts(result_file, tmp_path, capsys):
             "--junit",
             str(junit),
             "--ground-truth",
-            str(GT),
+            str(EXAMPLE_GT),
             "--outputs",
-            str(OUT),
+            str(EXAMPLE_OUTPUTS),
             "--title",
             "Sweep <42>",
         ]

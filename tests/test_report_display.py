@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 
 import pytest
+from helpers import FIXTURES
+from helpers.report import example_run
 from rich.console import Console
-from test_report_html import example_run
 
 from judge.report.display import incident_table, print_result, shorten
 
@@ -85,11 +86,10 @@ def test_entity_scores_are_in_the_summary_when_submissions_name_entities(tmp_pat
     """ITBench-style submissions carry root-cause entities: their precision, recall and F1 are
     printed with the other numbers, not only written to JSON and HTML (issue 24)."""
     import json
-    from pathlib import Path
 
     from judge.cli import main
 
-    itbench = Path(__file__).parent / "fixtures" / "formats" / "itbench" / "synthetic"
+    itbench = FIXTURES / "formats" / "itbench" / "synthetic"
     result = tmp_path / "r.json"
     args = ["eval", "-g", str(itbench / "ground_truths.json"), "-o", str(itbench / "agent_outputs")]
     assert main([*args, "-r", str(result), "--no-progress"]) == 0

@@ -8,7 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from test_report_html import RATE_LIMIT, example_run, hostile_run
+from helpers.report import RATE_LIMIT, example_run, hostile_run
 
 from judge.checklist.judgment import Judgment
 from judge.checklist.results import EvalResult

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, QuestionAnswer, evaluate
 from judge.checklist.prompts import PromptRenderer
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 class Stored:

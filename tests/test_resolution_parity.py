@@ -27,21 +27,21 @@ task configs (v0.6, commit 628d0c7c). What that changes, and why none of it brea
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from helpers import FIXTURES
 
 from ground_truth.formats.srezero import load_srezero_specs, load_srezero_submissions
 from judge.resolution import check_resolution, compare_metrics, summarize_resolution
 
-FIXTURES = Path(__file__).parent / "fixtures" / "srezero"
+SREZERO = FIXTURES / "srezero"
 RECORD_NAME = "example_results_scripted_v0.5.json"
 CONFIG_NAME = "task_configs_all_40.json"
 
 
 @pytest.fixture(scope="module")
 def run():
-    folder = FIXTURES
+    folder = SREZERO
     specs = {s.id: s for s in load_srezero_specs(folder / CONFIG_NAME)}
     subs = load_srezero_submissions(folder / RECORD_NAME)
     results = [check_resolution(specs[s.incident_id], s) for s in subs]
@@ -117,7 +117,7 @@ def test_marks_formula_matches_the_published_sweep_table():
 
     from judge.resolution import score_marks
 
-    rows = list(csv.DictReader((FIXTURES / "llm_baselines_25task_sweep.csv").open()))
+    rows = list(csv.DictReader((SREZERO / "llm_baselines_25task_sweep.csv").open()))
     assert len(rows) == 14
     for row in rows:
         overall = {

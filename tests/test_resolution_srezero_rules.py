@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from helpers import FIXTURES
 
 from ground_truth.formats.srezero import SREZeroTaskConfig, config_to_spec
 from ground_truth.models import Action, Submission, Trajectory
 from judge.resolution import ResolutionResult, check_resolution
 from judge.resolution.srezero_text import contains, match_fix_text, match_root_cause
 
-CONFIGS = Path(__file__).parent / "fixtures" / "srezero" / "task_configs_all_40.json"
+CONFIGS = FIXTURES / "srezero" / "task_configs_all_40.json"
 
 POOL = {
     "task_id": "toy_pool",

@@ -22,11 +22,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES, REPO
 
 from judge.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "fixtures" / "results"
+RESULTS = FIXTURES / "results"
 CHANGES_EVERY_RUN = ("created_at", "tool_version")
 
 
@@ -61,7 +61,7 @@ def test_the_bundled_examples_result_is_the_one_written_before(
         ]
     )
     before = json.loads(
-        gzip.decompress((FIXTURES / "sregym-mini-rules.before.json.gz").read_bytes())
+        gzip.decompress((RESULTS / "sregym-mini-rules.before.json.gz").read_bytes())
     )
     after = json.loads(target.read_text(encoding="utf-8"))
     assert code == 0
@@ -72,4 +72,4 @@ def test_the_bundled_examples_result_is_the_one_written_before(
 def test_the_result_schema_is_byte_identical() -> None:
     code, out = _judge(["schema", "result"])
     assert code == 0
-    assert out == (FIXTURES / "result.schema.json").read_text(encoding="utf-8")
+    assert out == (RESULTS / "result.schema.json").read_text(encoding="utf-8")

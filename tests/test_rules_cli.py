@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import yaml
-from helpers import EXAMPLE, eval_args
+from helpers import EXAMPLE, REPO, eval_args
 
 from judge.cli import main
 
-RUBRIC = Path(__file__).resolve().parents[1] / "rubrics" / "sregym-v3.yaml"
+RUBRIC = REPO / "rubrics" / "sregym-v3.yaml"
 
 
 def _rubric_with(tmp_path: Path, **changes: str) -> Path:

@@ -8,25 +8,13 @@ import warnings
 
 import pytest
 from helpers import CORPUS, EXAMPLE, FIXTURES
+from helpers.rules import verbatim_at_word_bounds
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission
 from judge.judges.rules.spans import lower_same_length, quote_span
 
 FORGE = FIXTURES / "formats" / "forge"
-
-
-def verbatim_at_word_bounds(text: str, quote: str) -> bool:
-    """Whether `quote` occurs in `text` with no word cut in two at either end."""
-    at = text.find(quote)
-    while at >= 0:
-        end = at + len(quote)
-        starts_clean = at == 0 or not (text[at - 1].isalnum() and quote[0].isalnum())
-        ends_clean = end == len(text) or not (text[end].isalnum() and quote[-1].isalnum())
-        if starts_clean and ends_clean:
-            return True
-        at = text.find(quote, at + 1)
-    return False
 
 
 def bad_evidence(specs: list[IncidentSpec], subs: list[Submission]) -> tuple[int, list[str]]:

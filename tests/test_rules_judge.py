@@ -5,17 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import ComponentRef, IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate, evaluate_submission, load_rubric
 from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask, RulesJudge
 from judge.judges.text import mentions, term_found
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 PORT_CONFLICT = IncidentSpec(
     id="service_port_conflict",

@@ -6,42 +6,18 @@ from __future__ import annotations
 
 import json
 import warnings
-from functools import cache
 from pathlib import Path
 
 import pytest
 from helpers import CORPUS, EXAMPLE, FIXTURES
-from test_rules_evidence import verbatim_at_word_bounds
+from helpers.rules import AGENTS, MODELS, published, study, verbatim_at_word_bounds
 
-from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
+from ground_truth import IncidentSpec, Submission, load_specs
 from judge import evaluate_submission, load_rubric
 from judge.checklist.prompts import Prompt
 from judge.judges import JudgeTask
 from judge.judges.rules import RulesJudge, SizePolicy
 from judge.judges.rules.truth import parse_truth
-
-AGENTS = FIXTURES / "real_agents"
-MODELS = {
-    "deepseek": "diagnoses_deepseek-r1-70b_straight-shot_Online-Boutique-cloudbed-1.excerpt.json",
-    "llama": "diagnoses_llama3.3_straight-shot_Online-Boutique-cloudbed-1.excerpt.json",
-    "qwen": "diagnoses_qwen3-32b_react_Online-Boutique-cloudbed-1.excerpt.json",
-}
-SYSTEM = "Online-Boutique-cloudbed-1"
-
-
-@cache
-def _loaded(model: str) -> tuple[dict[str, IncidentSpec], dict[str, Submission]]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        specs = load_specs(AGENTS / MODELS[model], format="forge")
-        subs = load_submissions(AGENTS / MODELS[model], format="forge")
-    return {s.id: s for s in specs}, {s.incident_id: s for s in subs}
-
-
-def published(model: str, fault: str) -> tuple[IncidentSpec, Submission]:
-    """The study's label for fault `fault` and `model`'s answer to it."""
-    specs, subs = _loaded(model)
-    return specs[f"{SYSTEM}-{fault}"], subs[f"{SYSTEM}-{fault}"]
 
 
 def answers(model: str, fault: str, truth: IncidentSpec | str | None = None) -> dict[str, str]:
@@ -351,7 +327,7 @@ def test_7_a_database_is_named_by_its_service_and_store(said: str) -> None:
 
 def test_8_every_quote_on_these_answers_is_verbatim() -> None:
     for model in MODELS:
-        specs, subs = _loaded(model)
+        specs, subs = study(model)
         for incident, sub in subs.items():
             case = evaluate_submission(specs[incident], sub)
             for j in case.judgments:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import CORPUS
-from test_rules_real_agents import AGENTS, MODELS, published
+from helpers.rules import AGENTS, MODELS, published
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
 from judge import evaluate_submission

@@ -7,13 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLE
+from helpers import EXAMPLE_GT
 
 from judge import DimensionVerdict, JudgeTask, QuestionAnswer, register_judge
 from judge.cli import main
 from judge.judges.registry import unregister_judge
-
-GROUND_TRUTH = EXAMPLE / "ground_truth"
 
 
 class AlwaysYes:
@@ -46,7 +44,7 @@ def selftest(capsys, *flags: str) -> tuple[int, dict]:
 
 
 def test_a_judge_that_says_yes_to_everything_fails(capsys, always_yes) -> None:
-    code, report = selftest(capsys, "-g", str(GROUND_TRUTH), "--judge-model", always_yes)
+    code, report = selftest(capsys, "-g", str(EXAMPLE_GT), "--judge-model", always_yes)
     assert code == 1 and report["exit_code"] == 1 and not report["ok"]
     kinds = {k["kind"]: k for k in report["kinds"]}
     assert kinds["truth"]["share"] == 1.0 and kinds["rewrite"]["share"] == 1.0
@@ -63,10 +61,10 @@ def test_a_judge_that_says_yes_to_everything_fails(capsys, always_yes) -> None:
     "flags, says",
     [
         (["-g", "no/such/dir"], "no/such/dir"),
-        (["-g", str(GROUND_TRUTH), "--format", "itbnech"], "--format: invalid choice"),
-        (["-g", str(GROUND_TRUTH), "--rubric", "no-such-rubric"], "unknown rubric name"),
-        (["-g", str(GROUND_TRUTH), "--fail-under", "2"], "--fail-under: expected a number"),
-        (["-g", str(GROUND_TRUTH), "--judge-model", "nope-judge:"], "--judge-model"),
+        (["-g", str(EXAMPLE_GT), "--format", "itbnech"], "--format: invalid choice"),
+        (["-g", str(EXAMPLE_GT), "--rubric", "no-such-rubric"], "unknown rubric name"),
+        (["-g", str(EXAMPLE_GT), "--fail-under", "2"], "--fail-under: expected a number"),
+        (["-g", str(EXAMPLE_GT), "--judge-model", "nope-judge:"], "--judge-model"),
         (["--no-goldens"], "nothing to check"),
     ],
 )
@@ -83,9 +81,7 @@ def test_the_default_store_is_not_written_for_the_rules_judge(
     capsys, tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, report = selftest(
-        capsys, "-g", str(GROUND_TRUTH / "incorrect_image.yaml"), "--no-goldens"
-    )
+    code, report = selftest(capsys, "-g", str(EXAMPLE_GT / "incorrect_image.yaml"), "--no-goldens")
     assert report["plan"]["offline"] and not list(tmp_path.iterdir())
     assert code in (0, 1)
 
@@ -100,7 +96,7 @@ def test_the_default_store_is_not_written_for_the_rules_judge(
     "and D2-Q2 Yes on a vague answer (service_port_conflict_hotel_reservation/vague)",
 )
 def test_the_rules_judge_passes_on_the_bundled_example(capsys) -> None:
-    code, report = selftest(capsys, "-g", str(GROUND_TRUTH), "--no-goldens")
+    code, report = selftest(capsys, "-g", str(EXAMPLE_GT), "--no-goldens")
     assert code == 0, report["exit_reason"]
 
 

@@ -8,13 +8,11 @@ import importlib.util
 from typing import Any
 
 import pytest
-from helpers import REPO, corpus
+from helpers import BENCHMARKS, corpus
 
 
 def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "selftest_benchmark", REPO / "benchmarks" / "selftest.py"
-    )
+    spec = importlib.util.spec_from_file_location("selftest_benchmark", BENCHMARKS / "selftest.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import corpus
+from helpers import FIXTURES, corpus
 
 from ground_truth.errors import InputError
 from ground_truth.formats.srezero import (
@@ -20,9 +20,9 @@ from ground_truth.formats.srezero import (
     parse_srezero_action,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "srezero"
-CONFIGS = FIXTURES / "task_configs_all_40.json"
-RECORD = FIXTURES / "example_results_scripted_v0.5.json"
+SREZERO = FIXTURES / "srezero"
+CONFIGS = SREZERO / "task_configs_all_40.json"
+RECORD = SREZERO / "example_results_scripted_v0.5.json"
 
 
 def write(path: Path, data: object) -> Path:
@@ -37,7 +37,7 @@ def one_config() -> dict:
 @pytest.mark.corpus
 def test_fixtures_are_the_corpus_files_unchanged():
     for name in ("task_configs_all_40.json", "example_results_scripted_v0.5.json"):
-        assert (FIXTURES / name).read_bytes() == corpus("sre-zero", name).read_bytes()
+        assert (SREZERO / name).read_bytes() == corpus("sre-zero", name).read_bytes()
 
 
 def test_all_40_task_configs_become_specs():
@@ -223,7 +223,7 @@ def test_looks_like_srezero(tmp_path):
     assert looks_like_srezero(write(tmp_path / "one.json", one_config()))
     native = [{"id": "x", "ground_truth": "y"}]
     assert not looks_like_srezero(write(tmp_path / "native.json", native))
-    assert not looks_like_srezero(FIXTURES / "llm_baselines_25task_sweep.csv")
+    assert not looks_like_srezero(SREZERO / "llm_baselines_25task_sweep.csv")
     assert not looks_like_srezero(tmp_path / "missing.json")
     assert looks_like_srezero_specs(CONFIGS) and not looks_like_srezero_specs(RECORD)
     assert looks_like_srezero_submissions(RECORD) and not looks_like_srezero_submissions(CONFIGS)

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS, REPO, eval_args
+from helpers.fake_runs import EXAMPLE_SUBS, submissions
 
-from ground_truth import Submission, load_specs, load_submissions
+from ground_truth import load_specs
 from judge import EvalOptions, evaluate
 from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.results import EvalResult, remove_stale_temps, write_json_atomic, write_result
@@ -35,24 +37,10 @@ from judge.report.html import write_html
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 SPECS = load_specs(EXAMPLE / "ground_truth")
-EXAMPLES = load_submissions(EXAMPLE / "outputs")
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def submissions(n: int) -> list[Submission]:
-    return [
-        Submission(
-            incident_id=EXAMPLES[i % len(EXAMPLES)].incident_id,
-            trial=f"s{i}",
-            diagnosis=f"{EXAMPLES[i % len(EXAMPLES)].diagnosis} (copy {i})",
-        )
-        for i in range(n)
-    ]
 
 
 class StoredRules:
@@ -156,7 +144,7 @@ def disk_full_on_write(monkeypatch) -> None:
 
 @pytest.fixture(scope="module")
 def result() -> EvalResult:
-    return evaluate(SPECS, EXAMPLES)
+    return evaluate(SPECS, EXAMPLE_SUBS)
 
 
 # ------------------------------------------------------------------ disk full: result, exports
@@ -191,9 +179,7 @@ def test_disk_full_on_a_new_file_says_nothing_was_written(tmp_path, disk_full_on
 
 def test_eval_on_a_full_disk_exits_4_with_one_line(tmp_path, disk_full_on_write, capsys) -> None:
     path = tmp_path / "r.json"
-    args = ["eval", "--ground-truth", str(EXAMPLE / "ground_truth")]
-    args += ["--outputs", str(EXAMPLE / "outputs"), "--result-file", str(path), "--no-progress"]
-    code = main(args)
+    code = main(eval_args(EXAMPLE_GT, EXAMPLE_OUTPUTS, path, "--no-progress"))
     assert code == 4 and not path.exists()
     one_line_error(capsys.readouterr().err, path, "disk full")
 
@@ -262,14 +248,10 @@ def test_corrupted_store_stops_the_cli_before_any_call(tmp_path: Path, capsys) -
     corrupt(path)
     with FakeProvider(FakeProviderConfig()) as provider:
         code = main(
-            [
-                "eval",
-                "--ground-truth",
-                str(EXAMPLE / "ground_truth"),
-                "--outputs",
-                str(EXAMPLE / "outputs"),
-                "--result-file",
-                str(tmp_path / "r.json"),
+            eval_args(
+                EXAMPLE_GT,
+                EXAMPLE_OUTPUTS,
+                tmp_path / "r.json",
                 "--store",
                 str(path),
                 "--api-base",
@@ -277,7 +259,7 @@ def test_corrupted_store_stops_the_cli_before_any_call(tmp_path: Path, capsys) -
                 "--judge-model",
                 "openai/fake-judge",
                 "--no-progress",
-            ]
+            )
         )
         calls = len(provider.calls)
     assert code == 4 and calls == 0
@@ -404,14 +386,10 @@ def test_deleted_store_through_the_cli_exits_4(tmp_path: Path, capsys) -> None:
     path = tmp_path / "r.sqlite"
     config = FakeProviderConfig(seed=3)
     with FakeProvider(config) as provider:
-        args = [
-            "eval",
-            "--ground-truth",
-            str(EXAMPLE / "ground_truth"),
-            "--outputs",
-            str(EXAMPLE / "outputs"),
-            "--result-file",
-            str(tmp_path / "r.json"),
+        args = eval_args(
+            EXAMPLE_GT,
+            EXAMPLE_OUTPUTS,
+            tmp_path / "r.json",
             "--api-base",
             provider.url,
             "--judge-model",
@@ -419,7 +397,7 @@ def test_deleted_store_through_the_cli_exits_4(tmp_path: Path, capsys) -> None:
             "--no-progress",
             "--max-concurrent",
             "1",
-        ]
+        )
         real_put = Store.put
 
         def put_then_delete(self: Store, *args: Any) -> None:

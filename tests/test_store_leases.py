@@ -13,15 +13,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE, REPO
+from helpers.fake_runs import write_submissions
 
-from ground_truth import load_submissions
 from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.run.leases import Deferred, LeaseBook, UnitQueue, owner_gone
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
 PARTS = KeyParts("llm:m", "m", "p", "prompt", "schema", "rubric")
 ANSWER = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="Yes")])
 
@@ -94,15 +93,6 @@ def test_units_put_back_come_after_all_others_and_the_queue_moves_elsewhere() ->
     assert list(alone) == list(range(100))  # never put back: the units' own order
 
 
-def _submissions(path: Path, n: int) -> None:
-    examples = load_submissions(EXAMPLE / "outputs")
-    rows = [
-        {"incident_id": s.incident_id, "trial": f"s{i}", "diagnosis": f"{s.diagnosis} (run {i})"}
-        for i, s in ((i, examples[i % len(examples)]) for i in range(n))
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-
-
 def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Path) -> list[str]:
     return [
         sys.executable, "-m", "judge", "eval", "--ground-truth", str(EXAMPLE / "ground_truth"),
@@ -116,7 +106,7 @@ def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Pat
 @pytest.mark.parametrize("processes", [2, 4])
 def test_processes_sharing_a_store_never_ask_twice_and_lose_nothing(tmp_path, processes) -> None:
     outputs, store, pause = tmp_path / "subs.jsonl", tmp_path / "shared.sqlite", tmp_path / "PAUSE"
-    _submissions(outputs, 24)
+    write_submissions(outputs, 24)
     pause.touch()  # every process is started and waiting before any call is made
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with FakeProvider(FakeProviderConfig(latency=0.05, seed=2)) as server:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FIXTURES
 
 from ground_truth.errors import InputError
 from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
@@ -26,8 +27,8 @@ from judge.store import (
 )
 from judge.store.migrations import MIGRATIONS, Migration, migrate
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures" / "stores").glob("store-*.sql"))
-MAIN = next(f for f in FIXTURES if f.name == "store-v2-2225f7b.sql")
+STORE_DUMPS = sorted((FIXTURES / "stores").glob("store-*.sql"))
+MAIN = next(f for f in STORE_DUMPS if f.name == "store-v2-2225f7b.sql")
 """The last store written before migrations were recorded: what the code before them reads."""
 ANSWERED = KeyParts("llm", "openai/m", "p1", "prompt-0", "schema", "rubric-0")
 
@@ -69,10 +70,10 @@ def version(path: Path) -> str:
 
 def test_there_is_a_store_of_every_readable_version() -> None:
     """A new schema version brings a fixture written by the code before it."""
-    assert {f.name.split("-")[1].lstrip("v") for f in FIXTURES} == set(READABLE_VERSIONS)
+    assert {f.name.split("-")[1].lstrip("v") for f in STORE_DUMPS} == set(READABLE_VERSIONS)
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
+@pytest.mark.parametrize("fixture", STORE_DUMPS, ids=lambda f: f.stem)
 def test_an_earlier_store_is_migrated_with_its_rows_kept(fixture: Path, tmp_path: Path) -> None:
     path = build(fixture, tmp_path / "old.sqlite")
     before = contents(path)
@@ -103,7 +104,7 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     assert ours == schema(build(MAIN, tmp_path / "main.sqlite"))
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
+@pytest.mark.parametrize("fixture", STORE_DUMPS, ids=lambda f: f.stem)
 def test_a_migrated_store_serves_its_answers_and_takes_new_ones(
     fixture: Path, tmp_path: Path
 ) -> None:
@@ -128,7 +129,7 @@ def test_a_migrated_store_serves_its_answers_and_takes_new_ones(
         assert store.stats()["judgments"] == 3 and len(store.batches()) == len(stats["batches"]) + 1
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.stem)
+@pytest.mark.parametrize("fixture", STORE_DUMPS, ids=lambda f: f.stem)
 def test_reading_an_earlier_store_writes_nothing(fixture: Path, tmp_path: Path) -> None:
     path = build(fixture, tmp_path / "old.sqlite")
     before, shape = contents(path), schema(path)
@@ -165,7 +166,7 @@ def test_a_new_migration_runs_once_on_a_current_store(tmp_path: Path) -> None:
 
 
 def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
-    path = build(FIXTURES[0], tmp_path / "old.sqlite")
+    path = build(STORE_DUMPS[0], tmp_path / "old.sqlite")
     before, shape = contents(path), schema(path)
 
     def m006_broken(db: sqlite3.Connection) -> None:

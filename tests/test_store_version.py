@@ -9,8 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_batch import FAST, provider
-from test_reliability import GROUND_TRUTH, SPECS, llm, submissions, write_submissions
+from helpers import EXAMPLE_GT
+from helpers.batch import FAST_BATCH, batch_provider
+from helpers.fake_runs import EXAMPLE_SPECS, llm_judge, submissions, write_submissions
 
 from ground_truth.errors import InputError
 from judge import EvalOptions, evaluate
@@ -69,12 +70,12 @@ def version_of(path: Path) -> str:
 
 def test_a_version_1_store_is_migrated_in_place_and_then_runs_a_batch(tmp_path: Path) -> None:
     path = old_store(tmp_path / "old.sqlite")
-    with provider() as server:
+    with batch_provider() as server:
         result = evaluate(
-            SPECS,
+            EXAMPLE_SPECS,
             submissions(2),
-            judge=llm(server),
-            options=EvalOptions(store=path, batch=FAST, granularity="dimension"),
+            judge=llm_judge(server),
+            options=EvalOptions(store=path, batch=FAST_BATCH, granularity="dimension"),
         )
     assert STORE_VERSION == "2" and version_of(path) == "2"
     assert result.complete and {c.batch_id for c in result.calls} == {"batch_fake000000"}
@@ -103,7 +104,7 @@ def test_a_store_from_a_newer_version_is_refused_and_left_alone(tmp_path: Path, 
     assert "store version 3 was written by a newer diagnosis-judge" in capsys.readouterr().err
     outputs = write_submissions(tmp_path / "subs.jsonl", 1)
     code = main(
-        ["eval", "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+        ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
          "--result-file", str(tmp_path / "r.json"), "--store", str(path), "--no-progress",
          "--judge-model", "openai/fake-judge", "--api-base", "http://127.0.0.1:9/v1"]
     )  # fmt: skip

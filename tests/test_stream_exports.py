@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES
 
 from judge.checklist.results import load_result
 from judge.errors import StorageError
 from judge.report import exports
 
-FIXTURE = Path(__file__).parent / "fixtures" / "exports"
+FIXTURE = FIXTURES / "exports"
 WRITERS = {
     "cases.csv": exports.write_csv,
     "judgments.jsonl": exports.write_jsonl,

@@ -6,15 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE, FIXTURES
 
 from judge.checklist.results import EvalResult, load_result
 from judge.checklist.texts import load_texts
 from judge.cli import main
 from judge.report import html, view
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "sregym-mini"
-FIXTURE = Path(__file__).parent / "fixtures" / "exports" / "result.json"
+FIXTURE = FIXTURES / "exports" / "result.json"
 
 
 @pytest.fixture(scope="module")

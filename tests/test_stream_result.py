@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +20,6 @@ from judge.checklist.json_stream import JSONStreamError, ObjectReader
 from judge.checklist.judgment import Judgment, compact
 from judge.checklist.results import EvalResult, load_result, result_json, write_result
 from judge.errors import StorageError
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import EXAMPLE
 
 from ground_truth import InputError, iter_submissions, load_specs, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, RulesJudge, evaluate
 from judge.judges.base import ask
 from judge.run.shard import Shard
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 class Source:

@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from helpers.fake_runs import llm_judge
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -46,18 +47,6 @@ def task() -> JudgeTask:
     return JudgeTask(SPEC, SUB, dim, PromptRenderer().render(SPEC, SUB, dim))
 
 
-def judge_for(provider: FakeProvider, client: str = "auto", **options) -> LLMJudge:
-    return LLMJudge(
-        "openai/fake-judge",
-        api_base=provider.url,
-        api_key="sk-test",
-        timeout=5,
-        retry_wait=0.01,
-        client=client,
-        **options,
-    )
-
-
 def server(**config) -> FakeProvider:
     return FakeProvider(FakeProviderConfig(**config))
 
@@ -86,7 +75,7 @@ def test_fake_refusal_is_llama_cpp_pythons_body() -> None:
 @pytest.mark.parametrize("shape", REFUSAL_SHAPES)
 def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str, llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal=shape) as provider:
-        judge = judge_for(provider, llm_client)
+        judge = llm_judge(provider, client=llm_client)
         verdict = asyncio.run(judge.judge(task()))
         calls = provider.calls
     assert [c.outcome for c in calls] == ["format_refused", "ok"]
@@ -100,7 +89,7 @@ def test_each_refusal_shape_steps_down_once_and_is_never_retried(shape: str, llm
 
 def test_a_server_without_structured_output_ends_in_prompt_mode(llm_client) -> None:
     with server(response_formats=("text",), format_refusal="openai-400") as provider:
-        judge = judge_for(provider, llm_client)
+        judge = llm_judge(provider, client=llm_client)
         first = asyncio.run(judge.judge(task()))
         second = asyncio.run(judge.judge(task()))
         calls = provider.calls
@@ -125,7 +114,7 @@ def test_a_whole_run_meets_the_refusal_once_and_names_the_mode(llm_client) -> No
         result = evaluate(
             specs,
             subs,
-            judge=judge_for(provider, llm_client),
+            judge=llm_judge(provider, client=llm_client),
             options=EvalOptions(max_concurrent=5, granularity="dimension"),
         )
         outcomes = [c.outcome for c in provider.calls]
@@ -140,7 +129,7 @@ def test_a_whole_run_meets_the_refusal_once_and_names_the_mode(llm_client) -> No
 def test_a_forced_format_the_server_refuses_is_unscored_at_once(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, format_refusal="llama-cpp-python") as p:
         verdict = asyncio.run(
-            judge_for(p, llm_client, structured_output="json_schema").judge(task())
+            llm_judge(p, client=llm_client, structured_output="json_schema").judge(task())
         )
         n_calls = len(p.calls)
     assert n_calls == 1
@@ -172,7 +161,7 @@ def test_cli_structured_output_prompt_sends_no_response_format(tmp_path, llm_cli
 
 def test_schema_accepted_but_ignored_is_repaired_and_counted(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS, ignore_schema=True) as provider:
-        judge = judge_for(provider, llm_client)
+        judge = llm_judge(provider, client=llm_client)
         verdict = asyncio.run(judge.judge(task()))
         calls = provider.calls
     assert [c.outcome for c in calls] == ["format_refused", "ok"]
@@ -191,10 +180,10 @@ def test_the_mode_is_not_part_of_the_store_key(tmp_path) -> None:
     subs = load_submissions(EXAMPLE / "outputs")
     store = tmp_path / "s.sqlite"
     with server(response_formats=("text",)) as provider:
-        first = evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+        first = evaluate(specs, subs, judge=llm_judge(provider), options=EvalOptions(store=store))
     assert first.config["judge"]["structured_output"] == "prompt"
     with server() as provider:
-        again = evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+        again = evaluate(specs, subs, judge=llm_judge(provider), options=EvalOptions(store=store))
         assert provider.calls == []
     assert again.usage.cache_hits == first.usage.calls_made
 
@@ -235,7 +224,7 @@ def test_negotiation_steps_down_in_order_and_never_below_what_works() -> None:
 
 def test_a_remembered_mode_is_adopted_without_asking_again(llm_client) -> None:
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
-        judge = judge_for(provider, llm_client)
+        judge = llm_judge(provider, client=llm_client)
         assert judge.structured_output_key == f"structured_output:openai/fake-judge@{provider.url}"
         assert judge.negotiation.adopt("json_object+schema")
         verdict = asyncio.run(judge.judge(task()))
@@ -252,12 +241,12 @@ def test_the_store_remembers_the_mode_so_the_next_run_never_meets_the_refusal(tm
     config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "format_refusal": "llama-cpp-python"}
     notes: list[str] = []
     with server(**config) as provider:
-        evaluate(specs, subs, judge=judge_for(provider), options=EvalOptions(store=store))
+        evaluate(specs, subs, judge=llm_judge(provider), options=EvalOptions(store=store))
         first = [c.outcome for c in provider.calls]
         again = evaluate(
             specs,
             subs,
-            judge=judge_for(provider),
+            judge=llm_judge(provider),
             options=EvalOptions(store=store, refresh=True, note=notes.append),
         )
         second = [c.outcome for c in provider.calls][len(first) :]
@@ -274,7 +263,7 @@ def test_a_remembered_mode_the_server_now_refuses_steps_down_and_is_replaced(tmp
     subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id][:1]
     path = tmp_path / "s.sqlite"
     with server(response_formats=("text",)) as provider:
-        judge = judge_for(provider)
+        judge = llm_judge(provider)
         with Store(path) as store:
             store.set_meta(judge.structured_output_key, "json_object+schema")
         result = evaluate(specs, subs, judge=judge, options=EvalOptions(store=path))
@@ -290,7 +279,7 @@ def test_a_forced_mode_is_not_remembered(tmp_path) -> None:
     subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id][:1]
     path = tmp_path / "s.sqlite"
     with server() as provider:
-        judge = judge_for(provider, structured_output="json_object")
+        judge = llm_judge(provider, structured_output="json_object")
         evaluate(specs, subs, judge=judge, options=EvalOptions(store=path))
     with Store(path) as store:
         assert store.get_meta(judge.structured_output_key) is None
@@ -309,12 +298,14 @@ def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early(llm_c
     config = {"response_formats": LLAMA_CPP_PYTHON_FORMATS, "stop_after_answers": 3}
     options = EvalOptions(granularity="submission")
     with server(**config) as provider:
-        result = evaluate(specs, subs, judge=judge_for(provider, llm_client), options=options)
+        result = evaluate(
+            specs, subs, judge=llm_judge(provider, client=llm_client), options=options
+        )
         asked = [c for c in provider.calls if c.outcome == "ok"]
     assert result.complete and all(j.answer for j in result.judgments)
     assert len(asked) == len(subs) and all(len(c.question_ids) == 9 for c in asked)
     with server(stop_after_answers=3, response_formats=("json_object", "text")) as provider:
-        loose = evaluate(specs, subs, judge=judge_for(provider, llm_client), options=options)
+        loose = evaluate(specs, subs, judge=llm_judge(provider, client=llm_client), options=options)
     assert not loose.complete
     assert {j.unscored_reason.split(":")[0] for j in loose.judgments if j.answer is None} == {
         "unparseable reply after 3 attempts"
@@ -358,7 +349,7 @@ def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a
         await asyncio.gather(*(judge.judge(task()) for _ in range(4)))
 
     with server(response_formats=LLAMA_CPP_PYTHON_FORMATS) as provider:
-        judge = judge_for(provider)
+        judge = llm_judge(provider)
         judge.negotiation = Negotiation("auto", probe_window=2)
         judge.gate = SlowFirstSlot()
         asyncio.run(four_at_once(judge))

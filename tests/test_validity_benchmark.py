@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from helpers import REPO, corpus, write_label_sheet
+from helpers.validity import QUESTIONS, validity
 from sklearn.metrics import cohen_kappa_score
 
 from ground_truth import IncidentSpec, Submission, load_specs
 from judge import evaluate
 
-QUESTIONS = ["D1-Q1", "D1-Q2", "D1-Q3", "D2-Q1", "D2-Q2", "D2-Q3", "D3-Q1", "D3-Q2", "D3-Q3"]
 WEIGHTS = {"D1": 0.33, "D2": 0.33, "D3": 0.34}
 IMAGE = (
     "[fault_spec] component=deployment/product-catalog; namespace=astronomy-shop || The "
@@ -55,20 +53,6 @@ TINY = [
 ]
 FLIPS = {("t-1", "D2-Q2"), ("t-2", "D1-Q1"), ("t-3", "D3-Q1")}
 HAND = ["--set", "handwritten"]
-
-
-def _load_module():
-    spec = importlib.util.spec_from_file_location(
-        "validity_bench", REPO / "benchmarks" / "validity.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-validity = _load_module()
 
 
 def _write_root(root: Path, cases: list[dict], split: dict | None = None) -> Path:

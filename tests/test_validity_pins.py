@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import CORPUS, CORPUS_ENV, REPO
+from helpers import BENCHMARKS, CORPUS, CORPUS_ENV, REPO
 from pydantic import BaseModel, ConfigDict
 
-PINS = REPO / "benchmarks" / "pinned_figures.yaml"
+PINS = BENCHMARKS / "pinned_figures.yaml"
 FIGURE = re.compile(r"-?\d+\.\d+%?")  # agreement figures: 0.83, -0.50, 0.0%
 REGION = "<!-- pinned: {name} -->"
 REGION_END = "<!-- /pinned -->"
@@ -124,7 +124,7 @@ def test_every_figure_of_a_pinned_region_is_pinned(row, corpus_dir):
 
 @pytest.mark.corpus
 def test_every_committed_real_case_loads_its_incident_with_its_adapter(corpus_dir):
-    from test_validity_benchmark import validity
+    from helpers.validity import validity
 
     real = validity.real
     sources = [s for names in real.read_split().values() for s in names]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import REPO, write_label_sheet
+from helpers.validity import QUESTIONS, validity
 from sklearn.metrics import cohen_kappa_score
-from test_validity_benchmark import QUESTIONS, validity
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import evaluate

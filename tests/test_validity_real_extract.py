@@ -4,29 +4,18 @@ corpus, a git mirror, saved raw files or a download, each text checked against i
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import REPO
+from helpers import BENCHMARKS, load_script
 
-EXTRACT = REPO / "benchmarks" / "validity" / "real" / "extract.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("real_extract", EXTRACT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+EXTRACT = BENCHMARKS / "validity" / "real" / "extract.py"
 
 
-extract = _load()
+extract = load_script(EXTRACT, "real_extract")
 
 REPORT = {"final_report": {"root_cause": "geo points at MongoDB port 27777, not 27017."}}
 SESSION = {

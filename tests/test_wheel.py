@@ -9,10 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from judge.checklist.rubric import load_rubric
 
-REPO = Path(__file__).resolve().parents[1]
 PROBE = (
     "from judge.checklist.rubric import load_rubric, rubrics_dir; "
     "from judge.selftest.goldens import goldens_path; "

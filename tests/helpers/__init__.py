@@ -1,20 +1,50 @@
-"""Helpers the test modules share (imported as `helpers`; pytest puts tests/ on sys.path)."""
+"""What the test modules share, in one place (imported as `helpers`; pytest puts tests/ on sys.path).
+
+Here: the repository's paths, the shared corpus, and small helpers every room uses. A helper that
+tests of one room share lives in the submodule named after it (`helpers.batch`, `helpers.html`,
+...); a fixture that several files of a room use lives in that room's `conftest.py`. A test file
+never imports another test file.
+"""
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from ground_truth.errors import FormatWarning
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
+FORMATS = FIXTURES / "formats"
+"""The small files of every benchmark format (see its ATTRIBUTION.md)."""
+EXAMPLES = REPO / "examples"
+EXAMPLE = EXAMPLES / "sregym-mini"
+"""The bundled example set: 32 submissions on 9 SREGym incidents."""
+EXAMPLE_GT = EXAMPLE / "ground_truth"
+EXAMPLE_OUTPUTS = EXAMPLE / "outputs"
+BENCHMARKS = REPO / "benchmarks"
+CHROMIUM = Path("/usr/bin/chromium")
+"""Debian's chromium, for the tests marked `browser`."""
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+"""Headless, and nothing the browser would fetch for itself."""
 CORPUS_ENV = "DIAGNOSIS_JUDGE_CORPUS"
 
 
@@ -69,9 +99,6 @@ def quiet(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[FormatWarning]]
     return result, [w.message for w in caught if isinstance(w.message, FormatWarning)]
 
 
-EXAMPLE = REPO / "examples" / "sregym-mini"
-
-
 def eval_args(gt: Path, outputs: Path, result: Path, *extra: str) -> list[str]:
     """`judge eval` arguments for a ground truth, an outputs folder and a result file."""
     return [
@@ -111,3 +138,24 @@ def write_label_sheet(path: Path, answers: dict[tuple[str, str, str], str], who:
                     "annotator": who,
                 }
             )
+
+
+class Clock:
+    """A clock that moves only when the test moves it (`clock.now += 5`)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def load_script(path: Path, name: str | None = None) -> ModuleType:
+    """A script that is not part of a package (in benchmarks/ or examples/), loaded as module
+    `name` (default: its file's stem) and kept in `sys.modules` as such."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
