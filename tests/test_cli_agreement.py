@@ -15,7 +15,7 @@ BENCH = FIXTURES / "agreement" / "judge_bench_data.96a9057e.yaml"
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def sregym_bench_result(tmp_path_factory) -> Path:
     """SREGym's 29 labelled diagnoses, converted and scored by the rules judge."""
     out = tmp_path_factory.mktemp("bench")
     assert main(["labels", "import-sregym-bench", str(BENCH), "-o", str(out)]) == 0
@@ -36,14 +36,14 @@ def bench(tmp_path_factory) -> Path:
     return out
 
 
-def test_calibrate_reports_verdict_kappa_and_threshold_sweep(bench: Path) -> None:
-    report_file = bench / "calibration.json"
+def test_calibrate_reports_verdict_kappa_and_threshold_sweep(sregym_bench_result: Path) -> None:
+    report_file = sregym_bench_result / "calibration.json"
     code = main(
         [
             "calibrate",
-            str(bench / "rules.json"),
+            str(sregym_bench_result / "rules.json"),
             "--human",
-            str(bench / "labels.csv"),
+            str(sregym_bench_result / "labels.csv"),
             "--bootstrap",
             "200",
             "-o",
@@ -56,15 +56,17 @@ def test_calibrate_reports_verdict_kappa_and_threshold_sweep(bench: Path) -> Non
     assert "0.7" in text and "kappa" in text.lower()
 
 
-def test_agreement_between_two_judges_and_people(bench: Path, tmp_path: Path, capsys) -> None:
+def test_agreement_between_two_judges_and_people(
+    sregym_bench_result: Path, tmp_path: Path, capsys
+) -> None:
     second = tmp_path / "rules-again.json"
     main(
         [
             "eval",
             "--ground-truth",
-            str(bench / "specs.json"),
+            str(sregym_bench_result / "specs.json"),
             "--outputs",
-            str(bench / "submissions.jsonl"),
+            str(sregym_bench_result / "submissions.jsonl"),
             "--result-file",
             str(second),
         ]
@@ -73,9 +75,9 @@ def test_agreement_between_two_judges_and_people(bench: Path, tmp_path: Path, ca
     code = main(
         [
             "agreement",
-            str(bench / "rules.json"),
+            str(sregym_bench_result / "rules.json"),
             str(second),
-            str(bench / "labels.csv"),
+            str(sregym_bench_result / "labels.csv"),
             "--bootstrap",
             "100",
             "--table2",
@@ -114,22 +116,26 @@ def test_labels_template_lists_every_question_and_verdict(tmp_path: Path) -> Non
     assert any(r["question_id"] == "verdict" for r in rows)
 
 
-def test_bad_label_file_exits_2_naming_file_and_row(bench: Path, tmp_path: Path, capsys) -> None:
+def test_bad_label_file_exits_2_naming_file_and_row(
+    sregym_bench_result: Path, tmp_path: Path, capsys
+) -> None:
     bad = tmp_path / "bad.csv"
-    lines = (bench / "labels.csv").read_text(encoding="utf-8-sig").splitlines()
+    lines = (sregym_bench_result / "labels.csv").read_text(encoding="utf-8-sig").splitlines()
     header = next(csv.reader([lines[0]]))
     row = next(csv.reader([lines[1]]))
     row[header.index("answer")] = "perhaps"
     with bad.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows([header, row])
-    code = main(["agreement", str(bench / "rules.json"), str(bad)])
+    code = main(["agreement", str(sregym_bench_result / "rules.json"), str(bad)])
     assert code == 2
     err = capsys.readouterr().err
     assert "bad.csv" in err and "perhaps" in err
 
 
-def _copy_result(bench: Path, tmp_path: Path, name: str, rubric_hash: str | None = None) -> Path:
-    data = json.loads((bench / "rules.json").read_text())
+def _copy_result(
+    sregym_bench_result: Path, tmp_path: Path, name: str, rubric_hash: str | None = None
+) -> Path:
+    data = json.loads((sregym_bench_result / "rules.json").read_text())
     if rubric_hash is not None:
         data["config"]["rubric"]["hash"] = rubric_hash
     path = tmp_path / name
@@ -138,10 +144,10 @@ def _copy_result(bench: Path, tmp_path: Path, name: str, rubric_hash: str | None
 
 
 def test_agreement_refuses_results_of_different_rubrics(
-    bench: Path, tmp_path: Path, capsys
+    sregym_bench_result: Path, tmp_path: Path, capsys
 ) -> None:
-    other = _copy_result(bench, tmp_path, "other-rubric.json", rubric_hash="0" * 64)
-    args = ["agreement", str(bench / "rules.json"), str(other), "--bootstrap", "20"]
+    other = _copy_result(sregym_bench_result, tmp_path, "other-rubric.json", rubric_hash="0" * 64)
+    args = ["agreement", str(sregym_bench_result / "rules.json"), str(other), "--bootstrap", "20"]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert str(other) in err and "different rubrics" in err and "--allow-rubric-mismatch" in err
@@ -149,11 +155,11 @@ def test_agreement_refuses_results_of_different_rubrics(
 
 
 def test_two_result_files_sharing_a_judge_name_are_not_self_consistency(
-    bench: Path, tmp_path: Path
+    sregym_bench_result: Path, tmp_path: Path
 ) -> None:
-    again = _copy_result(bench, tmp_path, "again.json")
+    again = _copy_result(sregym_bench_result, tmp_path, "again.json")
     out = tmp_path / "agreement.json"
-    args = ["agreement", str(bench / "rules.json"), str(again), "--bootstrap", "20"]
+    args = ["agreement", str(sregym_bench_result / "rules.json"), str(again), "--bootstrap", "20"]
     assert main([*args, "-o", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["self_consistency"] == []

@@ -49,13 +49,13 @@ def judge(cwd: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedPro
 
 
 @pytest.fixture
-def provider():
+def fake_provider():
     with FakeProvider() as running:
         yield running
 
 
-def test_itbench_dotenv_runs_the_example_with_itbench_flags(tmp_path: Path, provider) -> None:
-    root = provider.url.removesuffix("/v1")  # the template's gateway URL has no /v1
+def test_itbench_dotenv_runs_the_example_with_itbench_flags(tmp_path: Path, fake_provider) -> None:
+    root = fake_provider.url.removesuffix("/v1")  # the template's gateway URL has no /v1
     (tmp_path / ".env").write_text(itbench_dotenv(root))
     done = judge(
         tmp_path, {},
@@ -64,17 +64,17 @@ def test_itbench_dotenv_runs_the_example_with_itbench_flags(tmp_path: Path, prov
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "'GCP/gemini-2.5-pro' (from .env file .env) names no litellm provider" in done.stderr
-    assert {c.model for c in provider.calls} == {"GCP/gemini-2.5-pro"}  # the name as it is
-    assert len(provider.calls) == CALLS
+    assert {c.model for c in fake_provider.calls} == {"GCP/gemini-2.5-pro"}  # the name as it is
+    assert len(fake_provider.calls) == CALLS
     result = json.loads((tmp_path / "evaluation_results.json").read_text())
     assert result["config"]["judge"]["model"] == "openai/GCP/gemini-2.5-pro"
     assert result["complete"] and not result["errors"]
 
 
-def test_sregym_environment_names_run_the_example(tmp_path: Path, provider) -> None:
+def test_sregym_environment_names_run_the_example(tmp_path: Path, fake_provider) -> None:
     env = {
         "JUDGE_MODEL_ID": "openai/qwen3-coder:30b",
-        "JUDGE_API_BASE": provider.url,
+        "JUDGE_API_BASE": fake_provider.url,
         "JUDGE_API_KEY": "dummy",
     }
     done = judge(
@@ -83,19 +83,23 @@ def test_sregym_environment_names_run_the_example(tmp_path: Path, provider) -> N
         "--outputs", str(EXAMPLE / "outputs"), "--no-progress",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert {c.model for c in provider.calls} == {"qwen3-coder:30b"}
-    assert len(provider.calls) == CALLS
+    assert {c.model for c in fake_provider.calls} == {"qwen3-coder:30b"}
+    assert len(fake_provider.calls) == CALLS
     result = json.loads((tmp_path / "results.json").read_text())
     assert result["config"]["judge"]["model"] == "openai/qwen3-coder:30b"
     assert result["complete"] and not result["errors"]
 
 
-def test_a_dotenv_endpoint_without_a_model_stops_before_any_call(tmp_path: Path, provider) -> None:
-    (tmp_path / ".env").write_text(itbench_dotenv(provider.url).replace("export JUDGE_MODEL", "#"))
+def test_a_dotenv_endpoint_without_a_model_stops_before_any_call(
+    tmp_path: Path, fake_provider
+) -> None:
+    (tmp_path / ".env").write_text(
+        itbench_dotenv(fake_provider.url).replace("export JUDGE_MODEL", "#")
+    )
     done = judge(
         tmp_path, {},
         "eval", "-g", str(EXAMPLE / "ground_truth"), "-o", str(EXAMPLE / "outputs"),
     )  # fmt: skip
     assert done.returncode == 2
     assert "would fall back to the offline rules judge" in done.stderr
-    assert provider.calls == [] and not (tmp_path / "results.json").exists()
+    assert fake_provider.calls == [] and not (tmp_path / "results.json").exists()

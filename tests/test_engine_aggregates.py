@@ -52,7 +52,7 @@ class Scripted:
 
 
 @pytest.fixture(scope="module")
-def result() -> EvalResult:
+def scripted_result() -> EvalResult:
     return evaluate(
         SPECS, SUBS, RUBRIC, Scripted(), options=EvalOptions(k=1, granularity="dimension")
     )
@@ -62,15 +62,17 @@ def weighted(means: dict[str, float | None]) -> float:
     return sum(WEIGHTS[d] * (m or 0.0) for d, m in means.items())
 
 
-def test_incident_dimension_means_count_complete_cases_only(result: EvalResult) -> None:
-    a = next(i for i in result.incidents if i.incident_id == "a")
+def test_incident_dimension_means_count_complete_cases_only(scripted_result: EvalResult) -> None:
+    a = next(i for i in scripted_result.incidents if i.incident_id == "a")
     assert a.n_trials == 2 and a.n_complete == 1
     assert a.dimension_means == {"D1": 0.0, "D2": 1.0, "D3": 1.0}
     assert a.mean_composite == pytest.approx(weighted(a.dimension_means))
 
 
-def test_an_incident_without_a_complete_case_has_no_dimension_mean(result: EvalResult) -> None:
-    b = next(i for i in result.incidents if i.incident_id == "b")
+def test_an_incident_without_a_complete_case_has_no_dimension_mean(
+    scripted_result: EvalResult,
+) -> None:
+    b = next(i for i in scripted_result.incidents if i.incident_id == "b")
     assert b.n_complete == 0 and b.mean_composite is None
     assert set(b.dimension_means.values()) == {None}
 
@@ -82,16 +84,16 @@ def _same_population(summary: OverallSummary) -> None:
     assert summary.mean_composite.value == pytest.approx(weighted(means))
 
 
-def test_overall_dimension_means_use_the_composites_incidents(result: EvalResult) -> None:
-    overall = result.overall
+def test_overall_dimension_means_use_the_composites_incidents(scripted_result: EvalResult) -> None:
+    overall = scripted_result.overall
     assert overall.n_incidents_scored == 1 and overall.mean_composite.n == 1
     assert overall.dimension_means["D1"].value == 0.0
     _same_population(overall)
 
 
-def test_per_agent_summaries_use_the_same_population(result: EvalResult) -> None:
-    assert result.by_agent is not None
-    one, two = result.by_agent["one"], result.by_agent["two"]
+def test_per_agent_summaries_use_the_same_population(scripted_result: EvalResult) -> None:
+    assert scripted_result.by_agent is not None
+    one, two = scripted_result.by_agent["one"], scripted_result.by_agent["two"]
     _same_population(one)
     assert one.dimension_means["D1"].value == 0.0
     assert two.n_incidents_scored == 0 and two.mean_composite.n == 0

@@ -29,7 +29,7 @@ QUESTIONS = [f"D{d}-Q{q}" for d in (1, 2, 3) for q in (1, 2, 3)]
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory) -> Path:
+def example_result_file(tmp_path_factory) -> Path:
     """The bundled example judged by the rules judge, as README's first command does."""
     path = tmp_path_factory.mktemp("estimate") / "results.json"
     args = ["eval", "--ground-truth", str(EXAMPLE / "ground_truth")]
@@ -58,19 +58,22 @@ def case_rows(incident: str, trial: str, answers: str, **extra: str) -> list[dic
 # --- the bundled example ---------------------------------------------------------------------
 
 
-def test_the_example_labels_are_the_projects_on_a_seeded_random_half(result):
+def test_the_example_labels_are_the_projects_on_a_seeded_random_half(example_result_file):
     labels = read_label_set(LABELS)
     assert labels.labeller == "project" and not labels.drawn
     assert all(len(c.answers) == 9 and None not in c.answers.values() for c in labels.cases)
-    keys = [(c.incident_id, c.trial) for c in load_result(result).cases]
+    keys = [(c.incident_id, c.trial) for c in load_result(example_result_file).cases]
     drawn = sorted(np.random.default_rng(23).choice(len(keys), 16, replace=False))
     assert sorted(c.key for c in labels.cases) == sorted(keys[i] for i in drawn)
     notes = [row["notes"] for row in csv.DictReader(LABELS.open(encoding="utf-8"))]
     assert all(notes)  # every label says why, in the guide's terms
 
 
-def test_estimate_on_the_example_from_the_cli_and_python(result, capsys):
-    assert main(["estimate", "--result", str(result), "--labels", str(LABELS), "--json"]) == 0
+def test_estimate_on_the_example_from_the_cli_and_python(example_result_file, capsys):
+    assert (
+        main(["estimate", "--result", str(example_result_file), "--labels", str(LABELS), "--json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["n_cases"] == 32 and out["n_labelled"] == 16 and out["labeller"] == "project"
     assert out["design"] == "simple random sample" and out["confidence"] == 0.95
@@ -84,18 +87,18 @@ def test_estimate_on_the_example_from_the_cli_and_python(result, capsys):
     assert pass_rate["effective_labels"] > 16
     assert set(out["dimensions"]) == {"D1", "D2", "D3"}
     assert len(out["agents"]) == 6 and len(out["differences"]) == 15  # every pair
-    api = judge.estimate_with_labels(result, LABELS)
+    api = judge.estimate_with_labels(example_result_file, LABELS)
     assert isinstance(api, judge.LabelledEstimates)
-    assert api.model_dump(mode="json") == {**out, "result": str(result)}
+    assert api.model_dump(mode="json") == {**out, "result": str(example_result_file)}
 
-    assert main(["estimate", "--result", str(result), "--labels", str(LABELS)]) == 0
+    assert main(["estimate", "--result", str(example_result_file), "--labels", str(LABELS)]) == 0
     table = capsys.readouterr().out
     assert "pass rate" in table and "PPI++" in table and "labels worth" in table
     assert "cannot tell them apart" in table and "D3 mean" in table
 
 
-def test_the_numbers_are_ppi_on_the_labels_through_the_rubric(result):
-    loaded = load_result(result)
+def test_the_numbers_are_ppi_on_the_labels_through_the_rubric(example_result_file):
+    loaded = load_result(example_result_file)
     labels = read_label_set(LABELS)
     by_key = {c.key: c for c in labels.cases}
     weights = loaded.config["rubric"]["weights"]
@@ -131,24 +134,28 @@ def test_the_numbers_are_ppi_on_the_labels_through_the_rubric(result):
     assert expected.ppi.value is not None  # the example's one pair that both sides labelled
 
 
-def test_report_with_labels_adds_the_section_to_the_terminal_and_html(result, tmp_path, capsys):
+def test_report_with_labels_adds_the_section_to_the_terminal_and_html(
+    example_result_file, tmp_path, capsys
+):
     html = tmp_path / "report.html"
-    args = ["report", str(result), "--labels", str(LABELS), "-o", str(html)]
+    args = ["report", str(example_result_file), "--labels", str(LABELS), "-o", str(html)]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "Corrected means" in printed and "Is agent A better than agent B?" in printed
     page = html.read_text(encoding="utf-8")
     assert '<section id="estimates">' in page and 'href="#estimates"' in page
     assert "Pass rate by agent" in page and "cannot tell them apart" in page
-    assert main(["report", str(result), "-o", str(tmp_path / "plain.html")]) == 0
+    assert main(["report", str(example_result_file), "-o", str(tmp_path / "plain.html")]) == 0
     assert 'id="estimates"' not in (tmp_path / "plain.html").read_text(encoding="utf-8")
 
 
 # --- labels through the rubric ---------------------------------------------------------------
 
 
-def test_a_verdict_label_is_the_pass_and_partial_labels_count_only_where_complete(result):
-    loaded = load_result(result)
+def test_a_verdict_label_is_the_pass_and_partial_labels_count_only_where_complete(
+    example_result_file,
+):
+    loaded = load_result(example_result_file)
     first, second, third = loaded.cases[:3]
     labels = LabelSet(
         labeller="x",
@@ -184,8 +191,8 @@ def test_a_verdict_label_is_the_pass_and_partial_labels_count_only_where_complet
 # --- bad input: exit 2, saying what is wrong --------------------------------------------------
 
 
-def test_bad_labels_exit_2_saying_what_is_wrong(result, tmp_path, capsys):
-    loaded = load_result(result)
+def test_bad_labels_exit_2_saying_what_is_wrong(example_result_file, tmp_path, capsys):
+    loaded = load_result(example_result_file)
     one, two = loaded.cases[0], loaded.cases[5]
     good = case_rows(one.incident_id, one.trial, "YYYYYYYYY") + case_rows(
         two.incident_id, two.trial, "NNNNNNNNY"
@@ -193,7 +200,9 @@ def test_bad_labels_exit_2_saying_what_is_wrong(result, tmp_path, capsys):
 
     def run(rows: list[dict[str, str]], *flags: str) -> str:
         path = write_labels(tmp_path / "l.csv", rows)
-        code = main(["estimate", "--result", str(result), "--labels", str(path), *flags])
+        code = main(
+            ["estimate", "--result", str(example_result_file), "--labels", str(path), *flags]
+        )
         assert code == 2
         return capsys.readouterr().err
 
@@ -217,7 +226,7 @@ def test_bad_labels_exit_2_saying_what_is_wrong(result, tmp_path, capsys):
             [
                 "estimate",
                 "--result",
-                str(result),
+                str(example_result_file),
                 "--labels",
                 str(tmp_path / "l.csv"),
                 "--alpha",
@@ -233,16 +242,22 @@ def test_bad_labels_exit_2_saying_what_is_wrong(result, tmp_path, capsys):
     assert "'maybe' is not a Yes/No answer" in err
 
 
-def test_the_annotator_flag_chooses_among_several(result, tmp_path):
-    loaded = load_result(result)
+def test_the_annotator_flag_chooses_among_several(example_result_file, tmp_path):
+    loaded = load_result(example_result_file)
     rows = []
     for case in loaded.cases[:6]:
         rows += case_rows(case.incident_id, case.trial, "YYYYYYYYY", annotator="ann")
         rows += case_rows(case.incident_id, case.trial, "NNNNNNNNN", annotator="bob")
     path = write_labels(tmp_path / "two.csv", rows)
     with pytest.raises(InputError, match="2 annotators"):
-        estimate_with_labels(result, path)
-    assert estimate_with_labels(result, path, annotator="ann").pass_rate.labels_only.value == 1
-    assert estimate_with_labels(result, path, annotator="bob").pass_rate.labels_only.value == 0
+        estimate_with_labels(example_result_file, path)
+    assert (
+        estimate_with_labels(example_result_file, path, annotator="ann").pass_rate.labels_only.value
+        == 1
+    )
+    assert (
+        estimate_with_labels(example_result_file, path, annotator="bob").pass_rate.labels_only.value
+        == 0
+    )
     with pytest.raises(InputError, match="no labels by 'eve'"):
-        estimate_with_labels(result, path, annotator="eve")
+        estimate_with_labels(example_result_file, path, annotator="eve")

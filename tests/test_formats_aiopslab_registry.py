@@ -19,7 +19,7 @@ PROBLEMS = SOURCE / "aiopslab" / "orchestrator" / "problems"
 
 
 @pytest.fixture(scope="module")
-def loaded():
+def registry_specs():
     specs, found = quiet(load_specs, SOURCE)
     return {s.id: s for s in specs}, found
 
@@ -29,16 +29,16 @@ def test_a_checkout_its_problems_folder_or_the_registry_is_detected(path):
     assert detect(path, "specs").name == "aiopslab"
 
 
-def test_registered_problems_with_their_classes_are_read(loaded):
-    specs, found = loaded
+def test_registered_problems_with_their_classes_are_read(registry_specs):
+    specs, found = registry_specs
     assert len(specs) == 19
     (skipped,) = [w for w in found if "registered problems" in str(w)]
     assert "70 of 89" in str(skipped)
     assert all(s.source["schema"] == "registry" for s in specs.values())
 
 
-def test_lambda_arguments_base_init_and_app_namespace(loaded):
-    spec = loaded[0]["k8s_target_port-misconfig-analysis-2"]
+def test_lambda_arguments_base_init_and_app_namespace(registry_specs):
+    spec = registry_specs[0]["k8s_target_port-misconfig-analysis-2"]
     (origin,) = spec.fault_origin
     assert (origin.name, origin.namespace) == ("text-service", "test-social-network")
     extra = spec.extra["aiopslab"]
@@ -50,8 +50,8 @@ def test_lambda_arguments_base_init_and_app_namespace(loaded):
     assert extra["application"] == "SocialNetwork (namespace test-social-network)"
 
 
-def test_defaults_branches_and_expected_answers(loaded):
-    specs = loaded[0]
+def test_defaults_branches_and_expected_answers(registry_specs):
+    specs = registry_specs[0]
     assert specs["pod_failure_hotel_res-localization-1"].fault_origin[0].name == "user"
     noop = specs["noop_detection_social_network-1"]
     assert noop.fault_origin == [] and noop.extra["aiopslab"]["expected_detection"] == "No"
@@ -61,7 +61,7 @@ def test_defaults_branches_and_expected_answers(loaded):
     assert ad.fault_origin[0].namespace == "astronomy-shop"
 
 
-def test_the_source_is_never_imported(loaded):
+def test_the_source_is_never_imported(registry_specs):
     assert not [m for m in sys.modules if m == "aiopslab" or m.startswith("aiopslab.")]
 
 
@@ -76,10 +76,10 @@ def test_a_module_that_is_not_python_names_file_and_line(tmp_path):
 
 
 @pytest.mark.corpus
-def test_every_fact_equals_the_hand_extraction(loaded):
+def test_every_fact_equals_the_hand_extraction(registry_specs):
     reference = yaml.safe_load(corpus("aiopslab", "ground_truth.yaml").read_text())
     by_id = {p["problem_id"]: p for p in reference["problems"]}
-    for pid, spec in loaded[0].items():
+    for pid, spec in registry_specs[0].items():
         ref, extra = by_id[pid], spec.extra["aiopslab"]
         assert [o.name for o in spec.fault_origin] == (
             [ref["faulty_component"]] if ref.get("faulty_component") else []

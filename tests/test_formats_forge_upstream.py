@@ -15,7 +15,7 @@ RUN = "command-r-plus/model-only-full/all-modalities/list/by-time"
 
 
 @pytest.fixture(scope="module")
-def specs():
+def forge_specs():
     return {s.id: s for s in quiet(load_specs, FORGE / "fault-alerts")[0]}
 
 
@@ -24,20 +24,20 @@ def runs():
     return quiet(load_submissions, FORGE / "results")
 
 
-def test_the_fault_alerts_folder_is_detected_and_read_per_system(specs):
+def test_the_fault_alerts_folder_is_detected_and_read_per_system(forge_specs):
     assert detect(FORGE / "fault-alerts", "specs").name == "forge"
-    assert sorted(specs) == [
+    assert sorted(forge_specs) == [
         "MicroSS-0",
         "MicroSS-1",
         "MicroSS-4",
         "Online-Boutique-cloudbed-1-0",
         "Online-Boutique-cloudbed-1-1",
     ]
-    assert specs["Online-Boutique-cloudbed-1-0"].fault_origin[0].kind == "Service"
+    assert forge_specs["Online-Boutique-cloudbed-1-0"].fault_origin[0].kind == "Service"
 
 
-def test_micross_labels_keep_kind_type_and_message(specs):
-    spec = specs["MicroSS-0"]
+def test_micross_labels_keep_kind_type_and_message(forge_specs):
+    spec = forge_specs["MicroSS-0"]
     (origin,) = spec.fault_origin
     assert (origin.name, origin.kind) == ("redisservice2", "ServiceInstance")
     assert spec.problem_class == spec.mechanism == "memory_anomalies"
@@ -61,9 +61,9 @@ def test_upstream_responses_are_read_with_the_run_as_trial(runs):
     assert [w.field for w in found if "no hypotheses" in str(w)] == ["line 1"]
 
 
-def test_a_run_without_prediction_is_a_top1_miss(specs, runs):
+def test_a_run_without_prediction_is_a_top1_miss(forge_specs, runs):
     subs, _ = runs
-    tops = [score_entities(specs[s.incident_id], s).top_is_origin for s in subs]
+    tops = [score_entities(forge_specs[s.incident_id], s).top_is_origin for s in subs]
     assert tops == [False, False, True]  # 1 of 3 runs, not 1 of the 2 that predicted
 
 

@@ -20,7 +20,7 @@ CORPUS_DIFFERS = {"resource_request_too_large", "resource_request_too_small"}
 
 
 @pytest.fixture(scope="module")
-def loaded():
+def registry_specs():
     specs, found = quiet(load_specs, SOURCE)
     return {s.id: s for s in specs}, found
 
@@ -30,8 +30,8 @@ def test_a_checkout_its_problems_folder_or_the_registry_is_detected(path):
     assert detect(path, "specs").name == "sregym"
 
 
-def test_problems_whose_classes_are_here_are_read(loaded):
-    specs, found = loaded
+def test_problems_whose_classes_are_here_are_read(registry_specs):
+    specs, found = registry_specs
     assert sorted(specs) == [
         "astronomy_shop_ad_service_failure",
         "ephemeral_port_range_hotel_reservation",
@@ -46,8 +46,8 @@ def test_problems_whose_classes_are_here_are_read(loaded):
     assert all(s.source["schema"] == "registry" for s in specs.values())
 
 
-def test_fstrings_app_namespace_and_joined_lists(loaded):
-    specs = loaded[0]
+def test_fstrings_app_namespace_and_joined_lists(registry_specs):
+    specs = registry_specs[0]
     ad = specs["astronomy_shop_ad_service_failure"]
     assert ad.ground_truth.startswith("[fault_spec] component=ad; namespace=astronomy-shop || ")
     assert "`adFailure` feature flag" in ad.ground_truth
@@ -55,23 +55,23 @@ def test_fstrings_app_namespace_and_joined_lists(loaded):
     assert "'32000 32003'" in specs["ephemeral_port_range_hotel_reservation"].ground_truth
 
 
-def test_keyword_branches_and_positional_base_arguments(loaded):
-    specs = loaded[0]
+def test_keyword_branches_and_positional_base_arguments(registry_specs):
+    specs = registry_specs[0]
     assert "Two faults are active" in specs["unschedulable_incorrect_port_assignment"].ground_truth
     assert "Two faults" not in specs["incorrect_port_assignment"].ground_truth
     large = specs["resource_request_too_large"]
     assert large.fault_origin[0].name == "mongodb-rate"
 
 
-def test_the_source_is_never_imported(loaded):
+def test_the_source_is_never_imported(registry_specs):
     assert not [m for m in sys.modules if m == "sregym" or m.startswith("sregym.")]
 
 
 @pytest.mark.corpus
-def test_root_causes_equal_the_corpus_extraction(loaded):
+def test_root_causes_equal_the_corpus_extraction(registry_specs):
     data = yaml.safe_load(corpus("sregym-registry", "root_causes_all_123.yaml").read_text())
     reference = {p["problem_id"]: p["root_cause_text"] for p in data["problems"]}
-    for pid, spec in loaded[0].items():
+    for pid, spec in registry_specs[0].items():
         if pid not in CORPUS_DIFFERS:
             assert spec.ground_truth == reference[pid], pid
         else:

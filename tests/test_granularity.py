@@ -44,20 +44,20 @@ class Recorder:
 
 
 @pytest.fixture(scope="module")
-def inputs(example_ground_truth, example_outputs):
+def example_inputs(example_ground_truth, example_outputs):
     return load_specs(example_ground_truth), load_submissions(example_outputs)
 
 
-def _run(inputs, judge, granularity: str, **options):
-    specs, subs = inputs
+def _run(example_inputs, judge, granularity: str, **options):
+    specs, subs = example_inputs
     opts = EvalOptions(granularity=granularity, **options)  # type: ignore[arg-type]
     return evaluate(specs, subs, rubric=RUBRIC, judge=judge, options=opts)
 
 
-def test_one_call_per_submission_asks_every_question(inputs) -> None:
+def test_one_call_per_submission_asks_every_question(example_inputs) -> None:
     per_dimension, whole = Recorder(), Recorder()
-    a = _run(inputs, per_dimension, "dimension")
-    b = _run(inputs, whole, "submission")
+    a = _run(example_inputs, per_dimension, "dimension")
+    b = _run(example_inputs, whole, "submission")
     n = len(a.cases)
     assert len(per_dimension.tasks) == 3 * n and len(whole.tasks) == n
     assert {t.dimension.id for t in whole.tasks} == {WHOLE}
@@ -74,8 +74,8 @@ def test_one_call_per_submission_asks_every_question(inputs) -> None:
     assert (a.config["granularity"], b.config["granularity"]) == ("dimension", "submission")
 
 
-def test_an_omitted_question_is_unscored_in_its_own_dimension_only(inputs) -> None:
-    result = _run(inputs, Recorder(skip={"D2-Q3"}), "submission")
+def test_an_omitted_question_is_unscored_in_its_own_dimension_only(example_inputs) -> None:
+    result = _run(example_inputs, Recorder(skip={"D2-Q3"}), "submission")
     case = result.cases[0]
     by_question = {j.question_id: j for j in case.judgments}
     assert by_question["D2-Q3"].answer is None
@@ -86,8 +86,8 @@ def test_an_omitted_question_is_unscored_in_its_own_dimension_only(inputs) -> No
     assert case.complete
 
 
-def test_an_unknown_id_rejects_the_whole_call(inputs) -> None:
-    result = _run(inputs, Recorder(extra="D9-Q9"), "submission")
+def test_an_unknown_id_rejects_the_whole_call(example_inputs) -> None:
+    result = _run(example_inputs, Recorder(extra="D9-Q9"), "submission")
     judgments = [j for j in result.judgments if j.incident_id == result.cases[0].incident_id]
     assert len(judgments) == 9 * len(
         [c for c in result.cases if c.incident_id == judgments[0].incident_id]
@@ -112,9 +112,9 @@ def test_split_keeps_each_dimensions_answers_and_the_calls_error() -> None:
     assert all(p.error is None and p.requests == 0 for p in split(answered, RUBRIC.dimensions, "j"))
 
 
-def test_an_unknown_granularity_is_refused(inputs) -> None:
+def test_an_unknown_granularity_is_refused(example_inputs) -> None:
     with pytest.raises(ValueError, match="granularity 'question'"):
-        _run(inputs, Recorder(), "question")
+        _run(example_inputs, Recorder(), "question")
 
 
 class StoredRecorder(Recorder):
@@ -126,25 +126,25 @@ class StoredRecorder(Recorder):
         return {"model": None, "params": {}, "schema": "yes-to-all"}
 
 
-def test_a_per_dimension_store_names_the_change_to_one_call(inputs, tmp_path) -> None:
+def test_a_per_dimension_store_names_the_change_to_one_call(example_inputs, tmp_path) -> None:
     store = tmp_path / "s.sqlite"
-    _run(inputs, StoredRecorder(), "dimension", store=store)
+    _run(example_inputs, StoredRecorder(), "dimension", store=store)
     judge = StoredRecorder()
-    result = _run(inputs, judge, "submission", store=store)
+    result = _run(example_inputs, judge, "submission", store=store)
     assert len(judge.tasks) == len(result.cases), "no per-dimension answer served the call"
     assert {c.cache_miss for c in result.calls} == {
         "granularity changed: the store holds this case's answers per dimension, "
         "asked per submission now"
     }
     again = StoredRecorder()
-    _run(inputs, again, "submission", store=store)
+    _run(example_inputs, again, "submission", store=store)
     assert again.tasks == []
 
 
-def test_evaluate_submission_takes_the_granularity(inputs) -> None:
+def test_evaluate_submission_takes_the_granularity(example_inputs) -> None:
     from judge import evaluate_submission
 
-    specs, subs = inputs
+    specs, subs = example_inputs
     spec = next(s for s in specs if s.id == subs[0].incident_id)
     judge = Recorder()
     options = EvalOptions(granularity="submission")

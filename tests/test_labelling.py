@@ -34,15 +34,15 @@ from judge.labelling.store import AnswerRecord, LabelStore, read_store
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
+def labelling_dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
     return make_dataset(tmp_path_factory.mktemp("labelling"))
 
 
 @pytest.fixture
-def running(dataset, tmp_path) -> Iterator[tuple]:
+def running(labelling_dataset, tmp_path) -> Iterator[tuple]:
     """A server in this process (blind mode), its app and its store path."""
     store = tmp_path / "alice.jsonl"
-    with open_session(serve_args(dataset), store) as server:
+    with open_session(serve_args(labelling_dataset), store) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         yield server, server.app, store
@@ -222,8 +222,8 @@ def test_filters_unlabelled_disagreements_incident_agent(tmp_path):
     assert keys(Filters(agent="y", unlabelled=True)) == ["b", "c"]
 
 
-def test_other_judges_answering_apart_make_a_case_a_disagreement(dataset, tmp_path):
-    result = json.loads(dataset[0].read_text(encoding="utf-8"))
+def test_other_judges_answering_apart_make_a_case_a_disagreement(labelling_dataset, tmp_path):
+    result = json.loads(labelling_dataset[0].read_text(encoding="utf-8"))
     last = result["cases"][-1]
     for j in result["judgments"]:
         if (j["incident_id"], j["trial"], j["question_id"]) == (
@@ -235,7 +235,7 @@ def test_other_judges_answering_apart_make_a_case_a_disagreement(dataset, tmp_pa
     last["passed"] = not last["passed"]
     other = tmp_path / "other.json"
     other.write_text(json.dumps(result), encoding="utf-8")
-    args = serve_args(dataset, compare=[other], disagreements=True)
+    args = serve_args(labelling_dataset, compare=[other], disagreements=True)
     with open_session(args, tmp_path / "a.jsonl") as server:
         cases = server.app.cases
     assert [(c.incident_id, c.trial, c.judges_split, c.split_questions) for c in cases] == [
@@ -296,10 +296,10 @@ def test_blind_until_the_case_is_done_and_each_answer_on_disk_at_once(running):
     assert latest.answer == "No" and latest.judge_seen
 
 
-def test_show_judge_shows_it_from_the_start_and_records_the_mode(dataset, tmp_path):
+def test_show_judge_shows_it_from_the_start_and_records_the_mode(labelling_dataset, tmp_path):
     store = tmp_path / "a.jsonl"
     with open_session(
-        serve_args(dataset, show_judge=True, order="random", seed=5), store
+        serve_args(labelling_dataset, show_judge=True, order="random", seed=5), store
     ) as server:
         assert server.app.case_view(0)["judge"] is not None
     session = read_store(store).sessions[-1]
@@ -308,18 +308,22 @@ def test_show_judge_shows_it_from_the_start_and_records_the_mode(dataset, tmp_pa
     assert session.rubric["name"] == "sregym-v3" and session.judge == "rules"
 
 
-def test_the_sample_is_recorded_in_the_store_and_said_on_export(dataset, tmp_path, capsys):
+def test_the_sample_is_recorded_in_the_store_and_said_on_export(
+    labelling_dataset, tmp_path, capsys
+):
     store = tmp_path / "a.jsonl"
-    with open_session(serve_args(dataset, sample=4, seed=1), store) as server:
+    with open_session(serve_args(labelling_dataset, sample=4, seed=1), store) as server:
         assert len(server.app.cases) == 4
     sample = read_store(store).sessions[-1].sample
     assert sample["n"] == 4 and sample["population"] == 9 and len(sample["cases"]) == 4
-    with open_session(serve_args(dataset, sample=4, seed=1, unlabelled=True), store) as server:
+    with open_session(
+        serve_args(labelling_dataset, sample=4, seed=1, unlabelled=True), store
+    ) as server:
         app = server.app
         first = app.cases[0]
         for q in first.questions:
             app.answer(AnswerIn(case=0, question_id=q.id, answer="Yes"))
-    again = serve_args(dataset, sample=4, seed=1, unlabelled=True)
+    again = serve_args(labelling_dataset, sample=4, seed=1, unlabelled=True)
     with open_session(again, store) as server:  # resumed: the rest of the same sample
         assert [c.key for c in server.app.cases] == sample["cases"][1:]
     assert main(["labels", "export", str(store), "-o", str(tmp_path / "l.csv")]) == 0
@@ -329,11 +333,11 @@ def test_the_sample_is_recorded_in_the_store_and_said_on_export(dataset, tmp_pat
 # --- the commands ------------------------------------------------------------------------------
 
 
-def test_two_labellers_export_then_agreement_and_calibrate(dataset, tmp_path, capsys):
+def test_two_labellers_export_then_agreement_and_calibrate(labelling_dataset, tmp_path, capsys):
     stores = []
     for name, flip in (("alice", 0), ("bob", 1)):
         store = tmp_path / f"{name}.jsonl"
-        with open_session(serve_args(dataset, labeller=name), store) as server:
+        with open_session(serve_args(labelling_dataset, labeller=name), store) as server:
             for index, labelled in enumerate(server.app.cases):
                 for k, q in enumerate(labelled.questions):
                     answer = "No" if (index + k * flip) % 2 else "Yes"
@@ -343,16 +347,27 @@ def test_two_labellers_export_then_agreement_and_calibrate(dataset, tmp_path, ca
     assert main(["labels", "export", *map(str, stores), "-o", str(out)]) == 0
     capsys.readouterr()
     report = tmp_path / "agreement.json"
-    args = ["agreement", str(dataset[0]), str(out), "--bootstrap", "50", "-o", str(report)]
+    args = [
+        "agreement",
+        str(labelling_dataset[0]),
+        str(out),
+        "--bootstrap",
+        "50",
+        "-o",
+        str(report),
+    ]
     assert main(args) == 0
     assert json.loads(report.read_text(encoding="utf-8"))["human_ceiling"]  # people vs people
-    assert main(["calibrate", str(dataset[0]), "--human", str(out), "--bootstrap", "50"]) == 0
+    assert (
+        main(["calibrate", str(labelling_dataset[0]), "--human", str(out), "--bootstrap", "50"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "alice" in printed and "bob" in printed
 
 
-def test_bad_input_exits_2_naming_what_is_wrong(dataset, tmp_path, capsys):
-    result, gt, outputs = dataset
+def test_bad_input_exits_2_naming_what_is_wrong(labelling_dataset, tmp_path, capsys):
+    result, gt, outputs = labelling_dataset
     common = [str(result), "--ground-truth", str(gt), "--outputs", str(outputs), "--no-browser"]
     assert main(["labels", "serve", *common, "--labeller", "../evil"]) == 2
     assert "--labeller '../evil'" in capsys.readouterr().err

@@ -32,7 +32,7 @@ WEIGHTS = {"D1": 0.5, "D2": 0.5}
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
+def labelling_dataset(tmp_path_factory):
     return make_dataset(tmp_path_factory.mktemp("active"))
 
 
@@ -220,9 +220,11 @@ def label_in_order(app, cases: list[int], answer: str = "Yes") -> None:
             app.answer(AnswerIn(case=index, question_id=q.id, answer=answer))
 
 
-def test_an_informative_session_draws_records_and_estimates_as_labels_arrive(dataset, tmp_path):
+def test_an_informative_session_draws_records_and_estimates_as_labels_arrive(
+    labelling_dataset, tmp_path
+):
     store = tmp_path / "a.jsonl"
-    with open_session(serve_args(dataset, order="informative", seed=4), store) as server:
+    with open_session(serve_args(labelling_dataset, order="informative", seed=4), store) as server:
         app = server.app
         design = read_store(store).sessions[-1].design
         assert design is not None and design["seed"] == 4
@@ -244,14 +246,16 @@ def test_an_informative_session_draws_records_and_estimates_as_labels_arrive(dat
     rows = list(csv.DictReader(out.open(encoding="utf-8-sig")))
     assert {r["design"] for r in rows} == {"informative"}
     assert {r["probability"] for r in rows} == {"1.0"}  # every case labelled: the full budget
-    assert {r["rubric_hash"] for r in rows} == {load_result(dataset[0]).config["rubric"]["hash"]}
+    assert {r["rubric_hash"] for r in rows} == {
+        load_result(labelling_dataset[0]).config["rubric"]["hash"]
+    }
 
 
 def test_labels_past_the_sample_wait_and_the_estimate_weights_by_probability(
-    dataset, tmp_path, capsys
+    labelling_dataset, tmp_path, capsys
 ):
     store = tmp_path / "a.jsonl"
-    with open_session(serve_args(dataset, order="informative", seed=2), store) as server:
+    with open_session(serve_args(labelling_dataset, order="informative", seed=2), store) as server:
         app = server.app
         n = len(app.cases)
         label_in_order(app, range(n - 3))  # the page's first cases
@@ -266,10 +270,10 @@ def test_labels_past_the_sample_wait_and_the_estimate_weights_by_probability(
     drawn = {k: float(v) for k, v in pi.items() if v}
     assert 0 < len(drawn) <= n - 3 and all(0 < p <= 1 for p in drawn.values())
 
-    got = estimate_with_labels(dataset[0], out)
+    got = estimate_with_labels(labelling_dataset[0], out)
     assert got.design == "drawn with recorded probabilities"
     assert any("not drawn by the labelling design" in note for note in got.notes)
-    result = load_result(dataset[0])
+    result = load_result(labelling_dataset[0])
     complete = [c for c in result.cases if c.passed is not None]
     judge = [float(c.passed) for c in complete]
     keys = [(c.incident_id, c.trial) for c in complete]
@@ -279,16 +283,18 @@ def test_labels_past_the_sample_wait_and_the_estimate_weights_by_probability(
     assert got.pass_rate == expected
     [pair] = got.differences  # the two example agents of the first eight cases
     assert pair.difference.ppi.method == "active PPI++"
-    assert main(["estimate", "--result", str(dataset[0]), "--labels", str(out)]) == 0
+    assert main(["estimate", "--result", str(labelling_dataset[0]), "--labels", str(out)]) == 0
     assert "drawn with recorded probabilities" in capsys.readouterr().out
 
 
-def test_sample_limits_the_draw_and_filters_are_refused(dataset, tmp_path, capsys):
+def test_sample_limits_the_draw_and_filters_are_refused(labelling_dataset, tmp_path, capsys):
     store = tmp_path / "a.jsonl"
-    with open_session(serve_args(dataset, order="informative", sample=3), store) as server:
+    with open_session(
+        serve_args(labelling_dataset, order="informative", sample=3), store
+    ) as server:
         design = read_store(store).sessions[-1].design
         assert len(server.app.cases) == sum(e <= 3 for e in design["entry"])
-    result, gt, outputs = dataset
+    result, gt, outputs = labelling_dataset
     common = [str(result), "--ground-truth", str(gt), "--outputs", str(outputs), "--no-browser"]
     args = ["labels", "serve", *common, "--labeller", "a", "--order", "informative"]
     assert main([*args, "--incident", "x", "--disagreements"]) == 2

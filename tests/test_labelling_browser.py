@@ -180,8 +180,8 @@ class Browser:
 class Server:
     """`judge labels serve` in a subprocess; its URL (with the token) from its stdout."""
 
-    def __init__(self, dataset: tuple[Path, Path, Path], store: Path, *extra: str):
-        result, gt, outputs = dataset
+    def __init__(self, labelling_dataset: tuple[Path, Path, Path], store: Path, *extra: str):
+        result, gt, outputs = labelling_dataset
         command = [sys.executable, "-m", "judge", "labels", "serve", str(result)]
         command += ["--ground-truth", str(gt), "--outputs", str(outputs), "--labeller", "alice"]
         command += ["--labels", str(store), "--no-browser", *extra]
@@ -199,7 +199,7 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
+def labelling_dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
     return make_dataset(tmp_path_factory.mktemp("labelling"))
 
 
@@ -211,11 +211,11 @@ def browser(tmp_path_factory) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def serve(dataset, tmp_path) -> Iterator[Any]:
+def serve(labelling_dataset, tmp_path) -> Iterator[Any]:
     servers: list[Server] = []
 
     def start(*extra: str, store: Path | None = None) -> Server:
-        servers.append(Server(dataset, store or tmp_path / "alice.jsonl", *extra))
+        servers.append(Server(labelling_dataset, store or tmp_path / "alice.jsonl", *extra))
         return servers[-1]
 
     yield start

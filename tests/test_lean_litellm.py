@@ -44,7 +44,7 @@ def judge_eval(tmp_path: Path, url: str, *extra: str) -> dict:
 
 
 @pytest.fixture
-def provider(tmp_path: Path):
+def fake_provider(tmp_path: Path):
     with FakeProvider() as running:
         yield running
 
@@ -58,18 +58,18 @@ CLIENTS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("client", list(CLIENTS))
-def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, client) -> None:
-    first = judge_eval(tmp_path, provider.url, "--client", client)
-    asked = len(provider.calls)
+def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, fake_provider, client) -> None:
+    first = judge_eval(tmp_path, fake_provider.url, "--client", client)
+    asked = len(fake_provider.calls)
     assert first == {"code": 0, **CLIENTS[client]} and asked == 32  # one call per submission
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["complete"] and result["usage"]["calls_made"] == 32
     assert result["config"]["judge"]["client"] == ("litellm" if client == "litellm" else "openai")
 
     for extra in ([], ["--resume"]):
-        again = judge_eval(tmp_path, provider.url, "--client", client, *extra)
+        again = judge_eval(tmp_path, fake_provider.url, "--client", client, *extra)
         assert again == {"code": 0, "litellm": False, "openai": False}
-        assert len(provider.calls) == asked
+        assert len(fake_provider.calls) == asked
         result = json.loads((tmp_path / "r.json").read_text())
         assert result["complete"] and result["usage"]["cache_hits"] == 32
 
@@ -77,13 +77,13 @@ def test_a_rerun_from_the_store_imports_no_client(tmp_path: Path, provider, clie
 @pytest.mark.slow
 @pytest.mark.parametrize("client", list(CLIENTS))
 def test_a_run_with_calls_left_imports_its_client_and_makes_them(
-    tmp_path: Path, provider, client
+    tmp_path: Path, fake_provider, client
 ) -> None:
     per_dimension = ("--granularity", "dimension", "--client", client)
-    judge_eval(tmp_path, provider.url, "--dimensions", "D1", *per_dimension)
-    again = judge_eval(tmp_path, provider.url, *per_dimension)
+    judge_eval(tmp_path, fake_provider.url, "--dimensions", "D1", *per_dimension)
+    again = judge_eval(tmp_path, fake_provider.url, *per_dimension)
     assert again == {"code": 0, **CLIENTS[client]}
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["complete"]
     assert result["usage"]["cache_hits"] == 32 and result["usage"]["calls_made"] == 64
-    assert len(provider.calls) == 96
+    assert len(fake_provider.calls) == 96

@@ -17,7 +17,7 @@ OUTPUT_FLAGS = ["--result-file", "--html", "--csv", "--jsonl", "--junit"]
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Path:
+def incident_copy(tmp_path: Path) -> Path:
     """A copy of one example incident: gt/incorrect_image.yaml and out/incorrect_image/1..3."""
     (tmp_path / "gt").mkdir()
     shutil.copy(EXAMPLE / "ground_truth" / "incorrect_image.yaml", tmp_path / "gt")
@@ -25,24 +25,30 @@ def bench(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def eval_with(bench: Path, *extra: str) -> int:
-    args = ["eval", "--ground-truth", str(bench / "gt"), "--outputs", str(bench / "out")]
+def eval_with(incident_copy: Path, *extra: str) -> int:
+    args = [
+        "eval",
+        "--ground-truth",
+        str(incident_copy / "gt"),
+        "--outputs",
+        str(incident_copy / "out"),
+    ]
     if "--result-file" not in extra:
-        args += ["--result-file", str(bench / "r.json")]
+        args += ["--result-file", str(incident_copy / "r.json")]
     return main([*args, "--no-progress", *extra])
 
 
-def targets(bench: Path) -> dict[str, tuple[Path, Path]]:
+def targets(incident_copy: Path) -> dict[str, tuple[Path, Path]]:
     """Each way of naming an input: (the path given, the input file it is)."""
-    spec = bench / "gt" / "incorrect_image.yaml"
-    output = bench / "out" / "incorrect_image" / "2" / "agent_output.json"
-    (bench / "link.yaml").symlink_to(spec)
-    os.link(output, bench / "hard.json")
+    spec = incident_copy / "gt" / "incorrect_image.yaml"
+    output = incident_copy / "out" / "incorrect_image" / "2" / "agent_output.json"
+    (incident_copy / "link.yaml").symlink_to(spec)
+    os.link(output, incident_copy / "hard.json")
     return {
         "a spec": (spec, spec),
         "an agent output": (output, output),
-        "a symbolic link to a spec": (bench / "link.yaml", spec),
-        "a hard link to an agent output": (bench / "hard.json", output),
+        "a symbolic link to a spec": (incident_copy / "link.yaml", spec),
+        "a hard link to an agent output": (incident_copy / "hard.json", output),
     }
 
 
@@ -51,37 +57,41 @@ def targets(bench: Path) -> dict[str, tuple[Path, Path]]:
     "what",
     ["a spec", "an agent output", "a symbolic link to a spec", "a hard link to an agent output"],
 )
-def test_eval_refuses_to_write_over_an_input(bench: Path, capsys, flag: str, what: str) -> None:
-    given, input_file = targets(bench)[what]
+def test_eval_refuses_to_write_over_an_input(
+    incident_copy: Path, capsys, flag: str, what: str
+) -> None:
+    given, input_file = targets(incident_copy)[what]
     before = input_file.read_bytes()
-    assert eval_with(bench, flag, str(given)) == 2
+    assert eval_with(incident_copy, flag, str(given)) == 2
     err = capsys.readouterr().err
     assert flag in err and "refusing to write over it" in err
-    assert input_file.read_bytes() == before and not (bench / "r.json").exists()
+    assert input_file.read_bytes() == before and not (incident_copy / "r.json").exists()
 
 
-def test_a_dry_run_refuses_to_write_its_prompts_over_an_input(bench: Path, capsys) -> None:
-    spec = bench / "gt" / "incorrect_image.yaml"
+def test_a_dry_run_refuses_to_write_its_prompts_over_an_input(incident_copy: Path, capsys) -> None:
+    spec = incident_copy / "gt" / "incorrect_image.yaml"
     before = spec.read_bytes()
-    assert eval_with(bench, "--dry-run", "--prompts-file", str(spec)) == 2
+    assert eval_with(incident_copy, "--dry-run", "--prompts-file", str(spec)) == 2
     assert "--prompts-file" in capsys.readouterr().err and spec.read_bytes() == before
 
 
-def test_an_output_inside_an_input_folder_is_written_with_a_warning(bench: Path, capsys) -> None:
-    inside = bench / "gt" / "results.json"
-    assert eval_with(bench, "--result-file", str(inside)) == 0
+def test_an_output_inside_an_input_folder_is_written_with_a_warning(
+    incident_copy: Path, capsys
+) -> None:
+    inside = incident_copy / "gt" / "results.json"
+    assert eval_with(incident_copy, "--result-file", str(inside)) == 0
     err = capsys.readouterr().err
     assert "--result-file" in err and "a later run may read it as input" in err
     assert "--ground-truth" in err and inside.is_file()
 
 
-def test_report_refuses_to_write_over_its_inputs(bench: Path, capsys) -> None:
-    assert eval_with(bench) == 0
-    spec = bench / "gt" / "incorrect_image.yaml"
+def test_report_refuses_to_write_over_its_inputs(incident_copy: Path, capsys) -> None:
+    assert eval_with(incident_copy) == 0
+    spec = incident_copy / "gt" / "incorrect_image.yaml"
     before = spec.read_bytes()
     code = main(
-        ["report", str(bench / "r.json"), "--ground-truth", str(bench / "gt"),
-         "--outputs", str(bench / "out"), "--csv", str(spec)]
+        ["report", str(incident_copy / "r.json"), "--ground-truth", str(incident_copy / "gt"),
+         "--outputs", str(incident_copy / "out"), "--csv", str(spec)]
     )  # fmt: skip
     assert code == 2 and "refusing to write over it" in capsys.readouterr().err
     assert spec.read_bytes() == before
@@ -100,21 +110,27 @@ def test_resolve_refuses_to_write_over_an_input(tmp_path: Path, capsys) -> None:
     assert run.read_bytes() == before
 
 
-def test_merge_refuses_to_write_over_a_shard(bench: Path, capsys) -> None:
+def test_merge_refuses_to_write_over_a_shard(incident_copy: Path, capsys) -> None:
     for i in (1, 2):
-        shard = bench / f"s{i}.json"
-        assert eval_with(bench, "--shard", f"{i}/2", "--result-file", str(shard)) == 0
-    before = (bench / "s1.json").read_bytes()
+        shard = incident_copy / f"s{i}.json"
+        assert eval_with(incident_copy, "--shard", f"{i}/2", "--result-file", str(shard)) == 0
+    before = (incident_copy / "s1.json").read_bytes()
     code = main(
-        ["merge", str(bench / "s1.json"), str(bench / "s2.json"), "-o", str(bench / "s1.json")]
+        [
+            "merge",
+            str(incident_copy / "s1.json"),
+            str(incident_copy / "s2.json"),
+            "-o",
+            str(incident_copy / "s1.json"),
+        ]
     )
     assert code == 2 and "FILES" in capsys.readouterr().err
-    assert (bench / "s1.json").read_bytes() == before
+    assert (incident_copy / "s1.json").read_bytes() == before
 
 
-def test_agreement_refuses_to_write_over_a_source(bench: Path, capsys) -> None:
-    assert eval_with(bench) == 0
-    result = bench / "r.json"
+def test_agreement_refuses_to_write_over_a_source(incident_copy: Path, capsys) -> None:
+    assert eval_with(incident_copy) == 0
+    result = incident_copy / "r.json"
     before = result.read_bytes()
     assert main(["agreement", str(result), str(result), "-o", str(result)]) == 2
     assert "SOURCES" in capsys.readouterr().err and result.read_bytes() == before

@@ -80,13 +80,13 @@ def test_only_providers_that_need_it_get_the_marker(model: str, marked: bool) ->
 
 
 @pytest.fixture(scope="module")
-def inputs(example_ground_truth, example_outputs):
+def six_example_inputs(example_ground_truth, example_outputs):
     specs = load_specs(example_ground_truth)
     return specs, load_submissions(example_outputs)[:6]
 
 
-def test_cached_tokens_reach_each_call_the_run_and_the_progress_line(inputs) -> None:
-    specs, subs = inputs
+def test_cached_tokens_reach_each_call_the_run_and_the_progress_line(six_example_inputs) -> None:
+    specs, subs = six_example_inputs
     with FakeProvider(FakeProviderConfig(seed=3)) as server:
         judge = LLMJudge("openai/fake-judge", api_base=server.url, retry_wait=0.01)
         result = evaluate(
@@ -116,8 +116,10 @@ def test_cached_tokens_reach_each_call_the_run_and_the_progress_line(inputs) -> 
     assert "tokens 1,000 (cached 600)" in stats.line()
 
 
-def test_anthropic_style_marker_keeps_the_text_and_caches_the_case(inputs, monkeypatch) -> None:
-    specs, subs = inputs
+def test_anthropic_style_marker_keeps_the_text_and_caches_the_case(
+    six_example_inputs, monkeypatch
+) -> None:
+    specs, subs = six_example_inputs
     litellm = import_litellm()
     sent: list[list[dict]] = []
     original = litellm.acompletion

@@ -74,7 +74,7 @@ def page_requests(netlog: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory):
+def example_report(tmp_path_factory):
     result, texts = example_run()
     path = tmp_path_factory.mktemp("report") / "report.html"
     path.write_text(render_html(result, texts), encoding="utf-8")
@@ -82,12 +82,12 @@ def example(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def example_visit(example, tmp_path_factory) -> Visit:
-    return visit(example[1], tmp_path_factory.mktemp("dom"))
+def example_visit(example_report, tmp_path_factory) -> Visit:
+    return visit(example_report[1], tmp_path_factory.mktemp("dom"))
 
 
-def test_dom_holds_the_summary_every_incident_and_the_marks(example, example_visit):
-    result, path = example
+def test_dom_holds_the_summary_every_incident_and_the_marks(example_report, example_visit):
+    result, path = example_report
     dom = Page(example_visit.dom)
     source = Page(path.read_text(encoding="utf-8"))
     stats = {a["data-stat"] for a in dom.tags("div") if a.get("data-stat")}
@@ -101,7 +101,7 @@ def test_dom_holds_the_summary_every_incident_and_the_marks(example, example_vis
     assert sortable_heads, "the inline script did not run (blocked by the CSP?)"
 
 
-def test_the_page_requests_nothing(example_visit, example, tmp_path):
+def test_the_page_requests_nothing(example_visit, example_report, tmp_path):
     assert example_visit.page_requests == []
     hostile_result, texts = hostile_run()
     hostile = tmp_path / "hostile.html"
@@ -116,8 +116,8 @@ def test_the_request_check_sees_a_page_that_does_fetch(tmp_path):
     assert "http://127.0.0.1:9/pixel.png" in requests
 
 
-def test_screenshot_is_a_rendered_page(example, tmp_path):
-    shot = visit(example[1], tmp_path, screenshot=True).screenshot
+def test_screenshot_is_a_rendered_page(example_report, tmp_path):
+    shot = visit(example_report[1], tmp_path, screenshot=True).screenshot
     image = imread(shot)
     assert image.shape[:2] == (2000, 1280)
     rgb = np.round(image[..., :3] * 255).astype(np.uint8)

@@ -24,12 +24,12 @@ from judge.report.exports import (
 
 
 @pytest.fixture(scope="module")
-def example() -> EvalResult:
+def example_result() -> EvalResult:
     return example_run()[0]
 
 
 @pytest.fixture(scope="module")
-def hostile() -> EvalResult:
+def hostile_result() -> EvalResult:
     return hostile_run()[0]
 
 
@@ -41,12 +41,12 @@ def _bool(cell: str) -> bool | None:
     return {"true": True, "false": False, "": None}[cell]
 
 
-def test_csv_round_trips_every_case(example, tmp_path):
-    path = write_csv(tmp_path / "cases.csv", example)
+def test_csv_round_trips_every_case(example_result, tmp_path):
+    path = write_csv(tmp_path / "cases.csv", example_result)
     rows = list(csv.DictReader(path.open(encoding="utf-8", newline="")))
-    assert list(rows[0]) == csv_columns(example)
-    assert len(rows) == len(example.cases)
-    for row, case in zip(rows, example.cases, strict=True):
+    assert list(rows[0]) == csv_columns(example_result)
+    assert len(rows) == len(example_result.cases)
+    for row, case in zip(rows, example_result.cases, strict=True):
         assert (row["incident_id"], row["trial"], row["agent"]) == (
             case.incident_id,
             case.trial,
@@ -58,14 +58,14 @@ def test_csv_round_trips_every_case(example, tmp_path):
             assert _float(row[dim.dimension_id]) == dim.score
         failing = [
             j.question_id
-            for j in example.judgments
+            for j in example_result.judgments
             if (j.incident_id, j.trial) == (case.incident_id, case.trial) and j.answer == "No"
         ]
         assert row["failing_questions"].split() == failing
 
 
-def test_csv_marks_incomplete_cases(hostile):
-    rows = {r["trial"]: r for r in csv.DictReader(io.StringIO(csv_text(hostile)))}
+def test_csv_marks_incomplete_cases(hostile_result):
+    rows = {r["trial"]: r for r in csv.DictReader(io.StringIO(csv_text(hostile_result)))}
     assert rows["flaky"]["status"] == "incomplete"
     assert rows["flaky"]["passed"] == "" and rows["flaky"]["composite"] == ""
     assert rows["flaky"]["D2"] == "" and rows["flaky"]["n_unscored"] == "3"
@@ -73,14 +73,14 @@ def test_csv_marks_incomplete_cases(hostile):
     assert "resolution_success" not in rows["flaky"]
 
 
-def test_csv_has_resolution_columns_when_the_result_has_resolution(example):
-    with_resolution = example.model_copy(
+def test_csv_has_resolution_columns_when_the_result_has_resolution(example_result):
+    with_resolution = example_result.model_copy(
         update={
             "resolution": {
                 "cases": [
                     {
-                        "incident_id": example.cases[0].incident_id,
-                        "trial": example.cases[0].trial,
+                        "incident_id": example_result.cases[0].incident_id,
+                        "trial": example_result.cases[0].trial,
                         "success": True,
                         "evidence_coverage": 0.5,
                     }
@@ -93,8 +93,8 @@ def test_csv_has_resolution_columns_when_the_result_has_resolution(example):
     assert (rows[1]["resolution_success"], rows[1]["evidence_coverage"]) == ("", "")
 
 
-def test_jsonl_round_trips_every_judgment(example, hostile, tmp_path):
-    for result in (example, hostile):
+def test_jsonl_round_trips_every_judgment(example_result, hostile_result, tmp_path):
+    for result in (example_result, hostile_result):
         path = write_jsonl(tmp_path / "j.jsonl", result)
         lines = path.read_text(encoding="utf-8").splitlines()
         assert [Judgment.model_validate_json(line) for line in lines] == result.judgments
@@ -111,26 +111,26 @@ def _suite(text: str) -> ET.Element:
     return suite
 
 
-def test_junit_one_testcase_per_incident_and_trial(example, tmp_path):
-    suite = _suite(write_junit(tmp_path / "junit.xml", example).read_text(encoding="utf-8"))
+def test_junit_one_testcase_per_incident_and_trial(example_result, tmp_path):
+    suite = _suite(write_junit(tmp_path / "junit.xml", example_result).read_text(encoding="utf-8"))
     cases = suite.findall("testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
-        (c.incident_id, c.trial) for c in example.cases
+        (c.incident_id, c.trial) for c in example_result.cases
     ]
-    failed = [c for c in example.cases if c.passed is False]
-    assert int(suite.get("tests")) == len(example.cases)
+    failed = [c for c in example_result.cases if c.passed is False]
+    assert int(suite.get("tests")) == len(example_result.cases)
     assert int(suite.get("failures")) == len(failed) == len(suite.findall("testcase/failure"))
     assert suite.get("errors") == "0" and suite.get("skipped") == "0"
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert float(props["pass_rate"]) == example.overall.pass_rate.value
-    for element, case in zip(cases, example.cases, strict=True):
+    assert float(props["pass_rate"]) == example_result.overall.pass_rate.value
+    for element, case in zip(cases, example_result.cases, strict=True):
         failure = element.find("failure")
         assert (failure is not None) == (case.passed is False)
         if failure is None:
             continue
         no = [
             j.question_id
-            for j in example.judgments
+            for j in example_result.judgments
             if (j.incident_id, j.trial) == (case.incident_id, case.trial) and j.answer == "No"
         ]
         message = failure.get("message")
@@ -139,10 +139,10 @@ def test_junit_one_testcase_per_incident_and_trial(example, tmp_path):
         assert [line.split(":")[0].split()[1] for line in failure.text.splitlines()] == no
 
 
-def test_junit_a_case_the_provider_failed_is_an_error_with_the_reason_never_skipped(hostile):
+def test_junit_a_case_the_provider_failed_is_an_error_with_the_reason_never_skipped(hostile_result):
     """CI systems read `<skipped>` as fine: a case without a verdict because the provider
     failed is an `<error>`, typed by the failed calls' kinds."""
-    suite = _suite(junit_xml(hostile))
+    suite = _suite(junit_xml(hostile_result))
     flaky = next(c for c in suite.iter("testcase") if c.get("name") == "flaky")
     assert flaky.find("skipped") is None
     error = flaky.find("error")
@@ -178,10 +178,10 @@ def _stopped(result: EvalResult, kind: str) -> EvalResult:
         ("max_errors", "error"),
     ],
 )
-def test_junit_skips_only_what_the_user_stopped_the_run_before(example, kind, tag):
+def test_junit_skips_only_what_the_user_stopped_the_run_before(example_result, kind, tag):
     """A signal or the user's --max-cost left a case out on purpose: skipped. A provider that
     cannot be reached or --max-errors (provider failures) stopped it: an error."""
-    suite = _suite(junit_xml(_stopped(example, kind)))
+    suite = _suite(junit_xml(_stopped(example_result, kind)))
     first = suite.findall("testcase")[0]
     assert [c.tag for c in first] == [tag]
     assert f"not judged: stopped ({kind})" in first.find(tag).text
@@ -189,13 +189,13 @@ def test_junit_skips_only_what_the_user_stopped_the_run_before(example, kind, ta
     assert counts[tag] == "1"
 
 
-def test_junit_lists_missing_incidents_and_survives_control_characters(example):
-    broken = example.model_copy(
+def test_junit_lists_missing_incidents_and_survives_control_characters(example_result):
+    broken = example_result.model_copy(
         update={
             "missing": ["never_submitted"],
             "cases": [
-                example.cases[1].model_copy(update={"incident_id": "bad\x00id\x1b[31m"}),
-                *example.cases[2:],
+                example_result.cases[1].model_copy(update={"incident_id": "bad\x00id\x1b[31m"}),
+                *example_result.cases[2:],
             ],
         }
     )
@@ -204,16 +204,17 @@ def test_junit_lists_missing_incidents_and_survives_control_characters(example):
     assert (last.get("classname"), last.get("name")) == ("never_submitted", NO_SUBMISSION)
     assert last.find("skipped") is not None
     assert suite.findall("testcase")[0].get("classname") == "bad\ufffdid\ufffd[31m"
-    assert int(suite.get("tests")) == len(example.cases) - 1 + 1
+    assert int(suite.get("tests")) == len(example_result.cases) - 1 + 1
 
 
-def test_hostile_evidence_is_escaped_in_junit(example):
+def test_hostile_evidence_is_escaped_in_junit(example_result):
     evil = '<script>alert(1)</script> & ]]> "quoted" </failure>'
-    target = next(j for j in example.judgments if j.answer == "No")
+    target = next(j for j in example_result.judgments if j.answer == "No")
     judgments = [
-        j.model_copy(update={"evidence": evil}) if j is target else j for j in example.judgments
+        j.model_copy(update={"evidence": evil}) if j is target else j
+        for j in example_result.judgments
     ]
-    text = junit_xml(example.model_copy(update={"judgments": judgments}))
+    text = junit_xml(example_result.model_copy(update={"judgments": judgments}))
     assert "<script>" not in text
     suite = _suite(text)
     case = next(

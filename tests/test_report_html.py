@@ -23,18 +23,18 @@ SREZERO = FIXTURES / "srezero"
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[EvalResult, CaseTexts]:
+def example_result_and_texts() -> tuple[EvalResult, CaseTexts]:
     return example_run()
 
 
 @pytest.fixture(scope="module")
-def example_html(example) -> str:
-    result, texts = example
+def example_html(example_result_and_texts) -> str:
+    result, texts = example_result_and_texts
     return render_html(result, texts)
 
 
-def test_summary_configuration_and_dimensions(example, example_html):
-    result, _ = example
+def test_summary_configuration_and_dimensions(example_result_and_texts, example_html):
+    result, _ = example_result_and_texts
     page = Page(example_html)
     text = page.all_text
     tiles = {a["data-stat"] for a in page.tags("div") if a.get("data-stat")}
@@ -48,8 +48,8 @@ def test_summary_configuration_and_dimensions(example, example_html):
         assert f"{est.value:.2f} [{est.ci.low:.2f}, {est.ci.high:.2f}]" in text, dim
 
 
-def test_every_incident_has_a_row_and_a_drilldown(example, example_html):
-    result, _ = example
+def test_every_incident_has_a_row_and_a_drilldown(example_result_and_texts, example_html):
+    result, _ = example_result_and_texts
     page = Page(example_html)
     rows = [a["data-incident"] for a in page.tags("tr") if a.get("data-incident")]
     assert rows == [i.incident_id for i in result.incidents]
@@ -62,8 +62,8 @@ def test_every_incident_has_a_row_and_a_drilldown(example, example_html):
     assert "incident-table" in sortable
 
 
-def test_evidence_marks_match_the_judgments(example, example_html):
-    result, texts = example
+def test_evidence_marks_match_the_judgments(example_result_and_texts, example_html):
+    result, texts = example_result_and_texts
     page = Page(example_html)
     quoted = [j for j in result.judgments if j.answer and j.evidence and j.evidence.strip()]
     found = [j for j in quoted if j.evidence.strip() in texts.diagnosis(j.incident_id, j.trial)]
@@ -112,8 +112,8 @@ def test_pass_at_k_columns_only_when_k_above_one(example_html):
     assert "pass@2" in html and "pass^2" in html
 
 
-def test_without_texts_the_judgments_still_show(example):
-    result, _ = example
+def test_without_texts_the_judgments_still_show(example_result_and_texts):
+    result, _ = example_result_and_texts
     page = Page(render_html(result))
     assert "--ground-truth DIR --outputs DIR" in page.all_text
     assert not page.marks
@@ -169,10 +169,10 @@ def test_resolution_section_only_when_the_result_has_one(example_html):
     assert "P(resolved | diagnosis passed)" in page.all_text
 
 
-def test_agreement_section_from_the_raw_result(example):
+def test_agreement_section_from_the_raw_result(example_result_and_texts):
     from agreement import agreement_report
 
-    result, texts = example
+    result, texts = example_result_and_texts
     first = result.model_dump(mode="json")
     second = result.model_dump(mode="json")
     second["config"]["judge"]["name"] = "rules-flipped"
@@ -189,10 +189,10 @@ def test_agreement_section_from_the_raw_result(example):
     assert 'id="agreement"' not in render_html(result, texts)
 
 
-def test_tokens_and_cost_add_up_from_the_calls(example):
+def test_tokens_and_cost_add_up_from_the_calls(example_result_and_texts):
     from judge.checklist.judgment import Usage
 
-    result, texts = example
+    result, texts = example_result_and_texts
     calls = [
         c.model_copy(
             update={
@@ -210,8 +210,8 @@ def test_tokens_and_cost_add_up_from_the_calls(example):
     assert "not reported" in Page(render_html(result, texts)).all_text
 
 
-def test_entities_and_an_unknown_agreement_shape_are_shown(example):
-    result, texts = example
+def test_entities_and_an_unknown_agreement_shape_are_shown(example_result_and_texts):
+    result, texts = example_result_and_texts
     raw = {
         "entities": {
             "n": 3,

@@ -34,7 +34,7 @@ def run(specs: list[IncidentSpec], subs: list[Submission]):
 
 
 @pytest.fixture(scope="module")
-def hostile():
+def hostile_names_result_and_texts():
     specs = [IncidentSpec(id=i, ground_truth=GT) for i in (EVIL_ID, FORMULA_ID, "@calc")]
     subs = [
         Submission(incident_id=EVIL_ID, trial="1\x1b[31m", diagnosis=GOOD, agent="-2+3"),
@@ -44,8 +44,10 @@ def hostile():
     return run(specs, subs)
 
 
-def test_terminal_output_escapes_control_characters_and_markup(hostile) -> None:
-    result, _ = hostile
+def test_terminal_output_escapes_control_characters_and_markup(
+    hostile_names_result_and_texts,
+) -> None:
+    result, _ = hostile_names_result_and_texts
     console = Console(file=io.StringIO(), width=200, force_terminal=False, color_system=None)
     print_result(result, console)
     out = console.file.getvalue()
@@ -54,16 +56,16 @@ def test_terminal_output_escapes_control_characters_and_markup(hostile) -> None:
     assert "a\\x00b" in out
 
 
-def test_html_report_escapes_control_characters(hostile) -> None:
-    result, texts = hostile
+def test_html_report_escapes_control_characters(hostile_names_result_and_texts) -> None:
+    result, texts = hostile_names_result_and_texts
     page = render_html(result, texts)
     body = page.split("<script", 1)[0]
     assert not any(c in body for c in RAW_CONTROLS)
     assert "evil\\x1b[2J" in page and "a\\x00b" in page
 
 
-def test_csv_export_neutralises_formulas_and_controls(hostile) -> None:
-    result, _ = hostile
+def test_csv_export_neutralises_formulas_and_controls(hostile_names_result_and_texts) -> None:
+    result, _ = hostile_names_result_and_texts
     text = csv_text(result)
     assert not any(c in text for c in RAW_CONTROLS)
     rows = list(csv.DictReader(io.StringIO(text)))

@@ -38,7 +38,7 @@ def hostile_server(status: int) -> ThreadingHTTPServer:
 
 
 @pytest.fixture(params=[401, 500], ids=["401", "500"])
-def provider(request, monkeypatch) -> Iterator[str]:
+def hostile_provider_url(request, monkeypatch) -> Iterator[str]:
     server = hostile_server(request.param)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -48,11 +48,11 @@ def provider(request, monkeypatch) -> Iterator[str]:
 
 
 def test_a_provider_error_body_is_printed_escaped(
-    provider: str, tmp_path: Path, capsys, monkeypatch
+    hostile_provider_url: str, tmp_path: Path, capsys, monkeypatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "1000")  # the exit line unwrapped, whatever the client's words
     args = one_incident_args(
-        tmp_path / "r.json", "--judge-model", "openai/fake", "--api-base", provider,
+        tmp_path / "r.json", "--judge-model", "openai/fake", "--api-base", hostile_provider_url,
         "--max-retries", "0", "--cooldown-after", "1", "--cooldown", "0.01",
     )  # fmt: skip
     assert main(args) == 3

@@ -143,14 +143,14 @@ def disk_full_on_write(monkeypatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def result() -> EvalResult:
+def example_result() -> EvalResult:
     return evaluate(SPECS, EXAMPLE_SUBS)
 
 
 # ------------------------------------------------------------------ disk full: result, exports
 
 WRITERS = {
-    "result": lambda path, result: write_result(result, path),
+    "result": lambda path, example_result: write_result(example_result, path),
     "csv": write_csv,
     "jsonl": write_jsonl,
     "junit": write_junit,
@@ -160,12 +160,12 @@ WRITERS = {
 
 @pytest.mark.parametrize("kind", sorted(WRITERS))
 def test_disk_full_keeps_the_earlier_file_and_leaves_no_temporary(
-    tmp_path: Path, result: EvalResult, disk_full_on_write, kind: str
+    tmp_path: Path, example_result: EvalResult, disk_full_on_write, kind: str
 ) -> None:
     path = tmp_path / f"out.{kind}"
     path.write_text("the earlier good file\n")
     with pytest.raises(StorageError, match="disk full") as caught:
-        WRITERS[kind](path, result)
+        WRITERS[kind](path, example_result)
     assert caught.value.path == str(path) and "earlier file is unchanged" in str(caught.value)
     assert path.read_text() == "the earlier good file\n"
     assert leftovers(tmp_path) == []
@@ -184,10 +184,10 @@ def test_eval_on_a_full_disk_exits_4_with_one_line(tmp_path, disk_full_on_write,
     one_line_error(capsys.readouterr().err, path, "disk full")
 
 
-def test_real_full_filesystem_keeps_the_earlier_result(small_fs: Path, result) -> None:
+def test_real_full_filesystem_keeps_the_earlier_result(small_fs: Path, example_result) -> None:
     path = small_fs / "r.json"
     path.write_text('{"earlier": true}\n')
-    big = result.model_copy(update={"warnings": ["x" * 200] * 1000})  # about 200 KB
+    big = example_result.model_copy(update={"warnings": ["x" * 200] * 1000})  # about 200 KB
     with pytest.raises(StorageError, match="disk full") as caught:
         write_result(big, path)
     assert caught.value.path == str(path)

@@ -17,37 +17,41 @@ FIXTURE = FIXTURES / "exports" / "result.json"
 
 
 @pytest.fixture(scope="module")
-def result() -> EvalResult:
+def exported_result() -> EvalResult:
     return load_result(FIXTURE)
 
 
 @pytest.fixture(scope="module")
-def texts(result: EvalResult):
-    return load_texts(EXAMPLE / "ground_truth", EXAMPLE / "outputs", result.config.get("rubric"))
+def texts(exported_result: EvalResult):
+    return load_texts(
+        EXAMPLE / "ground_truth", EXAMPLE / "outputs", exported_result.config.get("rubric")
+    )
 
 
-def _write(result, texts, path: Path, per_page: int) -> list[Path]:
-    html.write_html(path, result, texts=texts, max_single_page=10, per_page=per_page)
+def _write(exported_result, texts, path: Path, per_page: int) -> list[Path]:
+    html.write_html(path, exported_result, texts=texts, max_single_page=10, per_page=per_page)
     return sorted((path.parent / "report-cases").glob("page-*.html"))
 
 
-def test_small_runs_keep_one_page(result, texts, tmp_path: Path) -> None:
-    path = html.write_html(tmp_path / "report.html", result, texts=texts)
+def test_small_runs_keep_one_page(exported_result, texts, tmp_path: Path) -> None:
+    path = html.write_html(tmp_path / "report.html", exported_result, texts=texts)
     assert not (tmp_path / "report-cases").exists()
-    assert path.read_text(encoding="utf-8").count('<details class="case"') == len(result.cases)
+    assert path.read_text(encoding="utf-8").count('<details class="case"') == len(
+        exported_result.cases
+    )
 
 
-def test_large_runs_get_a_summary_and_case_pages(result, texts, tmp_path: Path) -> None:
-    pages = _write(result, texts, tmp_path / "report.html", per_page=8)
+def test_large_runs_get_a_summary_and_case_pages(exported_result, texts, tmp_path: Path) -> None:
+    pages = _write(exported_result, texts, tmp_path / "report.html", per_page=8)
     summary = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert [p.name for p in pages] == [f"page-00{n}.html" for n in range(1, 5)]
     assert '<details class="case"' not in summary and 'id="case-pages"' in summary
-    assert f"{len(result.cases)} cases are too many for one page" in summary
+    assert f"{len(exported_result.cases)} cases are too many for one page" in summary
     texts_of = {p.name: p.read_text(encoding="utf-8") for p in pages}
     anchors = [
         a for t in texts_of.values() for a in re.findall(r'<details class="case" id="([^"]+)"', t)
     ]
-    assert sorted(anchors) == sorted(f"case-{n}" for n in range(len(result.cases)))
+    assert sorted(anchors) == sorted(f"case-{n}" for n in range(len(exported_result.cases)))
     for text in texts_of.values():
         assert "Content-Security-Policy" in text and "<script>" in text and "<mark" in text
         assert 'href="../report.html"' in text
@@ -59,13 +63,13 @@ def test_large_runs_get_a_summary_and_case_pages(result, texts, tmp_path: Path) 
         assert f'id="{anchor}"' in (tmp_path / page).read_text(encoding="utf-8")
 
 
-def test_an_incident_spans_pages_and_stale_pages_go(result, texts, tmp_path: Path) -> None:
+def test_an_incident_spans_pages_and_stale_pages_go(exported_result, texts, tmp_path: Path) -> None:
     path = tmp_path / "report.html"
-    one_each = _write(result, texts, path, per_page=1)
-    assert len(one_each) == len(result.cases)
-    first = result.cases[0].incident_id
+    one_each = _write(exported_result, texts, path, per_page=1)
+    assert len(one_each) == len(exported_result.cases)
+    first = exported_result.cases[0].incident_id
     holding = [p for p in one_each if f'<span class="id">{first}</span>' in p.read_text("utf-8")]
-    assert len(holding) == sum(c.incident_id == first for c in result.cases) > 1
+    assert len(holding) == sum(c.incident_id == first for c in exported_result.cases) > 1
     summary = path.read_text(encoding="utf-8")
     status = re.search(rf'data-incident="{first}">.*?data-v="(\w+)"', summary, re.S).group(1)
     for page in holding:
@@ -73,15 +77,15 @@ def test_an_incident_spans_pages_and_stale_pages_go(result, texts, tmp_path: Pat
             r'<span class="id">[^<]*</span> <span class="badge (\w+)"', page.read_text("utf-8")
         )
         assert badge.group(1) == status
-    assert len(_write(result, texts, path, per_page=16)) == 2
+    assert len(_write(exported_result, texts, path, per_page=16)) == 2
 
 
 def test_long_problem_tables_are_cut_with_a_note(
-    result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    exported_result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(view, "MAX_TABLE_ROWS", 2)
-    page = html.render_html(result)
-    n_unscored = sum(j.answer is None for j in result.judgments)
+    page = html.render_html(exported_result)
+    n_unscored = sum(j.answer is None for j in exported_result.judgments)
     assert f"Unscored questions ({n_unscored})" in page and n_unscored > 2
     assert "The first 2 are listed" in page
     assert page.count('<tr class="unscored"><td class="incident">') == 2

@@ -23,36 +23,38 @@ from judge.errors import StorageError
 
 
 @pytest.fixture(scope="module")
-def example() -> EvalResult:
+def example_result() -> EvalResult:
     specs = load_specs(EXAMPLE / "ground_truth")
     return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
 
 
-def test_streamed_text_is_the_old_serialisation(example: EvalResult) -> None:
-    assert "".join(result_json(example)) == example.model_dump_json(indent=2)
+def test_streamed_text_is_the_old_serialisation(example_result: EvalResult) -> None:
+    assert "".join(result_json(example_result)) == example_result.model_dump_json(indent=2)
 
 
-def test_streamed_text_with_empty_lists_and_awkward_text(example: EvalResult) -> None:
-    odd = example.judgments[0].model_copy(update={"evidence": 'a "quote"\n\x1b[31m é \u2028'})
-    result = example.model_copy(update={"cases": [], "calls": [], "judgments": [odd]})
+def test_streamed_text_with_empty_lists_and_awkward_text(example_result: EvalResult) -> None:
+    odd = example_result.judgments[0].model_copy(
+        update={"evidence": 'a "quote"\n\x1b[31m é \u2028'}
+    )
+    result = example_result.model_copy(update={"cases": [], "calls": [], "judgments": [odd]})
     assert "".join(result_json(result)) == result.model_dump_json(indent=2)
 
 
-def test_streamed_file_loads_like_the_old_one(example: EvalResult, tmp_path: Path) -> None:
+def test_streamed_file_loads_like_the_old_one(example_result: EvalResult, tmp_path: Path) -> None:
     old, new = tmp_path / "old.json", tmp_path / "new.json"
-    old.write_text(example.model_dump_json(indent=2), encoding="utf-8")
-    write_result(example, new)
+    old.write_text(example_result.model_dump_json(indent=2), encoding="utf-8")
+    write_result(example_result, new)
     assert new.read_text(encoding="utf-8") == old.read_text(encoding="utf-8")
     before = EvalResult.model_validate(json.loads(old.read_text(encoding="utf-8")))
     assert load_result(new) == before
-    assert load_result(old).model_dump() == example.model_dump()
+    assert load_result(old).model_dump() == example_result.model_dump()
 
 
 def test_a_failure_while_streaming_keeps_the_earlier_file(
-    example: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    example_result: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "r.json"
-    write_result(example, target)
+    write_result(example_result, target)
     earlier = target.read_text(encoding="utf-8")
 
     def broken(result: EvalResult):
@@ -61,23 +63,23 @@ def test_a_failure_while_streaming_keeps_the_earlier_file(
 
     monkeypatch.setattr(results, "result_json", broken)
     with pytest.raises(StorageError, match="earlier file is unchanged"):
-        write_result(example, target)
+        write_result(example_result, target)
     assert target.read_text(encoding="utf-8") == earlier
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
-def test_unknown_members_go_to_extras(example: EvalResult, tmp_path: Path) -> None:
-    data = json.loads(example.model_dump_json())
+def test_unknown_members_go_to_extras(example_result: EvalResult, tmp_path: Path) -> None:
+    data = json.loads(example_result.model_dump_json())
     data["agreement"] = {"levels": []}
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     extras: dict = {}
-    assert load_result(path, extras).overall == example.overall
+    assert load_result(path, extras).overall == example_result.overall
     assert extras == {"agreement": {"levels": []}}
 
 
-def test_a_bad_judgment_names_its_index(example: EvalResult, tmp_path: Path) -> None:
-    data = json.loads(example.model_dump_json())
+def test_a_bad_judgment_names_its_index(example_result: EvalResult, tmp_path: Path) -> None:
+    data = json.loads(example_result.model_dump_json())
     data["judgments"][2]["answer"] = "Maybe"
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -106,10 +108,10 @@ def test_unreadable_files_are_named(tmp_path: Path, text: str, message: str) -> 
 
 
 def test_an_absurdly_large_result_is_refused(
-    example: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    example_result: EvalResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "r.json"
-    write_result(example, path)
+    write_result(example_result, path)
     limit = max_input_bytes()
     monkeypatch.setattr(results, "MAX_RESULT_MB", 0.1)
     try:
@@ -117,14 +119,16 @@ def test_an_absurdly_large_result_is_refused(
         with pytest.raises(InputError, match=r"larger than the 0\.1 MB a result file may be"):
             load_result(path)
         set_max_input_mb(1)  # a higher --max-input-mb lets it through
-        assert load_result(path).overall == example.overall
+        assert load_result(path).overall == example_result.overall
     finally:
         set_max_input_mb(limit / 2**20)
 
 
-def test_loaded_judgments_share_their_fields_set(example: EvalResult, tmp_path: Path) -> None:
+def test_loaded_judgments_share_their_fields_set(
+    example_result: EvalResult, tmp_path: Path
+) -> None:
     path = tmp_path / "r.json"
-    write_result(example, path)
+    write_result(example_result, path)
     loaded = load_result(path)
     first, second = loaded.judgments[:2]
     assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__

@@ -62,16 +62,16 @@ def _comparable(result) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[list[Any], list[Any]]:
+def example_inputs() -> tuple[list[Any], list[Any]]:
     return load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")
 
 
 @pytest.mark.parametrize("shard", [None, Shard(index=2, count=3)], ids=["whole", "shard"])
 @pytest.mark.parametrize("granularity", ["submission", "dimension"])
 def test_the_first_call_goes_out_before_the_last_submission_is_read_and_the_result_is_the_same(
-    example, shard, granularity
+    example_inputs, shard, granularity
 ) -> None:
-    specs, submissions = example
+    specs, submissions = example_inputs
     options = EvalOptions(granularity=granularity, shard=shard)
     whole = evaluate(specs, submissions, judge=Watching(), options=options)
     source = Source(list(reversed(submissions)))  # read in another order than the result's
@@ -84,9 +84,9 @@ def test_the_first_call_goes_out_before_the_last_submission_is_read_and_the_resu
 
 
 def test_a_bad_file_met_midway_stops_new_calls_and_is_raised_after_those_in_flight(
-    example,
+    example_inputs,
 ) -> None:
-    specs, submissions = example
+    specs, submissions = example_inputs
     source = Source(submissions, fail_after=len(submissions) // 2)
     judge = Watching(source)
     with pytest.raises(InputError, match="invalid JSON"):
@@ -119,9 +119,11 @@ class Holding(Watching):
         return verdict
 
 
-def test_until_the_first_call_ends_no_more_is_read_than_keeps_the_workers_busy(example) -> None:
+def test_until_the_first_call_ends_no_more_is_read_than_keeps_the_workers_busy(
+    example_inputs,
+) -> None:
     """Reading more would only slow whatever the first request waits for (an SDK importing)."""
-    specs, submissions = example
+    specs, submissions = example_inputs
     source = Source(submissions)
     judge = Holding(source)
     result = evaluate(specs, source, judge=judge, options=EvalOptions(max_concurrent=1))
