@@ -10,7 +10,7 @@ The fixtures were made from the code before the move with
     judge schema result > tests/fixtures/results/result.schema.json
 A deliberate change to the rules judge's answers or to the result schema makes them again.
 The run asks per dimension, as that command did then; one call per submission (the default
-since issue 26) gives the rules judge's same answers (`tests/test_granularity.py`).
+since issue 26) gives the rules judge's same answers (`tests/run/test_granularity.py`).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def _pytest(*args: str, corpus_dir: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_selected_corpus_tests_fail_when_the_corpus_is_absent(tmp_path: Path) -> None:
-    target = "tests/test_formats_forge.py"
+    target = "tests/formats/test_formats_forge.py"
     default = _pytest(target, corpus_dir=tmp_path / "absent")
     assert default.returncode == 0, default.stdout + default.stderr
     assert "2 deselected" in default.stdout and "skipped" not in default.stdout

@@ -11,7 +11,7 @@ resolved, `importlib.import_module("...")` literals, and the lazy tables of name
 `__getattr__` imports on first use (any string in the module that names a module of the three
 packages: `"judge.judges.cascade:cascade_judge"`, `".html"` beside `import_module(home, __name__)`).
 
-    python tests/test_layers.py     # every edge against the order, and every circle of rooms
+    python tests/project/test_layers.py     # every edge against the order, and every circle of rooms
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: tests/ (where helpers is) is not on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import REPO
 
