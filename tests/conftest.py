@@ -23,28 +23,23 @@ import pytest
 from helpers import (
     CHROMIUM,
     CORPUS,
-    EXAMPLE,
     EXAMPLE_GT,
     EXAMPLE_OUTPUTS,
     FIXTURES,
+    JUDGE_SETTINGS,
+    OPT_IN,
     REPO,
     missing_corpus_message,
 )
+
+from ground_truth import load_specs, load_submissions
+from judge import EvalResult, evaluate
+from judge.testing import FakeProvider
 
 if str(REPO) not in sys.path:  # for the tests of the scripts in benchmarks/
     sys.path.insert(0, str(REPO))
 
 BAD = FIXTURES / "bad"
-JUDGE_SETTINGS = (
-    "JUDGE_MODEL",
-    "JUDGE_BASE_URL",
-    "JUDGE_API_KEY",
-    "JUDGE_MODEL_ID",
-    "JUDGE_API_BASE",
-)
-
-
-OPT_IN = ("corpus", "browser", "realmodel")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -93,23 +88,6 @@ def _corpus_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     helpers._corpus_marked = False
 
 
-@pytest.fixture(params=["litellm", "openai"])
-def llm_client(request: pytest.FixtureRequest) -> str:
-    """The llm judge's client (`judge.judges.clients`): a behaviour test that takes this
-    fixture runs through each, against the same fake provider, so the two cannot drift."""
-    return request.param
-
-
-@pytest.fixture(scope="session")
-def repo_root() -> Path:
-    return REPO
-
-
-@pytest.fixture(scope="session")
-def example_dir() -> Path:
-    return EXAMPLE
-
-
 @pytest.fixture(scope="session")
 def example_ground_truth() -> Path:
     return EXAMPLE_GT
@@ -118,6 +96,19 @@ def example_ground_truth() -> Path:
 @pytest.fixture(scope="session")
 def example_outputs() -> Path:
     return EXAMPLE_OUTPUTS
+
+
+@pytest.fixture(scope="module")
+def example_result() -> EvalResult:
+    """The bundled example judged by the rules judge (`evaluate` with every default)."""
+    return evaluate(load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS))
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[FakeProvider]:
+    """A running fake OpenAI-compatible provider with its default settings."""
+    with FakeProvider() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -12,16 +12,10 @@ from ground_truth.errors import InputError
 from ground_truth.loaders import load_specs
 from ground_truth.models import IncidentSpec, Submission
 from judge.checklist.prompts import PromptRenderer, fence_tag
-from judge.checklist.rubric import Rubric, load_rubric
 from judge.cli import main
 
 BEGIN = re.compile(r"^----- BEGIN DIAGNOSIS (\S+) -----$", re.M)
 END = re.compile(r"^----- END DIAGNOSIS (\S+) -----$", re.M)
-
-
-@pytest.fixture(scope="module")
-def rubric() -> Rubric:
-    return load_rubric("sregym-v3")
 
 
 @pytest.fixture(scope="module")

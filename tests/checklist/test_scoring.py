@@ -20,11 +20,6 @@ from judge.checklist.scoring import (
 )
 
 
-@pytest.fixture(scope="module")
-def rubric() -> Rubric:
-    return load_rubric("sregym-v3")
-
-
 def judgments(
     rubric: Rubric, no: set[str] = frozenset(), unscored: set[str] = frozenset(), trial: str = "1"
 ) -> list[Judgment]:

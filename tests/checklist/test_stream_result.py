@@ -7,25 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ground_truth import load_specs, load_submissions
 from ground_truth.errors import InputError
 from ground_truth.reading import max_input_bytes, set_max_input_mb
-from judge.api import evaluate
 from judge.checklist import results
 from judge.checklist.json_stream import JSONStreamError, ObjectReader
 from judge.checklist.judgment import Judgment, compact
 from judge.checklist.results import EvalResult, load_result, result_json, write_result
 from judge.errors import StorageError
-
-
-@pytest.fixture(scope="module")
-def example_result() -> EvalResult:
-    specs = load_specs(EXAMPLE / "ground_truth")
-    return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
 
 
 def test_streamed_text_is_the_old_serialisation(example_result: EvalResult) -> None:

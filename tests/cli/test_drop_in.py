@@ -18,10 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import JUDGE_SETTINGS
-from helpers import EXAMPLE
-
-from judge.testing import FakeProvider
+from helpers import EXAMPLE, JUDGE_SETTINGS
 
 pytestmark = pytest.mark.slow
 
@@ -46,12 +43,6 @@ def judge(cwd: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedPro
         text=True,
         timeout=600,
     )
-
-
-@pytest.fixture
-def fake_provider():
-    with FakeProvider() as running:
-        yield running
 
 
 def test_itbench_dotenv_runs_the_example_with_itbench_flags(tmp_path: Path, fake_provider) -> None:

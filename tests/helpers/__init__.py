@@ -32,6 +32,16 @@ EXAMPLE = EXAMPLES / "sregym-mini"
 EXAMPLE_GT = EXAMPLE / "ground_truth"
 EXAMPLE_OUTPUTS = EXAMPLE / "outputs"
 BENCHMARKS = REPO / "benchmarks"
+JUDGE_SETTINGS = (
+    "JUDGE_MODEL",
+    "JUDGE_BASE_URL",
+    "JUDGE_API_KEY",
+    "JUDGE_MODEL_ID",
+    "JUDGE_API_BASE",
+)
+"""The environment variables that set the judge; conftest.py unsets them for every test."""
+OPT_IN = ("corpus", "browser", "realmodel")
+"""The markers conftest.py deselects unless the -m expression names one of them."""
 CHROMIUM = Path("/usr/bin/chromium")
 """Debian's chromium, for the tests marked `browser`."""
 CHROMIUM_FLAGS = [

@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE
 
-from judge.testing import FakeProvider
-
 RUN = """
 import json, sys
 from judge.cli import main
@@ -41,12 +39,6 @@ def judge_eval(tmp_path: Path, url: str, *extra: str) -> dict:
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr  # litellm's import warnings stay filtered
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture
-def fake_provider(tmp_path: Path):
-    with FakeProvider() as running:
-        yield running
 
 
 CLIENTS = {

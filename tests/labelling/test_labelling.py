@@ -9,11 +9,10 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from helpers import REPO
-from helpers.labelling import make_dataset, serve_args
+from helpers.labelling import serve_args
 
 from agreement import read_labels
 from agreement.ratings import VERDICT
@@ -31,11 +30,6 @@ from judge.labelling.ordering import (
 from judge.labelling.server import AnswerIn
 from judge.labelling.session import open_session
 from judge.labelling.store import AnswerRecord, LabelStore, read_store
-
-
-@pytest.fixture(scope="module")
-def labelling_dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
-    return make_dataset(tmp_path_factory.mktemp("labelling"))
 
 
 @pytest.fixture

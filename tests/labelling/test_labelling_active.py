@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers.labelling import make_dataset, serve_args
+from helpers.labelling import serve_args
 from scipy.special import expit
 
 from agreement import (
@@ -29,11 +29,6 @@ from judge.labelling.session import open_session
 from judge.labelling.store import read_store
 
 WEIGHTS = {"D1": 0.5, "D2": 0.5}
-
-
-@pytest.fixture(scope="module")
-def labelling_dataset(tmp_path_factory):
-    return make_dataset(tmp_path_factory.mktemp("active"))
 
 
 def one_case(answers: dict[str, tuple[str | None, str | None]], verdict: str, split=()):

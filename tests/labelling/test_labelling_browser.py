@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from helpers import CHROMIUM, CHROMIUM_FLAGS
-from helpers.labelling import HOSTILE, HOSTILE_INCIDENT, make_dataset
+from helpers.labelling import HOSTILE, HOSTILE_INCIDENT
 
 from judge.labelling.store import read_store
 
@@ -196,11 +196,6 @@ class Server:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def labelling_dataset(tmp_path_factory) -> tuple[Path, Path, Path]:
-    return make_dataset(tmp_path_factory.mktemp("labelling"))
 
 
 @pytest.fixture(scope="module")

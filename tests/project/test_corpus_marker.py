@@ -9,10 +9,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-import conftest
 import helpers
 import pytest
-from helpers import CORPUS_ENV, REPO, corpus, corpus_root
+from helpers import CORPUS_ENV, OPT_IN, REPO, corpus, corpus_root
 
 
 def test_corpus_root_defaults_beside_the_repo_and_follows_the_environment(
@@ -44,7 +43,7 @@ def test_a_missing_corpus_file_fails_naming_it_and_the_variable(
 def test_the_opt_in_markers_are_registered_and_deselected_by_conftest() -> None:
     options = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     registered = {m.split(":")[0] for m in options["pytest"]["ini_options"]["markers"]}
-    assert set(conftest.OPT_IN) <= registered
+    assert set(OPT_IN) <= registered
     assert "slow" in registered
 
 

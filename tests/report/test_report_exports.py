@@ -8,7 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers.report import RATE_LIMIT, example_run, hostile_run
+from helpers.report import RATE_LIMIT, hostile_run
 
 from judge.checklist.judgment import Judgment
 from judge.checklist.results import EvalResult
@@ -21,11 +21,6 @@ from judge.report.exports import (
     write_jsonl,
     write_junit,
 )
-
-
-@pytest.fixture(scope="module")
-def example_result() -> EvalResult:
-    return example_run()[0]
 
 
 @pytest.fixture(scope="module")

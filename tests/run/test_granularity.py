@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ground_truth import load_specs, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, QuestionAnswer, evaluate, load_rubric
 from judge.checklist.judgment import unscored
 from judge.checklist.rubric import WHOLE, parts_of, whole_submission
@@ -41,11 +40,6 @@ class Recorder:
         return DimensionVerdict(
             answers=[QuestionAnswer(question_id=q, answer="Yes", evidence="") for q in ids]
         )
-
-
-@pytest.fixture(scope="module")
-def example_inputs(example_ground_truth, example_outputs):
-    return load_specs(example_ground_truth), load_submissions(example_outputs)
 
 
 def _run(example_inputs, judge, granularity: str, **options):

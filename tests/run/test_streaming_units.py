@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import EXAMPLE
 
-from ground_truth import InputError, iter_submissions, load_specs, load_submissions
+from ground_truth import InputError, iter_submissions, load_submissions
 from judge import DimensionVerdict, EvalOptions, JudgeTask, RulesJudge, evaluate
 from judge.judges.base import ask
 from judge.run.shard import Shard
@@ -59,11 +59,6 @@ def _comparable(result) -> dict[str, Any]:
     data = result.model_dump(mode="json")
     data.pop("created_at")
     return data
-
-
-@pytest.fixture(scope="module")
-def example_inputs() -> tuple[list[Any], list[Any]]:
-    return load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")
 
 
 @pytest.mark.parametrize("shard", [None, Shard(index=2, count=3)], ids=["whole", "shard"])

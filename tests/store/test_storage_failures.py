@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS, REPO, eval_args
-from helpers.fake_runs import EXAMPLE_SUBS, submissions
+from helpers.fake_runs import submissions
 
 from ground_truth import load_specs
 from judge import EvalOptions, evaluate
@@ -140,11 +140,6 @@ def disk_full_on_write(monkeypatch) -> None:
         return Full(real_fdopen(fd, "wb"), encoding="utf-8")
 
     monkeypatch.setattr(os, "fdopen", fdopen)
-
-
-@pytest.fixture(scope="module")
-def example_result() -> EvalResult:
-    return evaluate(SPECS, EXAMPLE_SUBS)
 
 
 # ------------------------------------------------------------------ disk full: result, exports
