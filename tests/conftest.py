@@ -57,13 +57,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_judge_settings_from_the_shell() -> Iterator[None]:
+    """Module-scoped fixtures run before `_judge_settings_unset`: they too must not see the
+    judge settings of the shell that runs the suite."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in JUDGE_SETTINGS:
+            patch.delenv(name, raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _judge_settings_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the judge settings of the shell that runs the suite, and none leaves any
     behind: `judge eval` puts what a .env file sets into the environment, and monkeypatch
     puts each of these names back as it found it."""
     for name in JUDGE_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # so that the value, or its absence, is put back ...
+        monkeypatch.delenv(name)  # ... even when the test set it (a .env file) and took it out
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -14,11 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
-from judge import evaluate, load_rubric
-from judge.api import EvalOptions
-from judge.checklist.prompts import PromptRenderer
+from judge import EvalOptions, JudgeTask, PromptRenderer, evaluate, load_rubric
 from judge.cli import main
-from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.structured import Negotiation, is_format_refusal
 from judge.testing import FakeProvider, FakeProviderConfig
@@ -68,8 +65,9 @@ def test_fake_refusal_is_llama_cpp_pythons_body() -> None:
         )
         with pytest.raises(urllib.error.HTTPError) as caught:
             urllib.request.urlopen(request, timeout=5)
+        body = caught.value.read()  # before the server stops and closes the connection
     assert caught.value.code == 500
-    assert json.loads(caught.value.read()) == json.loads(LLAMA_CPP_PYTHON_BODY)
+    assert json.loads(body) == json.loads(LLAMA_CPP_PYTHON_BODY)
 
 
 @pytest.mark.parametrize("shape", REFUSAL_SHAPES)
