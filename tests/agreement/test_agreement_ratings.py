@@ -11,7 +11,9 @@ from helpers import REPO
 
 from agreement import (
     LABEL_COLUMNS,
+    ItemKey,
     LabelFileError,
+    RaterLabels,
     RatingTable,
     normalize_answer,
     read_labels,
@@ -19,7 +21,7 @@ from agreement import (
     read_result,
     write_label_template,
 )
-from agreement.ratings import ItemKey, RaterLabels, derive_dimensions
+from agreement.ratings import derive_dimensions
 from agreement.synthetic import result_from_answers
 
 ANSWERS = {

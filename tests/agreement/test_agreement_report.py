@@ -14,6 +14,9 @@ from sklearn.metrics import cohen_kappa_score
 from agreement import (
     AgreementReport,
     CalibrationReport,
+    ItemKey,
+    RaterLabels,
+    RatingTable,
     agreement_report,
     calibrate,
     pairwise,
@@ -25,7 +28,6 @@ from agreement import (
     table2_markdown,
     table2_rows,
 )
-from agreement.ratings import ItemKey, RaterLabels, RatingTable
 from agreement.render import table2
 from agreement.synthetic import result_from_answers
 

@@ -8,8 +8,7 @@ from collections import Counter
 import pytest
 from helpers import FIXTURES, corpus
 
-from agreement import LabelFileError, agreement_report, read_labels
-from agreement.ratings import ItemKey
+from agreement import ItemKey, LabelFileError, agreement_report, read_labels
 from agreement.sregym_bench import (
     components,
     export_native,

@@ -14,16 +14,8 @@ from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from agreement.stats import (
-    ClusterBootstrap,
-    category_counts,
-    cohen_kappa,
-    fleiss_kappa,
-    krippendorff_alpha,
-    multi_rater_stats,
-    pair_formulas,
-    pair_stats,
-)
+from agreement import ClusterBootstrap, cohen_kappa, fleiss_kappa, krippendorff_alpha, pair_stats
+from agreement.stats import category_counts, multi_rater_stats, pair_formulas
 
 
 def table_to_labels(yy: int, yn: int, ny: int, nn: int) -> tuple[list[str], list[str]]:

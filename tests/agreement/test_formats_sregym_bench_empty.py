@@ -8,7 +8,7 @@ import json
 import pytest
 from helpers import FIXTURES
 
-from agreement.errors import LabelFileError
+from agreement import LabelFileError
 from agreement.sregym_bench import BenchWarning, load_bench
 from judge.cli import main
 

@@ -71,7 +71,7 @@ def test_async_variants_run_concurrently_in_one_loop(case, expected) -> None:
 
 
 def test_a_bad_rubric_name_is_an_input_error_in_async_code(case) -> None:
-    from ground_truth.errors import InputError
+    from ground_truth import InputError
 
     with pytest.raises(InputError, match="no-such-rubric"):
         asyncio.run(evaluate_async(*case, rubric="no-such-rubric"))

@@ -10,11 +10,16 @@ from __future__ import annotations
 import pytest
 
 from ground_truth import IncidentSpec, Submission
-from judge import EvalOptions, evaluate, load_rubric
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
-from judge.checklist.results import EvalResult
+from judge import (
+    DimensionVerdict,
+    EvalOptions,
+    EvalResult,
+    JudgeTask,
+    QuestionAnswer,
+    evaluate,
+    load_rubric,
+)
 from judge.checklist.scoring import OverallSummary
-from judge.judges import JudgeTask
 
 RUBRIC = load_rubric()
 WEIGHTS = RUBRIC.scoring.weights

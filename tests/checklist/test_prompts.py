@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ground_truth.errors import InputError
-from ground_truth.loaders import load_specs
-from ground_truth.models import IncidentSpec, Submission
-from judge.checklist.prompts import PromptRenderer, fence_tag
+from ground_truth import IncidentSpec, InputError, Submission, load_specs
+from judge import PromptRenderer
+from judge.checklist.prompts import fence_tag
 from judge.cli import main
 
 BEGIN = re.compile(r"^----- BEGIN DIAGNOSIS (\S+) -----$", re.M)

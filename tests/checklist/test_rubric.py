@@ -9,8 +9,9 @@ import pytest
 import yaml
 from helpers import FIXTURES
 
-from ground_truth.errors import InputError
-from judge.checklist.rubric import available_rubrics, load_rubric, rubrics_dir
+from ground_truth import InputError
+from judge import load_rubric
+from judge.checklist.rubric import available_rubrics, rubrics_dir
 
 # SREGym's file, verbatim (tests/fixtures/formats/ATTRIBUTION.md)
 SREGYM_V3 = FIXTURES / "formats" / "sregym" / "rca_checklists.v3.0.head.yaml"

@@ -7,13 +7,9 @@ from math import comb
 
 import pytest
 
-from judge.checklist.judgment import Judgment
-from judge.checklist.rubric import Rubric, load_rubric
+from judge import CaseResult, Judgment, Rubric, load_rubric, pass_at_k, pass_hat_k
 from judge.checklist.scoring import (
-    CaseResult,
     bootstrap_mean,
-    pass_at_k,
-    pass_hat_k,
     score_case,
     summarize_incidents,
     summarize_overall,

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ground_truth.errors import InputError
+from ground_truth import InputError
 from ground_truth.reading import max_input_bytes, set_max_input_mb
+from judge import EvalResult, Judgment, load_result, write_result
 from judge.checklist import results
 from judge.checklist.json_stream import JSONStreamError, ObjectReader
-from judge.checklist.judgment import Judgment, compact
-from judge.checklist.results import EvalResult, load_result, result_json, write_result
+from judge.checklist.judgment import compact
+from judge.checklist.results import result_json
 from judge.errors import StorageError
 
 

@@ -20,9 +20,8 @@ import pytest
 import yaml
 from helpers import REPO, eval_args
 
-from ground_truth.errors import InputError
-from judge.checklist.results import load_result
-from judge.checklist.rubric import load_rubric
+from ground_truth import InputError
+from judge import load_result, load_rubric
 from judge.cli import main
 
 JUDGE_ENV = ("JUDGE_MODEL", "JUDGE_BASE_URL", "JUDGE_API_KEY")

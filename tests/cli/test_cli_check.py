@@ -127,10 +127,9 @@ def test_the_rules_judge_is_not_run_for_specs_naming_their_origin(tmp_path: Path
     import yaml
 
     from ground_truth import IncidentSpec, Submission, load_specs
+    from judge import JudgeTask, RulesJudge, load_rubric
     from judge.checklist.prompts import Prompt
-    from judge.checklist.rubric import load_rubric
     from judge.cli.check import _unanswerable
-    from judge.judges import JudgeTask, RulesJudge
 
     sregym = yaml.safe_load((FIXTURES / "rules" / "sregym_root_causes_123.yaml").read_text())
     specs = load_specs(EXAMPLE / "ground_truth")

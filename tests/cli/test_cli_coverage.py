@@ -12,8 +12,7 @@ import pytest
 from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import load_specs, load_submissions
-from judge import load_rubric
-from judge.api import render_prompts
+from judge import load_rubric, render_prompts
 from judge.cli import main
 from judge.judges.llm import estimate_tokens
 from judge.testing import FakeProvider, FakeProviderConfig

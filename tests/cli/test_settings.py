@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from helpers import one_incident_args
 
-from ground_truth.errors import InputError
+from ground_truth import InputError
+from judge import register_judge
 from judge.cli import build_parser, main
 from judge.cli.settings import EnvFile, check, load_env_file, resolve
-from judge.judges import register_judge, unregister_judge
+from judge.judges import unregister_judge
 
 
 def eval_args(*argv: str) -> argparse.Namespace:

@@ -15,16 +15,12 @@ import yaml
 from helpers import REPO, quiet
 from pydantic import ValidationError
 
-from agreement import LabelFileError
+from agreement import LabelFileError, read_labels
 from agreement.files import set_max_input_mb as set_label_limit
-from agreement.readers import read_labels
 from agreement.sregym_bench import load_bench
-from ground_truth import reading
-from ground_truth.errors import InputError
-from ground_truth.loaders import load_specs, load_submissions
-from ground_truth.models import IncidentSpec
+from ground_truth import IncidentSpec, InputError, load_specs, load_submissions, reading
 from ground_truth.reading import DEFAULT_MAX_INPUT_MB, max_input_bytes, set_max_input_mb
-from judge.checklist.rubric import load_rubric
+from judge import load_rubric
 from judge.cli import main
 
 GT = "[fault_spec] component=deployment/checkout; namespace=shop || A wrong image tag."

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import FORMATS, corpus
 
+from ground_truth import ComponentRef, Entity, IncidentSpec, Submission
 from ground_truth.entities import (
     ITBENCH_EXCLUDED_NAMESPACES,
     EntityScore,
@@ -28,7 +29,6 @@ from ground_truth.formats.itbench import (
     load_itbench_specs,
     load_itbench_submissions,
 )
-from ground_truth.models import ComponentRef, Entity, IncidentSpec, Submission
 
 SYNTHETIC = FORMATS / "itbench" / "synthetic"
 

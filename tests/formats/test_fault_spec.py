@@ -7,8 +7,8 @@ import pytest
 import yaml
 from helpers import FIXTURES
 
-from ground_truth import IncidentSpec
-from ground_truth.fault_spec import is_normalised, parse_fault_spec
+from ground_truth import IncidentSpec, parse_fault_spec
+from ground_truth.fault_spec import is_normalised
 from judge.judges.rules.truth import parse_truth
 
 ROOT_CAUSES = FIXTURES / "rules" / "sregym_root_causes_123.yaml"

@@ -10,9 +10,8 @@ import pytest
 import yaml
 from helpers import FIXTURES, corpus, quiet
 
-from ground_truth.errors import InputError
+from ground_truth import InputError, load_specs
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs
 
 SOURCE = FIXTURES / "formats" / "aiopslab" / "source"
 PROBLEMS = SOURCE / "aiopslab" / "orchestrator" / "problems"

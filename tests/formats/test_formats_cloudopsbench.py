@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from helpers import FORMATS, corpus
 
-from ground_truth.errors import InputError
+from ground_truth import InputError, load_specs, load_submissions
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 COB = FORMATS / "cloud-opsbench"
 CASES = FORMATS / "cloud-opsbench-cases" / "benchmark"

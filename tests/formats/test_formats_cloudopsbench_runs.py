@@ -8,10 +8,9 @@ import shutil
 
 from helpers import FIXTURES, quiet
 
-from ground_truth import match_submissions
+from ground_truth import load_specs, load_submissions, match_submissions
 from ground_truth.entities import score_entities
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 RUNS = FIXTURES / "formats" / "cloud-opsbench-runs" / "results"
 CASES = FIXTURES / "formats" / "cloud-opsbench-cases"

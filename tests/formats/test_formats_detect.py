@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import FORMATS, corpus
 
-from ground_truth import loaders
-from ground_truth.errors import FormatWarning, InputError
+from ground_truth import IncidentSpec, InputError, Submission, loaders
+from ground_truth.errors import FormatWarning
 from ground_truth.formats.registry import detect
-from ground_truth.models import IncidentSpec, Submission
 
 NOT_SPECS = "not-specs"
 NOT_SUBMISSIONS = "not-submissions"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from helpers import FIXTURES, quiet
 
+from ground_truth import load_specs, load_submissions
 from ground_truth.entities import score_entities
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 FORGE = FIXTURES / "formats" / "forge"
 RUN = "command-r-plus/model-only-full/all-modalities/list/by-time"

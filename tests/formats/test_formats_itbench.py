@@ -8,7 +8,7 @@ import shutil
 import pytest
 from helpers import BENCHMARKS, FIXTURES, corpus, quiet
 
-from ground_truth.errors import InputError
+from ground_truth import InputError
 from ground_truth.formats.itbench import (
     canonical_incident_id,
     load_itbench_judge_results,
@@ -316,7 +316,7 @@ LEADERBOARD = ("itbench", "judge_results", "agentbeats-leaderboard-v2")
 def test_published_results_only_files_are_refused_saying_so():
     """AgentBeats leaderboard v2 at HEAD keeps only judge results; they were misread as one
     empty submission each under --format itbench."""
-    from ground_truth.loaders import load_submissions
+    from ground_truth import load_submissions
 
     for name in ("itbench-hub-20260130-221517.json", "itbench-hub-20260131-162603.json"):
         with pytest.raises(InputError, match="no agent outputs"):

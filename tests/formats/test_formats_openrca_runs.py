@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from helpers import FIXTURES, quiet
 
+from ground_truth import load_specs, load_submissions
 from ground_truth.formats.openrca import load_openrca_verdicts
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 RESULT = FIXTURES / "formats" / "openrca" / "test" / "result"
 BANK_RUN = RESULT / "Bank" / "agent-rerun-gpt-4o.csv"

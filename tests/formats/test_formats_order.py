@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, FORMATS, quiet
 
-from ground_truth.errors import InputError, collecting_bad_files
+from ground_truth import InputError, load_specs, load_submissions
+from ground_truth.errors import collecting_bad_files
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 ITBENCH = FORMATS / "itbench"
 FORGE_RESPONSES = next((FORMATS / "forge" / "results").rglob("responses-*.txt"))

@@ -7,11 +7,10 @@ import shutil
 
 from helpers import FIXTURES, quiet
 
-from ground_truth import match_submissions
+from ground_truth import load_specs, load_submissions, match_submissions
 from ground_truth.entities import score_entities
 from ground_truth.formats.openrca import load_openrca_verdicts
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 RUN = FIXTURES / "formats" / "rca100" / "test" / "result" / "rca100"
 

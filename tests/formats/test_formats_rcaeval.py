@@ -7,11 +7,10 @@ import json
 import pytest
 from helpers import FIXTURES, quiet
 
-from ground_truth import match_submissions
+from ground_truth import InputError, load_specs, load_submissions, match_submissions
 from ground_truth.entities import score_entities
-from ground_truth.errors import InputError, collecting_bad_files
+from ground_truth.errors import collecting_bad_files
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs, load_submissions
 
 RCAEVAL = FIXTURES / "formats" / "rcaeval"
 

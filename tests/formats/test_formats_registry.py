@@ -15,11 +15,9 @@ from pathlib import Path
 import pytest
 from helpers import FORMATS, REPO
 
-from ground_truth.errors import InputError
+from ground_truth import InputError, PluginWarning, load_specs, load_submissions
 from ground_truth.formats import registry
 from ground_truth.formats.registry import AdapterError, FormatAdapter
-from ground_truth.loaders import load_specs, load_submissions
-from ground_truth.registry import PluginWarning
 from judge.cli import main
 
 OPENRCA_CSV = FORMATS / "openrca" / "agent-Telecom.csv"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import FORMATS, corpus, quiet
 
-from ground_truth.errors import InputError
+from ground_truth import InputError, parse_fault_spec
 from ground_truth.formats.sregym import (
     load_sregym_checklist,
     load_sregym_specs,
@@ -14,7 +14,6 @@ from ground_truth.formats.sregym import (
     looks_like_sregym_specs,
     looks_like_sregym_submissions,
     parse_cell,
-    parse_fault_spec,
 )
 
 SREGYM = FORMATS / "sregym"

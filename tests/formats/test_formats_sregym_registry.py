@@ -9,8 +9,8 @@ import pytest
 import yaml
 from helpers import FIXTURES, corpus, quiet
 
+from ground_truth import load_specs
 from ground_truth.formats.registry import detect
-from ground_truth.loaders import load_specs
 
 SOURCE = FIXTURES / "formats" / "sregym-registry" / "source"
 PROBLEMS = SOURCE / "sregym" / "conductor" / "problems"

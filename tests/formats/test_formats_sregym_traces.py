@@ -16,9 +16,9 @@ import pytest
 import yaml
 from helpers import BENCHMARKS, FIXTURES, quiet
 
+from ground_truth import load_submissions
 from ground_truth.formats.registry import detect
 from ground_truth.formats.sregym_traces import curl_solution, load_trace_submissions
-from ground_truth.loaders import load_submissions
 
 TRACES = FIXTURES / "formats" / "sregym-traces"
 CASES = BENCHMARKS / "validity" / "real" / "cases"

@@ -9,11 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
-from ground_truth.errors import InputError
-from ground_truth.fault_spec import parse_fault_spec
-from ground_truth.loaders import load_specs, load_submissions
-from ground_truth.matching import match_submissions
-from ground_truth.models import ComponentRef, IncidentSpec, Submission
+from ground_truth import (
+    ComponentRef,
+    IncidentSpec,
+    InputError,
+    Submission,
+    load_specs,
+    load_submissions,
+    match_submissions,
+    parse_fault_spec,
+)
 
 CHECKOUT_GT = (
     "[fault_spec] component=deployment/checkout; namespace=astronomy-shop || "

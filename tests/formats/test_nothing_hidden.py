@@ -13,8 +13,7 @@ import pytest
 import yaml
 from helpers import EXAMPLE, FIXTURES, quiet
 
-from ground_truth import load_specs, load_submissions
-from ground_truth.errors import InputError
+from ground_truth import InputError, load_specs, load_submissions
 from judge.cli import main
 
 

@@ -14,10 +14,19 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE
 
-from ground_truth.models import Action, IncidentSpec, Submission, Trajectory
-from ground_truth.registry import PluginError, PluginWarning, Registry, UnknownName
+from ground_truth import (
+    Action,
+    IncidentSpec,
+    PluginError,
+    PluginWarning,
+    Registry,
+    Submission,
+    Trajectory,
+    UnknownName,
+)
+from judge import make_judge
 from judge.cli import main
-from judge.judges import make_judge, registered_judges
+from judge.judges import registered_judges
 from judge.resolution import check_resolution
 
 MODULE = """

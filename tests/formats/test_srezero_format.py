@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, corpus
 
-from ground_truth.errors import InputError
+from ground_truth import InputError
 from ground_truth.formats.srezero import (
     SREZeroActionError,
     format_srezero_action,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from ground_truth import Submission, load_specs, load_submissions
-from judge import EvalOptions, EvalResult, JudgeTask, RulesJudge, evaluate
-from judge.checklist.judgment import DimensionVerdict, unscored
+from judge import DimensionVerdict, EvalOptions, EvalResult, JudgeTask, RulesJudge, evaluate
+from judge.checklist.judgment import unscored
 from judge.checklist.texts import CaseTexts, texts_from
 
 from . import EXAMPLE

@@ -23,13 +23,12 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS
 
-from agreement.selective import SelectiveRefusal
+from agreement import SelectiveRefusal
 from ground_truth import load_specs, load_submissions
-from judge import evaluate
+from judge import CalibrationFile, RulesJudge, evaluate, load_calibration
 from judge.cli import main
 from judge.judges.clients.litellm_client import import_litellm
-from judge.judges.rules import RulesJudge
-from judge.judges.selective.file import CalibrationFile, load_calibration, write_calibration
+from judge.judges.selective.file import write_calibration
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.answers import diagnosis_text, last_user_text
 

@@ -12,8 +12,7 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
-from judge import evaluate, evaluate_submission
-from judge.checklist.judgment import QuestionAnswer
+from judge import QuestionAnswer, RulesJudge, evaluate, evaluate_submission
 from judge.cli import main
 from judge.judges.confidence import (
     STATED,
@@ -24,7 +23,6 @@ from judge.judges.confidence import (
     with_scores,
 )
 from judge.judges.llm import LLMJudge, supports_logprobs
-from judge.judges.rules import RulesJudge
 from judge.judges.rules.basis import Basis
 from judge.judges.rules.confidence import score
 from judge.testing import FakeProvider, FakeProviderConfig

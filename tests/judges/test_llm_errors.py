@@ -14,10 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from helpers import one_incident_args
 
 from ground_truth import IncidentSpec, Submission
-from judge import load_rubric
-from judge.checklist.prompts import PromptRenderer
+from judge import JudgeTask, PromptRenderer, load_rubric
 from judge.cli import main
-from judge.judges import JudgeTask
 from judge.judges.llm import LLMJudge
 from judge.judges.mask import MIN_RUN, mask_secret
 from judge.testing import FakeProvider, FakeProviderConfig

@@ -14,10 +14,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from helpers import EXAMPLE, one_incident_args
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
-from judge import evaluate, evaluate_submission, load_rubric
-from judge.checklist.prompts import PromptRenderer
+from judge import JudgeTask, PromptRenderer, evaluate, evaluate_submission, load_rubric
 from judge.cli import main
-from judge.judges import JudgeTask
 from judge.judges.clients import Reply
 from judge.judges.llm import LLMJudge
 from judge.judges.repair import UnparseableReply, parse_reply

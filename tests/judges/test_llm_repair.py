@@ -11,9 +11,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ground_truth import IncidentSpec, Submission
-from judge import load_rubric
-from judge.checklist.prompts import PromptRenderer
-from judge.judges import JudgeTask
+from judge import JudgeTask, PromptRenderer, load_rubric
 from judge.judges.clients import Reply
 from judge.judges.llm import LLMJudge
 from judge.judges.repair import UnparseableReply, parse_reply

@@ -14,11 +14,17 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from helpers import one_incident_args
 
 from ground_truth import IncidentSpec, Submission
-from judge import evaluate_submission, load_rubric
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, unscored
-from judge.checklist.prompts import PromptRenderer
+from judge import (
+    DimensionVerdict,
+    JudgeTask,
+    PromptRenderer,
+    QuestionAnswer,
+    evaluate_submission,
+    load_rubric,
+)
+from judge.checklist.judgment import unscored
 from judge.cli import main
-from judge.judges import JudgeTask, PanelJudge, build_judge
+from judge.judges import PanelJudge, build_judge
 from judge.testing import FakeProvider, FakeProviderConfig
 
 SPEC = IncidentSpec(

@@ -11,7 +11,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import pytest
 from helpers import one_incident_args
 
-from judge.checklist.prompts import PromptRenderer
+from judge import PromptRenderer
 from judge.cli import main
 from judge.judges.llm import LLMJudge
 from judge.judges.reply_format import SCHEMA_HASH, pinned_schema, schema_hash

@@ -18,10 +18,9 @@ from helpers import EXAMPLE
 
 import judge
 from agreement import ppi_mean, ppi_mean_difference
-from ground_truth.errors import InputError
-from judge.checklist.results import load_result
+from ground_truth import InputError
+from judge import estimate_with_labels, load_result
 from judge.cli import main
-from judge.labelling.estimate import estimate_with_labels
 from judge.labelling.labelset import CaseLabels, LabelSet, read_label_set
 
 LABELS = EXAMPLE / "labels.csv"

@@ -16,7 +16,7 @@ from helpers.labelling import serve_args
 
 from agreement import read_labels
 from agreement.ratings import VERDICT
-from ground_truth.errors import InputError
+from ground_truth import InputError
 from judge.cli import main
 from judge.errors import StorageError
 from judge.labelling.cases import JudgeAnswer, LabelCase, LabelQuestion

@@ -19,11 +19,10 @@ from agreement import (
     ppi_mean,
 )
 from agreement.ratings import VERDICT
-from judge.checklist.results import load_result
+from judge import estimate_with_labels, load_result
 from judge.cli import main
 from judge.labelling.active import entry_budgets, verdict_wrong
 from judge.labelling.cases import JudgeAnswer, LabelCase, LabelQuestion
-from judge.labelling.estimate import estimate_with_labels
 from judge.labelling.server import AnswerIn
 from judge.labelling.session import open_session
 from judge.labelling.store import read_store

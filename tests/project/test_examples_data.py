@@ -18,8 +18,7 @@ import pytest
 import yaml
 from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS, FIXTURES, REPO, corpus
 
-from ground_truth.fault_spec import parse_fault_spec
-from ground_truth.models import IncidentSpec, Submission
+from ground_truth import IncidentSpec, Submission, parse_fault_spec
 
 # verbatim copies of corpus files (tests/fixtures/formats/ATTRIBUTION.md, agreement/SOURCE.md)
 SREGYM_SUBMISSIONS = (

@@ -12,10 +12,7 @@ from helpers import BENCHMARKS, EXAMPLE, load_script
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ground_truth import Submission, load_specs, load_submissions
-from judge import evaluate
-from judge.api import EvalOptions
-from judge.checklist.results import write_result
-from judge.judges.llm import LLMJudge
+from judge import EvalOptions, evaluate, make_judge, write_result
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS
 
@@ -38,7 +35,7 @@ def test_report_on_the_sregym_bench_through_a_llama_cpp_like_server(tmp_path, ca
     )
     store = tmp_path / "r.sqlite"
     with FakeProvider(config) as provider:
-        judge = LLMJudge("openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01)
+        judge = make_judge("openai/fake-judge", api_base=provider.url, timeout=5, retry_wait=0.01)
         options = EvalOptions(store=store, granularity="dimension")  # 87 calls, as that run
         result = evaluate(specs, subs, judge=judge, options=options)
     out = tmp_path / "r.json"
@@ -75,7 +72,7 @@ def test_real_local_model_end_to_end(request) -> None:
     sub: Submission = next(
         s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id
     )
-    judge = LLMJudge(model, api_base=base, timeout=900)
+    judge = make_judge(model, api_base=base, timeout=900)
     result = evaluate(specs, [sub], judge=judge, options=EvalOptions(max_concurrent=1))
     described = result.config["judge"]
     assert described["structured_output"] in {
@@ -92,8 +89,7 @@ def test_real_local_model_end_to_end(request) -> None:
 
 
 def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
-    from judge.checklist.prompts import PromptRenderer
-    from judge.checklist.rubric import load_rubric
+    from judge import PromptRenderer, load_rubric
 
     bench = real_model_module()
     variant = bench.write_variant("no-hints", tmp_path / "no-hints")
@@ -113,8 +109,7 @@ def test_the_no_hints_variant_drops_only_the_evaluator_hints(tmp_path) -> None:
 
 
 def test_the_worked_example_variant_adds_one_example_per_question(tmp_path) -> None:
-    from judge.checklist.prompts import PromptRenderer
-    from judge.checklist.rubric import load_rubric
+    from judge import PromptRenderer, load_rubric
 
     bench = real_model_module()
     variant = bench.write_variant("worked-example", tmp_path / "worked")

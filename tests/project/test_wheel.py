@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from judge.checklist.rubric import load_rubric
+from judge import load_rubric
 
 PROBE = (
     "from judge.checklist.rubric import load_rubric, rubrics_dir; "

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES
 
-from judge.checklist.results import load_result
+from judge import load_result
 from judge.cli import main
 
 SYNTHETIC = FIXTURES / "formats" / "itbench" / "synthetic"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, REPO
 
-from judge.checklist.results import load_result
+from judge import load_result
 from judge.cli import main
 
 

@@ -10,8 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from helpers.report import RATE_LIMIT, hostile_run
 
-from judge.checklist.judgment import Judgment
-from judge.checklist.results import EvalResult
+from judge import EvalResult, Judgment
 from judge.report.exports import (
     NO_SUBMISSION,
     csv_columns,

@@ -13,9 +13,8 @@ from helpers import FIXTURES
 from helpers.report import HOSTILE_INCIDENT, RATE_LIMIT, Page, example_run, hostile_run
 
 from ground_truth import load_specs, load_submissions
-from judge import evaluate
+from judge import EvalResult, evaluate
 from judge.checklist.highlight import find_quote
-from judge.checklist.results import EvalResult
 from judge.checklist.texts import CaseTexts, texts_from
 from judge.report import render_html
 

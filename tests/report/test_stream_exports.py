@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES
 
-from judge.checklist.results import load_result
+from judge import load_result
 from judge.errors import StorageError
 from judge.report import exports
 

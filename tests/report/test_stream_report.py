@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE, FIXTURES
 
-from judge.checklist.results import EvalResult, load_result
+from judge import EvalResult, load_result
 from judge.checklist.texts import load_texts
 from judge.cli import main
 from judge.report import html, view

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ground_truth.models import Action, IncidentSpec, Submission, Trajectory
+from ground_truth import Action, IncidentSpec, Submission, Trajectory
 from judge.resolution import (
     CheckOutcome,
     check_resolution,

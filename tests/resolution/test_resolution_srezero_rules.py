@@ -7,8 +7,8 @@ import json
 import pytest
 from helpers import FIXTURES
 
+from ground_truth import Action, Submission, Trajectory
 from ground_truth.formats.srezero import SREZeroTaskConfig, config_to_spec
-from ground_truth.models import Action, Submission, Trajectory
 from judge.resolution import ResolutionResult, check_resolution
 from judge.resolution.srezero_text import contains, match_fix_text, match_root_cause
 

@@ -6,9 +6,8 @@ import pytest
 import yaml
 
 from ground_truth import ComponentRef, IncidentSpec, Submission
-from judge import evaluate_submission, load_rubric
-from judge.checklist.prompts import Prompt, PromptRenderer
-from judge.judges import JudgeTask, RulesJudge
+from judge import JudgeTask, PromptRenderer, RulesJudge, evaluate_submission, load_rubric
+from judge.checklist.prompts import Prompt
 from judge.judges.rules import bind, binding_warnings, rule_for_text
 from judge.judges.rules.names import mentions
 from judge.judges.rules.truth import parse_truth

@@ -10,9 +10,7 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import ComponentRef, IncidentSpec, Submission, load_specs, load_submissions
-from judge import evaluate, evaluate_submission, load_rubric
-from judge.checklist.prompts import PromptRenderer
-from judge.judges import JudgeTask, RulesJudge
+from judge import JudgeTask, PromptRenderer, RulesJudge, evaluate, evaluate_submission, load_rubric
 from judge.judges.text import mentions, term_found
 
 PORT_CONFLICT = IncidentSpec(

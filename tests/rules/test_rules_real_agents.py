@@ -13,10 +13,9 @@ from helpers import CORPUS, EXAMPLE, FIXTURES
 from helpers.rules import AGENTS, MODELS, published, study, verbatim_at_word_bounds
 
 from ground_truth import IncidentSpec, Submission, load_specs
-from judge import evaluate_submission, load_rubric
+from judge import JudgeTask, RulesJudge, evaluate_submission, load_rubric
 from judge.checklist.prompts import Prompt
-from judge.judges import JudgeTask
-from judge.judges.rules import RulesJudge, SizePolicy
+from judge.judges.rules import SizePolicy
 from judge.judges.rules.truth import parse_truth
 
 

@@ -16,10 +16,9 @@ from helpers import REPO
 
 from benchmarks.rules_size import SPEC, long_diagnosis
 from ground_truth import Submission
-from judge import evaluate_submission, load_rubric
+from judge import JudgeTask, RulesJudge, evaluate_submission, load_rubric
 from judge.checklist.prompts import Prompt
-from judge.judges import JudgeTask
-from judge.judges.rules import RulesJudge, SizePolicy
+from judge.judges.rules import SizePolicy
 
 COUNT_WORK = r"""
 import json, os, re, sys

@@ -312,7 +312,7 @@ def test_the_fake_providers_batch_knobs_from_its_command_line() -> None:
 
 
 def test_batch_mode_from_python_needs_an_llm_judge_and_a_store(tmp_path: Path) -> None:
-    from judge.judges.rules import RulesJudge
+    from judge import RulesJudge
 
     with pytest.raises(ValueError, match="needs one LLM judge"):
         evaluate(EXAMPLE_SPECS, submissions(1), judge=RulesJudge(),

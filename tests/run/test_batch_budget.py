@@ -12,9 +12,7 @@ import pytest
 from helpers.batch import batch_command, batch_lines, batch_provider, batch_run
 from helpers.fake_runs import EXAMPLE_SPECS, submissions
 
-from judge.api import render_prompts
-from judge.checklist.prompts import PromptRenderer
-from judge.checklist.rubric import load_rubric
+from judge import PromptRenderer, load_rubric, render_prompts
 from judge.cli import main
 from judge.cli.common import EXIT_PROVIDER
 from judge.run.batch import cost as batch_module

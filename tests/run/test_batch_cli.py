@@ -17,7 +17,7 @@ import pytest
 from helpers import REPO
 from helpers.batch import batch_command
 
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
+from judge import DimensionVerdict, QuestionAnswer
 from judge.cli import main
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.batch import batch_provider, batch_run
 
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
+from judge import DimensionVerdict, QuestionAnswer
 from judge.cli import main
 from judge.store import CaseRef, KeyParts, Store, StoredBatch, merge_stores
 

@@ -10,7 +10,7 @@ import pytest
 from helpers.batch import batch_command, batch_provider, batch_run
 from rich.console import Console
 
-from judge.checklist.results import EvalResult
+from judge import EvalResult
 from judge.cli import main
 from judge.report.display import summary_table
 from judge.run.batch import cost as batch_module

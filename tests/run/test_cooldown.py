@@ -10,8 +10,7 @@ import pytest
 from helpers import EXAMPLE, Clock
 
 from ground_truth import load_specs, load_submissions
-from judge import EvalOptions, evaluate
-from judge.judges.llm import LLMJudge
+from judge import EvalOptions, evaluate, make_judge
 from judge.run.control import Gate
 from judge.run.limits import AdaptiveSlots, Cooldown, default_cooldown_after
 from judge.testing import FakeProvider, FakeProviderConfig
@@ -66,7 +65,7 @@ def test_a_30_s_outage_is_ridden_out_within_the_retries(after: int) -> None:
 
 
 def test_by_default_a_cooldown_waits_for_as_many_failures_as_requests_in_flight() -> None:
-    from judge.judges.rules import RulesJudge
+    from judge import RulesJudge
     from judge.run.loop import Run
 
     def after(options: EvalOptions) -> int:
@@ -145,7 +144,7 @@ def test_a_run_with_half_its_requests_rate_limited_answers_everything_without_co
     notes: list[str] = []
     config = FakeProviderConfig(seed=4, fault_rates={"429": 0.5}, retry_after=0.01)
     with FakeProvider(config) as server:
-        judge = LLMJudge("openai/fake-judge", api_base=server.url, max_retries=8)
+        judge = make_judge("openai/fake-judge", api_base=server.url, max_retries=8)
         options = EvalOptions(max_concurrent=4, note=notes.append)
         result = evaluate(specs, submissions, judge=judge, options=options)
         rate_limited = server.injected_counts()["429"]

@@ -11,10 +11,8 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import IncidentSpec, Submission, load_specs, load_submissions
-from judge import EvalOptions, evaluate
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
-from judge.checklist.results import EvalResult
-from judge.judges import JudgeTask, PanelJudge
+from judge import DimensionVerdict, EvalOptions, EvalResult, JudgeTask, QuestionAnswer, evaluate
+from judge.judges import PanelJudge
 from judge.judges.replay import ReplayJudge
 from judge.store import Store
 

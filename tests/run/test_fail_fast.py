@@ -16,9 +16,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, Clock, eval_args
 
 from ground_truth import load_specs, load_submissions
-from judge import EvalOptions, evaluate
+from judge import EvalOptions, evaluate, make_judge
 from judge.cli import main
-from judge.judges.llm import LLMJudge
 from judge.run.control import Gate
 from judge.run.limits import Breaker
 from judge.testing import FakeProvider, FakeProviderConfig
@@ -103,7 +102,7 @@ def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait
     out over minutes; every failure is `connection`, in `errors` and `attempt_errors` alike."""
     url = closed_port_url
     specs, subs = _example()
-    judge = LLMJudge("openai/fake-judge", api_base=url, max_retries=1, retry_wait=0.01)
+    judge = make_judge("openai/fake-judge", api_base=url, max_retries=1, retry_wait=0.01)
     options = EvalOptions(cooldown=0.5, granularity="dimension")  # 96 calls, three a case
     result = evaluate(specs, subs, judge=judge, options=options)
     assert result.stopped is not None and result.stopped.kind == "provider"
@@ -149,7 +148,7 @@ def _fake_run(config: FakeProviderConfig, notes: list[str], **judge_options):
     specs, subs = _example()
     subs = subs[:8]
     with FakeProvider(config) as provider:
-        judge = LLMJudge(
+        judge = make_judge(
             "openai/fake-judge", api_base=provider.url, retry_wait=0.01, **judge_options
         )
         options = EvalOptions(max_concurrent=3, cooldown=0.4, note=notes.append)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from helpers.lean import SMALL_SPECS, PromptReader, small_submissions
 
-from judge import EvalOptions, evaluate
-from judge.judges import PanelJudge, RulesJudge
-from judge.judges.llm import LLMJudge
+from judge import EvalOptions, RulesJudge, evaluate, make_judge
+from judge.judges import PanelJudge
 from judge.run.plan import Prefetching
 
 
@@ -28,7 +27,7 @@ def run(judge, store: Path | None, n: int = 3):
 
 
 def test_the_llm_judge_is_prefetching() -> None:
-    assert isinstance(LLMJudge("openai/m"), Prefetching)
+    assert isinstance(make_judge("openai/m"), Prefetching)
 
 
 def test_a_judge_with_calls_to_make_is_prefetched_once_per_run(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from helpers.lean import SMALL_SPECS, PromptReader, small_submissions
 
 import judge.run.plan as engine
 from ground_truth import IncidentSpec, Submission
-from judge import EvalOptions, evaluate
-from judge.checklist.prompts import Prompt, PromptRenderer
+from judge import EvalOptions, PromptRenderer, evaluate
+from judge.checklist.prompts import Prompt
 
 
 class CountingRenderer(PromptRenderer):

@@ -15,11 +15,10 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
-from judge.api import EvalOptions, evaluate
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
-from judge.checklist.prompts import Prompt, PromptRenderer
+from judge import DimensionVerdict, EvalOptions, JudgeTask, PromptRenderer, QuestionAnswer, evaluate
+from judge.checklist.judgment import Usage
+from judge.checklist.prompts import Prompt
 from judge.checklist.rubric import Dimension
-from judge.judges import JudgeTask
 from judge.run.limits import WORKERS_PER_SLOT
 
 CONCURRENCY = 2

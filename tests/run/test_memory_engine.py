@@ -6,8 +6,7 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
-from judge.api import evaluate
-from judge.checklist.judgment import DimensionVerdict
+from judge import DimensionVerdict, evaluate
 from judge.run import loop
 from judge.run.cache import LeafCall
 

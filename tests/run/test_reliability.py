@@ -133,7 +133,7 @@ def test_changed_template_or_temperature_misses_and_says_why(tmp_path: Path) -> 
     templates.mkdir()
     system = (REPO / "judge" / "templates" / "system.j2").read_text()
     (templates / "system.j2").write_text(system + "\nBe brief.\n")
-    from judge.checklist.prompts import PromptRenderer
+    from judge import PromptRenderer
 
     with FakeProvider(FakeProviderConfig(seed=2)) as provider:
         subs = submissions(3)

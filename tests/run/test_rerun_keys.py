@@ -12,8 +12,7 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
-from judge import DimensionVerdict, EvalOptions, JudgeTask, QuestionAnswer, evaluate
-from judge.checklist.prompts import PromptRenderer
+from judge import DimensionVerdict, EvalOptions, JudgeTask, PromptRenderer, QuestionAnswer, evaluate
 
 
 class Stored:
@@ -94,7 +93,7 @@ def test_other_templates_are_other_inputs(tmp_path: Path) -> None:
     renderer = PromptRenderer()
     spec = load_specs(EXAMPLE / "ground_truth")[0]
     sub = load_submissions(EXAMPLE / "outputs")[0]
-    from judge.checklist.rubric import load_rubric
+    from judge import load_rubric
 
     dimension = load_rubric().dimensions[0]
     key = renderer.inputs_key(spec, sub, dimension)

@@ -18,14 +18,25 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import Submission, load_specs, load_submissions
-from judge import EvalOptions, evaluate, make_judge
+from judge import (
+    CaseResult,
+    DimensionVerdict,
+    EvalOptions,
+    EvalResult,
+    JudgeTask,
+    Judgment,
+    QuestionAnswer,
+    evaluate,
+    make_judge,
+    write_result,
+)
 from judge.checklist.items import SpilledSeq, item_text
-from judge.checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage
-from judge.checklist.results import EvalResult, result_json, write_result
-from judge.checklist.scoring import CaseResult, score_case
+from judge.checklist.judgment import Usage
+from judge.checklist.results import result_json
+from judge.checklist.scoring import score_case
 from judge.cli import main
 from judge.errors import StorageError
-from judge.judges import JudgeTask, PanelJudge
+from judge.judges import PanelJudge
 from judge.run import loop as engine
 from judge.run import sink as spill
 from judge.run.sink import SpillFile
@@ -266,7 +277,7 @@ def test_a_write_that_fails_at_the_end_fails_the_run_too(monkeypatch) -> None:
 
 
 def test_score_case_takes_a_spilled_sequence() -> None:
-    from judge.checklist.rubric import load_rubric
+    from judge import load_rubric
 
     items = [judgment(n, ("Yes", "No", None)[n % 3]) for n in range(6)]
     case = score_case("inc", "1", spilled(items), load_rubric())

@@ -11,8 +11,7 @@ import pytest
 import yaml
 from helpers import EXAMPLE
 
-from ground_truth import load_specs
-from ground_truth.errors import InputError
+from ground_truth import InputError, load_specs
 from judge import SelftestReport, load_rubric, selftest_judge
 from judge.checklist.rubric import available_rubrics, rubrics_dir
 from judge.cli import main

@@ -11,8 +11,7 @@ from pathlib import Path
 from helpers import EXAMPLE
 
 from judge.cli import main
-from judge.testing import FakeProvider, FakeProviderConfig
-from judge.testing.answers import constant_policy
+from judge.testing import FakeProvider, FakeProviderConfig, constant_policy
 
 SPEC = EXAMPLE / "ground_truth" / "incorrect_port_assignment.yaml"
 ASKED = 7  # the eight derived probes of one spec with a victim, the empty one never asked

@@ -12,7 +12,7 @@ import pytest
 from helpers import EXAMPLE
 
 from ground_truth import IncidentSpec, load_specs
-from judge.checklist.rubric import load_rubric
+from judge import load_rubric
 from judge.judges.rules import taxonomy
 from judge.selftest.components import mentions, rename, renames_for
 from judge.selftest.derive import derive_probes, rewrite

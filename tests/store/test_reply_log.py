@@ -21,10 +21,9 @@ from helpers import EXAMPLE_GT, EXAMPLE_OUTPUTS, FIXTURES, eval_args
 from helpers.report import Page
 
 from ground_truth import load_specs, load_submissions
-from judge import EvalOptions, evaluate
+from judge import EvalOptions, evaluate, make_judge
 from judge.checklist.texts import texts_from
 from judge.cli import main
-from judge.judges.llm import LLMJudge
 from judge.judges.mask import MIN_RUN
 from judge.report.html import render_html
 from judge.report.view import build_view
@@ -68,7 +67,7 @@ def _digest(messages: list[dict[str, str]]) -> str:
 def _run(store: Path, config: FakeProviderConfig, n: int = 4, **options: Any):
     specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)[:n]
     with SentProvider(config, echo_key=options.pop("echo_key", False)) as provider:
-        judge = LLMJudge(
+        judge = make_judge(
             "openai/fake-judge",
             api_base=provider.url,
             api_key=options.pop("api_key", None),
@@ -178,7 +177,7 @@ def test_store_logs_makes_control_characters_visible(tmp_path, capsys):
 
     specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)[:1]
     with Hostile(FakeProviderConfig()) as provider:
-        judge = LLMJudge("openai/fake-judge", api_base=provider.url, retry_wait=0.01)
+        judge = make_judge("openai/fake-judge", api_base=provider.url, retry_wait=0.01)
         evaluate(
             specs, subs, judge=judge, options=EvalOptions(store=store, granularity="dimension")
         )

@@ -25,13 +25,19 @@ from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS, REPO, eval_args
 from helpers.fake_runs import submissions
 
 from ground_truth import load_specs
-from judge import EvalOptions, evaluate
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
-from judge.checklist.results import EvalResult, remove_stale_temps, write_json_atomic, write_result
+from judge import (
+    DimensionVerdict,
+    EvalOptions,
+    EvalResult,
+    JudgeTask,
+    QuestionAnswer,
+    RulesJudge,
+    evaluate,
+    write_result,
+)
+from judge.checklist.results import remove_stale_temps, write_json_atomic
 from judge.cli import main
 from judge.errors import StorageError
-from judge.judges import JudgeTask
-from judge.judges.rules import RulesJudge
 from judge.report.exports import write_csv, write_jsonl, write_junit
 from judge.report.html import write_html
 from judge.store import CaseRef, KeyParts, Store

@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ground_truth import IncidentSpec, Submission
-from ground_truth.errors import InputError
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer, Usage, unscored
-from judge.checklist.prompts import PromptRenderer
-from judge.checklist.rubric import load_rubric
+from ground_truth import IncidentSpec, InputError, Submission
+from judge import DimensionVerdict, JudgeTask, PromptRenderer, QuestionAnswer, load_rubric
+from judge.checklist.judgment import Usage, unscored
 from judge.errors import StorageError
-from judge.judges import JudgeTask
 from judge.judges.mask import scrub_params
 from judge.run.cache import KeyMaker, LeafCall, RecordedJudge
 from judge.store import CaseRef, KeyParts, Store

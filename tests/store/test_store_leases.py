@@ -16,7 +16,7 @@ import pytest
 from helpers import EXAMPLE, REPO
 from helpers.fake_runs import write_submissions
 
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
+from judge import DimensionVerdict, QuestionAnswer
 from judge.run.leases import Deferred, LeaseBook, UnitQueue, owner_gone
 from judge.store import CaseRef, KeyParts, Store
 from judge.testing import FakeProvider, FakeProviderConfig

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from helpers import FIXTURES
 
-from ground_truth.errors import InputError
-from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
+from ground_truth import InputError
+from judge import DimensionVerdict, QuestionAnswer
 from judge.store import (
     READABLE_VERSIONS,
     STORE_VERSION,

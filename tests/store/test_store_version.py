@@ -13,7 +13,7 @@ from helpers import EXAMPLE_GT
 from helpers.batch import FAST_BATCH, batch_provider
 from helpers.fake_runs import EXAMPLE_SPECS, llm_judge, submissions, write_submissions
 
-from ground_truth.errors import InputError
+from ground_truth import InputError
 from judge import EvalOptions, evaluate
 from judge.cli import main
 from judge.store import STORE_VERSION, Store

@@ -22,12 +22,10 @@ import pytest
 from helpers import REPO
 from pydantic import BaseModel, ValidationError
 
+from judge.testing import FakeProvider, FakeProviderConfig, FaultKind, read_call_log
 from judge.testing.answers import diagnosis_text, question_ids
-from judge.testing.call_log import read_call_log
 from judge.testing.cli import main as cli_main
-from judge.testing.config import FakeProviderConfig
-from judge.testing.fake_provider import FakeProvider
-from judge.testing.faults import FaultKind, FaultPlan
+from judge.testing.faults import FaultPlan
 from judge.testing.limiter import SlidingWindowLimiter
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
