@@ -5,6 +5,7 @@ dry runs, replay and panels."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -242,8 +243,15 @@ def test_replay_and_a_repeat_panel_at_submission_granularity(
     with FakeProvider(FakeProviderConfig(seed=5)) as server:
         llm = ("--judge-model", "openai/fake-judge", "--api-base", server.url)
         first = _eval(gt, out, tmp_path / "r.json", *llm, *whole, "--repeat", "2")
-        n = len(first["cases"])
-        assert len(server.calls) == 2 * n
+        calls = server.calls
+    n = len(first["cases"])
+    # One request per submission and member, by the run's own count and by the provider's: each
+    # submission's prompt, asking every question, came twice. The provider's log is read for this
+    # run's prompts only: a port is shared by the whole machine, and a request another process
+    # sent to a closed port that this server was then given would be logged here as well.
+    assert first["usage"]["requests"] == 2 * n and first["usage"]["retries"] == 0
+    asked = Counter(c.messages_hash for c in calls if set(c.question_ids) == set(ALL_IDS))
+    assert len(asked) == n and set(asked.values()) == {2}
     assert {j["judge"] for j in first["judgments"]} >= {"llm:openai/fake-judge#1"}
     store = tmp_path / "r.sqlite"
     replayed = _eval(gt, out, tmp_path / "p.json", "--judge-model", f"replay:{store}",
