@@ -5,6 +5,7 @@ second signal, a stop while calls wait in the gate, and calls cut off counted in
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import os
@@ -19,6 +20,7 @@ from helpers import EXAMPLE, eval_args, one_incident_args
 import judge.checklist.results as results
 import judge.cli.eval as eval_cli
 import judge.run.control as control
+import judge.run.isolated as isolated
 import judge.run.loop as loop
 import judge.run.result as assembly
 from judge.cli import main
@@ -107,16 +109,26 @@ def test_sigterm_before_the_last_call_still_writes_everything(
 
 
 @pytest.mark.slow
-def test_a_second_signal_cuts_calls_off_without_waiting_for_the_grace(tmp_path: Path) -> None:
+def test_a_second_signal_cuts_calls_off_without_waiting_for_the_grace(
+    tmp_path: Path, monkeypatch
+) -> None:
     log = tmp_path / "calls.jsonl"
     finished = threading.Event()
+    stopping = threading.Event()
     ignored: list[bool] = []
+    original = control.Gate.stop
+
+    def stop(self, kind, message) -> None:
+        original(self, kind, message)
+        stopping.set()
+
+    monkeypatch.setattr(control.Gate, "stop", stop)
 
     def operator() -> None:
         while not log.exists() or len(read_call_log(log)) < 2:
             time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.2)
+        stopping.wait(60)  # the first signal has stopped the run: the next one is the second
         os.kill(os.getpid(), signal.SIGINT)
         ignored.append(not finished.wait(60))  # without a second signal: the 600 s grace
 
@@ -167,26 +179,26 @@ def test_a_stop_abandons_a_long_rules_judge_call(tmp_path: Path, monkeypatch) ->
     """The rules judge runs where the run can abandon it (`judge.run.isolated`): a SIGTERM
     during a call on a diagnosis of a megabyte (seconds of work) ends the run without it, as
     not judged, instead of waiting for it and then ignoring the stop."""
-    import judge.run.cache as cache
-
     gt = EXAMPLE / "ground_truth" / "incorrect_image.yaml"
     trial = tmp_path / "out" / "incorrect_image" / "1"
     trial.mkdir(parents=True)
     example = json.loads((EXAMPLE / "outputs/incorrect_image/1/agent_output.json").read_text())
     long = {"diagnosis": example["diagnosis"] * 2400}  # about 1.1 MB
     (trial / "agent_output.json").write_text(json.dumps(long))
-    started = threading.Event()
-    original = cache.RecordedJudge._ask
+    sent = threading.Event()
+    original = isolated._Child.ask
 
-    async def ask(self, task, *args):
-        started.set()
-        return await original(self, task, *args)
+    async def ask(self, task):
+        call = asyncio.ensure_future(original(self, task))
+        while not self._outbox.empty():  # the writer thread takes the task to the child
+            await asyncio.sleep(0.01)
+        sent.set()
+        return await call
 
-    monkeypatch.setattr(cache.RecordedJudge, "_ask", ask)
+    monkeypatch.setattr(isolated._Child, "ask", ask)
 
     def operator() -> None:
-        started.wait(60)
-        time.sleep(0.5)  # the call is under way
+        sent.wait(60)  # the call is under way in the rules judge's process
         os.kill(os.getpid(), signal.SIGTERM)
 
     thread = threading.Thread(target=operator)

@@ -43,8 +43,10 @@ def test_fake_provider_files_and_batches_endpoints_through_litellm() -> None:
             input_file_id=upload.id,
             **where,
         )
-        await asyncio.sleep(0.3)
         done = await litellm.aretrieve_batch(batch_id=created.id, **where)
+        while done.status == "in_progress":  # as a client does: ask until the batch ends
+            await asyncio.sleep(0.02)
+            done = await litellm.aretrieve_batch(batch_id=created.id, **where)
         content = await litellm.afile_content(file_id=done.output_file_id, **where)
         return upload, created, done, content.content
 

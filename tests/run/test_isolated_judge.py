@@ -50,7 +50,8 @@ def test_a_stop_abandons_the_calls_in_flight_and_kills_the_child() -> None:
         gate = Gate()
         isolated = IsolatedJudge(RulesJudge(), gate)
         calls = [asyncio.ensure_future(isolated.judge(t)) for t in (slow, task, task)]
-        await asyncio.sleep(0.5)  # the first call is under way in the child
+        while isolated._child is None or not isolated._child._outbox.empty():
+            await asyncio.sleep(0.01)  # until the tasks have gone to the child
         child = isolated._child
         gate.stop("interrupted", "interrupted by SIGTERM")
         outcomes = await asyncio.gather(*calls, return_exceptions=True)

@@ -22,6 +22,7 @@ import pytest
 from helpers import EXAMPLE_GT, REPO
 from helpers.fake_runs import EXAMPLE_SUBS, llm_judge, submissions, write_submissions
 
+import judge.run.control as control
 from ground_truth import Submission, load_specs
 from judge import EvalOptions, evaluate
 from judge.cli import main
@@ -339,24 +340,55 @@ def test_max_cost_with_an_unknown_price_stops_rather_than_spend_blind(tmp_path: 
 
 
 @pytest.mark.slow
-def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
+def test_pause_file_holds_every_call_until_removed(tmp_path: Path, monkeypatch) -> None:
+    """The operator acts on what the run says and does, never after a fixed wait: it removes
+    the file once the run says it is paused, puts it back after 12 calls, and removes it again
+    once the gate, paused again, has looked at the file 20 more times."""
     pause = tmp_path / "PAUSE"
     pause.touch()
     log = tmp_path / "calls.jsonl"
     removed: dict[str, float] = {}
     paused_again: dict[str, float] = {}
+    paused = threading.Event()
+    looks = [0]  # the gate's looks at the pause file that found it there
+    original = control.PauseFile.active
+
+    def active(self: control.PauseFile) -> bool:
+        found = original(self)
+        looks[0] += found
+        return found
+
+    monkeypatch.setattr(control.PauseFile, "active", active)
+
+    def note(message: str) -> None:
+        if message.startswith("paused:"):
+            paused.set()
+
+    def until(condition, what: str) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.01)
+
+    failed: list[AssertionError] = []
 
     def operator() -> None:
-        time.sleep(0.5)
-        removed["at"] = time.time()
-        pause.unlink()
-        while not log.exists() or len(read_call_log(log)) < 12:
-            time.sleep(0.01)
-        pause.touch()
-        paused_again["from"] = time.time()
-        time.sleep(0.5)
-        paused_again["to"] = time.time()
-        pause.unlink()
+        try:
+            until(paused.is_set, "the run never said it was paused")
+            paused.clear()
+            removed["at"] = time.time()
+            pause.unlink()
+            until(lambda: log.exists() and len(read_call_log(log)) >= 12, "12 calls")
+            pause.touch()
+            paused_again["from"] = time.time()
+            until(paused.is_set, "the run never said it was paused again")
+            seen = looks[0]
+            until(lambda: looks[0] >= seen + 20, "the gate stopped looking at the pause file")
+            paused_again["to"] = time.time()
+        except AssertionError as failure:
+            failed.append(failure)
+        finally:
+            pause.unlink(missing_ok=True)  # never leave the run paused for good
 
     thread = threading.Thread(target=operator)
     config = FakeProviderConfig(seed=4, latency=0.02, log_path=log)
@@ -367,11 +399,16 @@ def test_pause_file_holds_every_call_until_removed(tmp_path: Path) -> None:
             submissions(15),
             judge=llm_judge(provider),
             options=EvalOptions(
-                granularity="dimension", max_concurrent=3, pause_file=pause, pause_poll=0.02
+                granularity="dimension",
+                max_concurrent=3,
+                pause_file=pause,
+                pause_poll=0.02,
+                note=note,
             ),
         )
         thread.join()
         calls = provider.calls
+    assert failed == []
     assert result.complete and len(calls) == 45
     assert all(c.timestamp > removed["at"] for c in calls)  # nothing while it existed at start
     during = [c for c in calls if paused_again["from"] < c.timestamp < paused_again["to"]]
