@@ -17,7 +17,7 @@ QUESTIONS = ("D1-Q1", "D1-Q2", "verdict")
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory) -> Path:
+def one_incident_result_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("run") / "r.json"
     assert main(one_incident_args(path, "--no-progress")) == 0
     return path
@@ -29,24 +29,26 @@ def sheet(path: Path, incident: str, trials: tuple[str, ...] = ("1", "2", "3")) 
     return path
 
 
-def test_a_sheet_about_other_incidents_is_refused_by_the_library(result, tmp_path) -> None:
+def test_a_sheet_about_other_incidents_is_refused_by_the_library(
+    one_incident_result_file, tmp_path
+) -> None:
     labels = sheet(tmp_path / "other.csv", "zz-other")
     with pytest.raises(LabelFileError, match="no label matches a case") as caught:
-        agreement_report([result, labels], B=10)
+        agreement_report([one_incident_result_file, labels], B=10)
     assert "zz-other/1" in str(caught.value) and "incorrect_image/1" in str(caught.value)
     with pytest.raises(LabelFileError, match="no label matches a case"):
-        calibrate([result], labels, B=10)
+        calibrate([one_incident_result_file], labels, B=10)
 
 
 @pytest.mark.parametrize("command", ["agreement", "calibrate"])
 def test_the_commands_exit_2_naming_the_sheet_and_the_ids(
-    command: str, result: Path, tmp_path: Path, capsys
+    command: str, one_incident_result_file: Path, tmp_path: Path, capsys
 ) -> None:
     labels = sheet(tmp_path / "other.csv", "zz-other")
     argv = (
-        ["agreement", str(result), str(labels)]
+        ["agreement", str(one_incident_result_file), str(labels)]
         if command == "agreement"
-        else ["calibrate", str(result), "--human", str(labels)]
+        else ["calibrate", str(one_incident_result_file), "--human", str(labels)]
     )
     assert main([*argv, "--bootstrap", "10"]) == 2
     captured = capsys.readouterr()
@@ -56,15 +58,17 @@ def test_the_commands_exit_2_naming_the_sheet_and_the_ids(
     assert "incorrect_image/1" in err and "undefined" not in captured.out
 
 
-def test_the_right_incident_with_other_trials_matches_nothing_either(result, tmp_path) -> None:
+def test_the_right_incident_with_other_trials_matches_nothing_either(
+    one_incident_result_file, tmp_path
+) -> None:
     labels = sheet(tmp_path / "trials.csv", "incorrect_image", trials=("7",))
     with pytest.raises(LabelFileError, match="no label matches a case"):
-        agreement_report([result, labels], B=10)
+        agreement_report([one_incident_result_file, labels], B=10)
 
 
-def test_a_sheet_that_matches_one_case_is_compared(result, tmp_path) -> None:
+def test_a_sheet_that_matches_one_case_is_compared(one_incident_result_file, tmp_path) -> None:
     labels = sheet(tmp_path / "one.csv", "incorrect_image", trials=("2", "9"))
-    report = agreement_report([result, labels], B=10)
+    report = agreement_report([one_incident_result_file, labels], B=10)
     assert report.level("question").pairwise[0].n > 0
 
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLE, eval_args, one_incident_args
+from helpers import EXAMPLE, REPO, eval_args, one_incident_args
 
 from judge.cli import main
 
@@ -159,7 +159,7 @@ def test_a_template_that_fails_for_one_submission_only_is_exit_2_too(
     tmp_path: Path, capsys
 ) -> None:
     """The first prompt renders; another case's fails in the middle of the run."""
-    shipped = Path(__file__).parents[1] / "judge" / "templates" / "case.j2"
+    shipped = REPO / "judge" / "templates" / "case.j2"
     text = shipped.read_text()
     template = tmp_path / "templates" / "case.j2"
     template.parent.mkdir()

@@ -11,7 +11,7 @@ import pytest
 from helpers import EXAMPLE, eval_args
 from pydantic import ValidationError
 
-from ground_truth.models import IncidentSpec, Submission
+from ground_truth import IncidentSpec, Submission
 from judge.cli import main
 
 BLANK = ["   ", "\t\n", "\u200b", "\u00a0\u2060"]

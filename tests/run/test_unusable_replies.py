@@ -11,17 +11,16 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE_GT
 
 from judge.cli import main
 from judge.run.limits import UnusableReplies
 from judge.testing import FakeProvider, FakeProviderConfig
 
-GROUND_TRUTH = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini" / "ground_truth"
-
 
 def submissions(path: Path, n: int) -> Path:
     """`n` submissions of the example's incidents, each diagnosis its own (no cache hits)."""
-    ids = sorted(p.stem for p in GROUND_TRUTH.glob("*.yaml"))
+    ids = sorted(p.stem for p in EXAMPLE_GT.glob("*.yaml"))
     with path.open("w") as handle:
         for i in range(n):
             row = {"incident_id": ids[i % len(ids)], "trial": f"t{i}", "diagnosis": f"d {i}"}
@@ -34,7 +33,7 @@ def run(tmp_path: Path, config: FakeProviderConfig, n: int, *extra: str) -> tupl
     with FakeProvider(config) as provider:
         code = main(
             [
-                "eval", "--ground-truth", str(GROUND_TRUTH),
+                "eval", "--ground-truth", str(EXAMPLE_GT),
                 "--outputs", str(submissions(tmp_path / "s.jsonl", n)),
                 "--result-file", str(result), "--judge-model", "openai/fake-judge",
                 "--api-base", provider.url, "--no-progress", "--no-store", *extra,

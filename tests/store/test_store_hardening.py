@@ -33,7 +33,7 @@ def eval_into(tmp_path: Path, store: Path, url: str, *extra: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory) -> Path:
+def filled_store(tmp_path_factory) -> Path:
     """A store of one whole example run per dimension (96 answers, their reply log), closed."""
     folder = tmp_path_factory.mktemp("filled")
     path = folder / "s.sqlite"
@@ -56,8 +56,10 @@ def copy(path: Path, to: Path) -> Path:
 # ------------------------------------------------------------------ read-only: exit 4
 
 
-def test_a_read_only_store_is_exit_4_before_any_call(filled: Path, tmp_path: Path, capsys) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+def test_a_read_only_store_is_exit_4_before_any_call(
+    filled_store: Path, tmp_path: Path, capsys
+) -> None:
+    store = copy(filled_store, tmp_path / "s.sqlite")
     store.chmod(0o444)
     with FakeProvider() as provider:
         code = eval_into(tmp_path, store, provider.url, "--refresh")
@@ -105,9 +107,9 @@ def truncate(path: Path, share: float) -> None:
 
 @pytest.mark.parametrize("damage", ["header", "truncated"])
 def test_a_damaged_store_is_called_corrupted_and_names_the_command_that_recovers_it(
-    filled: Path, tmp_path: Path, capsys, damage: str
+    filled_store: Path, tmp_path: Path, capsys, damage: str
 ) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+    store = copy(filled_store, tmp_path / "s.sqlite")
     overwrite_header(store) if damage == "header" else truncate(store, 0.5)
     with FakeProvider() as provider:
         code = eval_into(tmp_path, store, provider.url)
@@ -127,39 +129,41 @@ def test_a_file_that_is_no_store_at_all_is_still_exit_2(tmp_path: Path, capsys) 
 
 
 def test_recover_rebuilds_a_store_whose_header_was_overwritten(
-    filled: Path, tmp_path: Path, capsys
+    filled_store: Path, tmp_path: Path, capsys
 ) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+    store = copy(filled_store, tmp_path / "s.sqlite")
     overwrite_header(store)
     assert main(["store", "recover", str(store)]) == 0
     out = tmp_path / "s.recovered.sqlite"
     said = capsys.readouterr()
-    assert str(out) in said.out and f"recovered {len(rows(filled))} answers" in said.out, said
-    assert rows(out) == rows(filled)  # every answer, exactly
-    assert rows(out, "errors") == rows(filled, "errors")
-    with Store(out, readonly=True) as recovered, Store(filled, readonly=True) as original:
+    assert str(out) in said.out and f"recovered {len(rows(filled_store))} answers" in said.out, said
+    assert rows(out) == rows(filled_store)  # every answer, exactly
+    assert rows(out, "errors") == rows(filled_store, "errors")
+    with Store(out, readonly=True) as recovered, Store(filled_store, readonly=True) as original:
         assert recovered.reply_stats() == original.reply_stats()  # the reply log too
     assert store.read_bytes()[:100] == b"\xa5" * 100  # the damaged file is left as it was
 
 
 def test_recover_keeps_every_answer_a_truncated_store_still_holds(
-    filled: Path, tmp_path: Path, capsys
+    filled_store: Path, tmp_path: Path, capsys
 ) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+    store = copy(filled_store, tmp_path / "s.sqlite")
     truncate(store, 0.6)
     out = tmp_path / "saved.sqlite"
     assert main(["store", "recover", str(store), "-o", str(out)]) == 0
     kept = rows(out)
-    original = {row["key"]: row for row in rows(filled)}
+    original = {row["key"]: row for row in rows(filled_store)}
     assert 0 < len(kept) <= len(original)
     assert all(original[row["key"]] == row for row in kept)  # nothing invented, nothing mangled
     assert f"{len(kept)} answers" in capsys.readouterr().out
 
 
-def test_recover_reads_the_answers_still_in_the_wal_file(filled: Path, tmp_path: Path) -> None:
+def test_recover_reads_the_answers_still_in_the_wal_file(
+    filled_store: Path, tmp_path: Path
+) -> None:
     """A run killed before SQLite moved its last answers into the store file leaves them in
     the `-wal` file beside it: they are recovered too."""
-    live = copy(filled, tmp_path / "live.sqlite")
+    live = copy(filled_store, tmp_path / "live.sqlite")
     with Store(live) as store:
         store.put(*_answer("from-the-wal"))
         copy(live, tmp_path / "s.sqlite")  # taken while open: the answer is only in the -wal
@@ -168,12 +172,12 @@ def test_recover_reads_the_answers_still_in_the_wal_file(filled: Path, tmp_path:
     overwrite_header(damaged)
     assert main(["store", "recover", str(damaged)]) == 0
     kept = rows(tmp_path / "s.recovered.sqlite")
-    assert len(kept) == len(rows(filled)) + 1
+    assert len(kept) == len(rows(filled_store)) + 1
     assert any(row["trial"] == "from-the-wal" for row in kept)
 
 
 def _answer(trial: str) -> tuple[Any, ...]:
-    from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
+    from judge import DimensionVerdict, QuestionAnswer
     from judge.store import CaseRef, KeyParts
 
     verdict = DimensionVerdict(
@@ -182,8 +186,10 @@ def _answer(trial: str) -> tuple[Any, ...]:
     return KeyParts("j", "m", "p", trial, "s", "r"), CaseRef("i", trial, "D1"), verdict
 
 
-def test_a_rerun_on_the_recovered_store_asks_nothing_it_holds(filled: Path, tmp_path: Path) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+def test_a_rerun_on_the_recovered_store_asks_nothing_it_holds(
+    filled_store: Path, tmp_path: Path
+) -> None:
+    store = copy(filled_store, tmp_path / "s.sqlite")
     overwrite_header(store)
     assert main(["store", "recover", str(store)]) == 0
     (tmp_path / "s.recovered.sqlite").replace(store)
@@ -192,8 +198,8 @@ def test_a_rerun_on_the_recovered_store_asks_nothing_it_holds(filled: Path, tmp_
         assert provider.calls == []
 
 
-def test_recover_refuses_to_write_over_a_file(filled: Path, tmp_path: Path, capsys) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+def test_recover_refuses_to_write_over_a_file(filled_store: Path, tmp_path: Path, capsys) -> None:
+    store = copy(filled_store, tmp_path / "s.sqlite")
     overwrite_header(store)
     taken = tmp_path / "s.recovered.sqlite"
     taken.write_text("mine")
@@ -201,8 +207,10 @@ def test_recover_refuses_to_write_over_a_file(filled: Path, tmp_path: Path, caps
     assert "exists" in capsys.readouterr().err and taken.read_text() == "mine"
 
 
-def test_recover_says_a_readable_store_needs_nothing(filled: Path, tmp_path: Path, capsys) -> None:
-    store = copy(filled, tmp_path / "s.sqlite")
+def test_recover_says_a_readable_store_needs_nothing(
+    filled_store: Path, tmp_path: Path, capsys
+) -> None:
+    store = copy(filled_store, tmp_path / "s.sqlite")
     assert main(["store", "recover", str(store)]) == 0
     assert "readable" in capsys.readouterr().out
     assert not (tmp_path / "s.recovered.sqlite").exists()
