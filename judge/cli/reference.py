@@ -2,7 +2,7 @@
 from them: every subcommand, its usage and every argument with its values, default and range.
 
 The documentation site builds it at build time (`docs/hooks.py`); `python -m
-judge.cli.reference` prints it. `tests/test_cli_reference.py` checks it names every flag."""
+judge.cli.reference` prints it. `tests/project/test_docs_site.py` checks it names every flag."""
 
 from __future__ import annotations
 
