@@ -164,7 +164,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
-    """Retries, rate limits, the store, pause/stop and budgets (see README "Use a real model")."""
+    """Retries, rate limits, the store, pause/stop and budgets (docs/scale.md)."""
     g = p.add_argument_group("run control (LLM judges)")
     g.add_argument("--rpm", type=float, help="requests per minute, paced client-side (waits)")
     g.add_argument("--tpm", type=float, help="tokens per minute, paced client-side (waits)")

@@ -168,7 +168,7 @@ def bundled_token_tables() -> Path | None:
 
     Inspect's `mockllm` model counts the tokens of an output that has no `usage` with
     tiktoken's o200k_base table, which tiktoken downloads on first use. Offline, point
-    `TIKTOKEN_CACHE_DIR` at this folder (README, "Inspect AI"), or give every mock output a
+    `TIKTOKEN_CACHE_DIR` at this folder (docs/extending.md, "Inspect AI"), or give every mock output a
     usage (`examples/inspect_task.py`)."""
     spec = importlib.util.find_spec("litellm")
     for location in (spec.submodule_search_locations or []) if spec else []:

@@ -4,7 +4,7 @@
 response schema: a third of the calls (with three dimensions) and about half the prompt
 tokens, as SREGym's validated judge and ITBench's evaluator ask. `dimension` asks one call per
 (submission, dimension): each dimension gets the model's whole attention, at three times the
-calls. Why the default is `submission`: README, "One call per submission or per dimension".
+calls. Why the default is `submission`: docs/real-model.md, "One call per submission or per dimension".
 The run then treats the whole submission as one unit whose
 "dimension" is `judge.checklist.rubric.whole_submission(...)` (id `*`, the questions of every
 part, the parts kept in `parts`), and `split` gives each real dimension its own verdict again, through the same

@@ -1,4 +1,4 @@
-"""`examples/custom_judge.py`, the README's "Write your own judge", runs as written: from Python,
+"""`examples/custom_judge.py`, docs/extending.md's "Write your own judge", runs as written: from Python,
 and from the CLI as `--judge-model custom_judge:OriginJudge`, with the same scores."""
 
 from __future__ import annotations

@@ -79,3 +79,25 @@ def test_the_site_builds_strict_with_every_flag_and_every_exported_name(tmp_path
                 getattr(module, name)) else module.__name__  # fmt: skip
             assert any(i in ids for i in (f"{module.__name__}.{name}", f"{home}.{name}",
                        f"agreement.calibrate.{name}")), f"{module.__name__}.{name}"  # fmt: skip
+
+
+README = REPO / "README.md"
+
+
+def test_the_readme_is_a_front_door_of_at_most_150_lines():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 150
+
+
+def test_the_readme_s_test_command_is_the_one_ci_runs():
+    readme = README.read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    install = re.search(r'pip install --quiet -e "(\.\[[\w,]+\])"', ci)
+    run = re.search(r"exec (python -m pytest -m \"not realmodel\")", ci)
+    assert install and run
+    assert f'pip install -e "{install.group(1)}" && {run.group(1)}' in readme
+
+
+def test_every_link_of_the_readme_names_a_file_of_the_repository():
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link]
+    assert local and all((REPO / link).is_file() for link in local), local

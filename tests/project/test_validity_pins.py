@@ -1,6 +1,6 @@
-"""Every agreement figure README.md and benchmarks/README.md state is what the command named for
-it prints on the committed data (`benchmarks/pinned_figures.yaml`), so a change that moves a
-number must change the README in the same commit. The commands read ground truths and agent texts
+"""Every agreement figure README.md, docs/rules-judge.md and benchmarks/README.md state is what the
+command named for it prints on the committed data (`benchmarks/pinned_figures.yaml`), so a change
+that moves a number must change the page in the same commit. The commands read ground truths and agent texts
 in the shared corpus: those tests are marked `corpus`; the checker itself is tested without it."""
 
 from __future__ import annotations
