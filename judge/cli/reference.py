@@ -67,7 +67,7 @@ def _escape(text: str) -> str:
 
 def _item(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
     names = ", ".join(f"`{name}`" for name in action.option_strings) or f"`{action.dest}`"
-    values = _values(action)
+    values = _values(action) if action.option_strings or action.metavar else ""
     head = f"{names} `{values}`" if values else names
     help_text = _formatter(parser)._expand_help(action) if action.help else ""
     accepts = _accepts(action)
