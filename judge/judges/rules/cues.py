@@ -58,6 +58,10 @@ BLAME_CUE = re.compile(
     r"|\bbottleneck\b|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
 )
+# `X has the root cause Y`, `X holds the likely cause`: the cause lies in X, which is blamed too.
+HOLDER_BEFORE = re.compile(
+    r"\b(?:has|have|had|holds?|held|contains?|carries)\s+(?:the|a|an|its)\s+(?:likely\s+|probable\s+|actual\s+|real\s+)?$"
+)
 # `X ..., which is the root cause`, `X is the culprit`: the cause is written before the cue.
 CAUSE_BEFORE = re.compile(
     r"\b(?:which|that|this|it|and)\s+(?:is|was|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the\s+|a\s+)?"
@@ -97,6 +101,15 @@ CONTEXT_LINE = re.compile(
     r"[\s>*`-]*(?:propagation[\s_-]*path|call[\s_-]*(?:path|chain)|trace[\s_-]*path)\s*:"
     rf"|[\s>*`-]*[\w.\[\]-]+(?:{ARROW}[\w.\[\] -]+?){{2,}}[\s`.]*$"
     r"|[\s>*`\[-]*\d{4}-\d{2}-\d{2}[ t]\d{1,2}:\d{2}|[\s>*`\[-]*\d{1,2}:\d{2}:\d{2}[.,\d]*\s"
+)
+# A line that tells what the fault did downstream: a propagation step (`- Service a -> Service b:
+# condition; effect: ...`, as ITBench writes its ground truth and its agents their propagations)
+# or an alert fired on a component (`- HighRequestErrorRate on Service b: ...`; over the text as
+# written, for the alert's CamelCase name). What it names is where the fault travelled or showed.
+_ENDPOINT = r"(?:[\w./\[\]-]+ ?){1,4}"
+STEP_LINE = re.compile(rf"[ \t>*`-]*{_ENDPOINT}{ARROW}{_ENDPOINT}:\s")
+ALERT_LINE = re.compile(
+    r"[ \t>*`-]*[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\s+(?:on|for|at)\s+[^\n:]{1,120}:\s"
 )
 # An inline quote of pasted output: backticks or quotes around a log line.
 QUOTED_OUTPUT = re.compile(

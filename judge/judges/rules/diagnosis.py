@@ -60,7 +60,7 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     answer = answers.read_answer(low)
     if not (answer.items or answer.categories) and is_word_salad(low):
         return Diagnosis(text=text, low=low, segments=[], salad=True, excerpt=excerpt)
-    segments = segments_of(low, answer)
+    segments = segments_of(text, low, answer)
     diagnosis = Diagnosis(
         text=text, low=low, segments=segments, starts=[s.start for s in segments], excerpt=excerpt
     )

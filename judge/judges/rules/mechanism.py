@@ -224,7 +224,8 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
     """Yes iff the diagnosis characterises the fault (a family, a category, or a generic
     "configuration problem") and that characterisation fits the truth's fault type. Related
     mechanisms of one fault (a port mismatch and the missing file behind it) do not conflict:
-    one fitting family is enough."""
+    one fitting family is enough. Where neither names a family or a category (`kube proxy
+    unavailable`), the diagnosis fits when it shares the truth's mechanism words."""
     d, truth = case.diagnosis, case.truth
     if d.no_fault:
         return no(qid, basis=basis_of(case))
@@ -252,6 +253,8 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
         generic, truth.groups
     ):
         return yes(qid, "", "Low", vague)
+    if not (truth.families or truth.categories or families or categories or generic):
+        return _by_shared_words(qid, case)
     return no(qid, "", "Medium", basis_of(case))
 
 

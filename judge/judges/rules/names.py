@@ -205,6 +205,10 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
             body = (
                 _body(variant) + r"(?![-.]?\d)"
             )  # `frontend-2` is one instance, not `frontend2-0`
+        elif len(variant) < len(parts) - (parts[-1] in {"db", "database"}):
+            # A long name's first words (`ts-order` of `ts-order-other-service`) with a kind
+            # glued on (`ts-order-service`) is another name, not the long one shortened.
+            body = _body(variant) + rf"(?![-_](?:{_SUFFIX_WORDS}))(?:\s(?:{_SUFFIX_WORDS}))?"
         else:
             body = _body(variant) + rf"(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
         alternatives.append(body + ("" if variant[-1].isdigit() else _POD_HASH))
@@ -281,15 +285,22 @@ def stated_namespaces(text_lower: str) -> set[str]:
     return found
 
 
+_PREFIXES = re.compile(
+    r"(?<![\w./-])(?:([a-z0-9][a-z0-9-]*[a-z0-9])/)?([a-z0-9][a-z0-9-]*[a-z0-9])/$"
+)
+
+
 def prefixed_namespace(text_lower: str, start: int) -> str | None:
-    """`staging/user-service`: a namespace written right before a mention."""
-    match = re.search(
-        r"(?<![\w./-])([a-z0-9][a-z0-9-]*[a-z0-9])/$", text_lower[max(0, start - 64) : start]
-    )
+    """`staging/user-service`, `staging/deployment/user-service`: a namespace written right
+    before a mention. A kind written there (`app/adservice`, `node/worker-01`, `svc/cart`) is
+    the `Kind/Name` notation, not a namespace: the namespace is what comes before the kind."""
+    match = _PREFIXES.search(text_lower[max(0, start - 128) : start])
     if not match:
         return None
-    word = match.group(1)
-    return None if word in KIND_PREFIXES else word
+    first, last = match.groups()
+    if last not in KIND_PREFIXES:
+        return last
+    return first if first and first not in KIND_PREFIXES else None
 
 
 def suffixed_namespace(text_lower: str, end: int) -> str | None:
@@ -298,8 +309,15 @@ def suffixed_namespace(text_lower: str, end: int) -> str | None:
     return match.group(1) if match else None
 
 
+# Kinds written before a name in `Kind/Name` notation (kubectl's and Cloud-OpsBench's `app/`,
+# `node/`, `namespace/`), lowercased.
 KIND_PREFIXES = frozenset(
     {
+        "app",
+        "apps",
+        "application",
+        "workload",
+        "workloads",
         "deployment",
         "deployments",
         "deploy",
@@ -329,6 +347,26 @@ KIND_PREFIXES = frozenset(
         "clusterrole",
         "role",
         "networkpolicy",
+        "networkpolicies",
+        "statefulsets",
+        "daemonsets",
+        "configmaps",
+        "secrets",
+        "nodes",
+        "jobs",
+        "cronjobs",
+        "replicasets",
+        "ingresses",
+        "serviceaccount",
+        "sa",
+        "pv",
+        "persistentvolume",
+        "persistentvolumeclaim",
+        "clusterrolebinding",
+        "rolebinding",
+        "horizontalpodautoscaler",
+        "endpoints",
+        "host",
     }
 )
 

@@ -14,6 +14,7 @@ from itertools import pairwise
 from . import answers, taxonomy
 from .cues import (
     AFTER_CUE,
+    ALERT_LINE,
     ALTERNATIVE,
     BLAME_CUE,
     CAUSE_BEFORE,
@@ -27,6 +28,7 @@ from .cues import (
     FAILING,
     FUNCTION_WORDS,
     HEADING,
+    HOLDER_BEFORE,
     LINE,
     LIST_HEDGE,
     NO_FAULT,
@@ -39,6 +41,7 @@ from .cues import (
     RELATIVE_END,
     REMEDY,
     SENTENCE,
+    STEP_LINE,
     WORDS,
 )
 from .parsed import TAIL_REACH, Role, Segment
@@ -73,11 +76,14 @@ def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tu
     return spans
 
 
-def segments_of(low: str, answer: answers.Answer) -> list[Segment]:
+def segments_of(text: str, low: str, answer: answers.Answer) -> list[Segment]:
+    """`text` (and `low`, its same-length lowercase copy) as role-tagged segments, in order."""
     segments: list[Segment] = []
     alternatives = _merged(_alternative_sections(low) + answer.alternatives)
     special = _special_spans(
-        _context_spans(low) + answer.context + answer.categories, answer.places
+        _context_spans(low) + answer.context + answer.categories,
+        answer.places,
+        _downstream_lines(text, low),
     )
     section = spot = 0
     bounds = sorted({at for span in alternatives for at in span})
@@ -152,13 +158,16 @@ def _around(
 
 
 def _special_spans(
-    context: list[tuple[int, int]], places: list[tuple[int, int]]
+    context: list[tuple[int, int]],
+    places: list[tuple[int, int]],
+    downstream: list[tuple[int, int]],
 ) -> list[tuple[int, int, Role]]:
-    """Spans read whole with one role: context (paths, log lines, quoted output) and the
-    places a structured answer blames (`"location": "node-6"`); sorted, disjoint (the first
-    of two overlapping spans is kept)."""
+    """Spans read whole with one role: context (paths, log lines, quoted output), the places a
+    structured answer blames (`"location": "node-6"`) and the lines that tell what the fault did
+    downstream (an effect); sorted, disjoint (the first of two overlapping spans is kept)."""
     tagged: list[tuple[int, int, Role]] = [(s, e, "context") for s, e in context]
     tagged += [(s, e, "blamed") for s, e in places]
+    tagged += [(s, e, "effect") for s, e in downstream]
     out: list[tuple[int, int, Role]] = []
     for span in sorted(tagged):
         if not out or span[0] >= out[-1][1]:
@@ -178,6 +187,23 @@ def _context_spans(low: str) -> list[tuple[int, int]]:
             continue
         spans.extend(m.span() for m in QUOTED_OUTPUT.finditer(low, line.start(), line.end()))
     return spans
+
+
+def _downstream_lines(text: str, low: str) -> list[tuple[int, int]]:
+    """Propagation steps and alerts fired on a component (`STEP_LINE`, `ALERT_LINE`): the
+    labelling guide's "a component only mentioned in a propagation path or an alert line is not
+    blamed", for the lines ITBench's ground truth and its agents write one step or alert at a
+    time. Each is read whole as an effect: its components suffer, its words still say what
+    happened (the mechanism and the impact)."""
+    return [
+        line.span()
+        for line in LINE.finditer(low)
+        if line.end() > line.start()
+        and (
+            STEP_LINE.match(low, line.start(), line.end())
+            or ALERT_LINE.match(text, line.start(), line.end())
+        )
+    ]
 
 
 def _alternative_sections(low: str) -> list[tuple[int, int]]:
@@ -262,7 +288,8 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
     if cue := AFTER_CUE.search(clause):
         before = Segment(start, start + cue.start(), "effect")
         after = [Segment(start + cue.end(), end, "blamed", strong=True)]
-        if BLAME_CUE.search(clause[: cue.start()]) and not FAILING.search(clause[: cue.start()]):
+        lead = clause[: cue.start()]
+        if (BLAME_CUE.search(lead) and not FAILING.search(lead)) or HOLDER_BEFORE.search(lead):
             before.role, before.strong = "blamed", True
         if effect := EFFECT_CUE.search(clause, cue.end()):
             after = [

@@ -267,13 +267,17 @@ def _without_times(text: str) -> str:
     return _TIMES.sub(" ", text)
 
 
+# A node's own name (a number in it, or a role a cluster names its hosts by), not a function.
+_NODE_NAME = re.compile(r"\d|^(?:master|control[-_ ]?plane|worker|minion|head|leader)\b", re.I)
+
+
 def _with_node_alias(origin: ComponentRef) -> ComponentRef:
     """A node-level origin named by function (`node/kubelet`, `node/system-clock`) is also named
     as "the node"; a numbered node (`node-5`) is not any node."""
     if (origin.kind or "").lower() != "node" or origin.name == "*" or "*" in origin.aliases:
         return origin
-    if re.search(r"\d", origin.name):
-        return origin  # `node-5` is one node, not any node
+    if _NODE_NAME.search(origin.name):
+        return origin  # `node-5`, `master`, `worker-01` are one node, not any node
     return origin.model_copy(update={"aliases": [*origin.aliases, "*"]})
 
 

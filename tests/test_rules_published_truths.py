@@ -1,0 +1,195 @@
+"""A benchmark's own ground truth, given back as the diagnosis, passes the rules judge, and the
+kinds of text it is written in are read as an agent writing them would mean them. Each kind comes
+from a published file: ITBench's propagation steps and alerts (its scenarios in
+tests/fixtures/formats/itbench/scenarios, Apache-2.0, see ATTRIBUTION.md), Cloud-OpsBench's
+`Kind/Name` fault objects and its labels outside the taxonomy (its files have no licence: the
+shipped cases are written by hand in its shape, the real file is read by a `corpus` test).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from helpers import FIXTURES, corpus
+
+from ground_truth import ComponentRef, IncidentSpec, Submission, load_specs
+from judge import evaluate_submission
+from judge.judges.rules import names
+
+ITBENCH = FIXTURES / "formats" / "itbench" / "scenarios"
+CLOUD_OPSBENCH_CASES = FIXTURES / "formats" / "cloud-opsbench-cases" / "benchmark"
+D1_AND_SCOPE = ("D1-Q1", "D1-Q2", "D1-Q3", "D3-Q1")
+
+
+def judged(spec: IncidentSpec, diagnosis: str) -> tuple[bool | None, dict[str, str | None]]:
+    case = evaluate_submission(spec, Submission(incident_id=spec.id, diagnosis=diagnosis))
+    return case.passed, {j.question_id: j.answer for j in case.judgments}
+
+
+def specs_of(path: object) -> dict[str, IncidentSpec]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {s.id: s for s in load_specs(path)}  # type: ignore[arg-type]
+
+
+def itbench(scenario: str) -> IncidentSpec:
+    return specs_of(ITBENCH)[scenario]
+
+
+# ITBench: a propagation chain written out, one step or alert a line -------------------------
+
+
+@pytest.mark.parametrize("scenario", ["1", "2", "17", "38", "102"])
+def test_an_itbench_ground_truth_passes_as_its_own_diagnosis(scenario):
+    spec = itbench(scenario)
+    passed, answers = judged(spec, spec.ground_truth)
+    assert passed, answers
+    assert all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers
+
+
+def test_a_propagation_step_says_what_the_fault_did_to_its_target():
+    """Scenario 102 (a memory quota on the namespace): its chain's last step, written as the
+    ground truth writes it, puts no blame on frontend-proxy, a victim."""
+    spec = itbench("102")
+    step = (
+        "- Service frontend -> Service frontend-proxy: Frontend errors propagate to frontend-proxy "
+        "due to service dependencies; effect: Frontend-proxy service experiences request errors"
+    )
+    _, answers = judged(spec, f"Root cause: Namespace otel-demo.\n{step}")
+    assert all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers
+
+
+def test_an_alert_line_says_where_the_fault_showed():
+    """Scenario 1 (the load generator's users raised): the alert on `accounting`, explained by
+    the proxy's overload, blames neither."""
+    spec = itbench("1")
+    alert = (
+        "- NoDatabaseOperations on Service accounting: Accounting service stops performing "
+        "database operations due to request starvation from frontend-proxy overload"
+    )
+    _, answers = judged(spec, f"Root cause: Pod load-generator in namespace otel-demo.\n{alert}")
+    assert all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers
+
+
+def test_a_step_is_a_line_that_opens_with_an_edge_not_an_arrow_in_prose():
+    spec = itbench("1")
+    _, answers = judged(
+        spec,
+        "The load-generator pod is misconfigured with far more users (10 -> 1000): it floods "
+        "frontend-proxy.",
+    )
+    assert answers["D1-Q1"] == "Yes", answers
+
+
+# Kind/Name notation -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "namespace"),
+    [
+        ("app/adservice", None),
+        ("node/worker-01", None),
+        ("namespace/boutique", None),
+        ("svc/cart", None),
+        ("staging/cart", "staging"),
+        ("staging/deployment/cart", "staging"),
+        ("otel-demo/deployment/cart", "otel-demo"),
+        ("deployment/cart", None),
+    ],
+)
+def test_a_kind_before_a_name_is_no_namespace(text, namespace):
+    assert names.prefixed_namespace(text, text.rindex("/") + 1) == namespace
+
+
+CLOUD_OPSBENCH_SHAPED = IncidentSpec(
+    id="shop-runtime-1",
+    ground_truth=(
+        "Runtime Fault in namespace shop: app/checkout has the root cause liveness probe "
+        "incorrect protocol (liveness_probe_incorrect_protocol). Reported symptom: Service "
+        "abnormal restart."
+    ),
+    fault_origin=[ComponentRef(name="checkout", namespace="shop")],
+    mechanism="liveness probe incorrect protocol",
+    mechanism_keywords=["liveness_probe_incorrect_protocol"],
+)
+
+
+def test_a_fault_object_written_kind_slash_name_is_the_component():
+    passed, answers = judged(CLOUD_OPSBENCH_SHAPED, CLOUD_OPSBENCH_SHAPED.ground_truth)
+    assert passed and all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers
+    swapped = CLOUD_OPSBENCH_SHAPED.ground_truth.replace("app/checkout", "app/cart")
+    passed, answers = judged(CLOUD_OPSBENCH_SHAPED, swapped)
+    assert not passed and answers["D1-Q1"] == "No", answers
+
+
+def test_the_component_that_has_the_root_cause_is_blamed():
+    """`X has the root cause Y`: the cause lies in X (with Y an infrastructure process on it)."""
+    spec = IncidentSpec(
+        id="shop-infrastructure-1",
+        ground_truth="node/worker-03 has the root cause kube proxy unavailable.",
+        fault_origin=[ComponentRef(name="worker-03", kind="Node")],
+        mechanism="kube proxy unavailable",
+    )
+    passed, answers = judged(spec, spec.ground_truth)
+    assert passed and answers["D1-Q1"] == "Yes", answers
+    _, answers = judged(spec, "node/worker-01 has the root cause kube proxy unavailable.")
+    assert answers["D1-Q1"] == "No", answers
+
+
+def test_a_node_named_by_its_role_is_that_node_not_any_node():
+    """`node/master`: a cluster's control-plane host, one node; a worker is another."""
+    spec = IncidentSpec(
+        id="shop-infrastructure-2",
+        ground_truth="node/master has the root cause kube scheduler unavailable.",
+        fault_origin=[ComponentRef(name="master", kind="Node")],
+    )
+    assert judged(spec, spec.ground_truth)[1]["D1-Q1"] == "Yes"
+    assert (
+        judged(spec, "node/worker-02 has the root cause kube scheduler unavailable.")[1]["D1-Q1"]
+        == "No"
+    )
+
+
+def test_a_long_name_shortened_is_not_another_name_with_a_kind_glued_on():
+    """Train-ticket runs `ts-order-service` and `ts-order-other-service`: the first is not the
+    second shortened; `ts-order` of a long operator name still is (`tidb-operator`)."""
+    spec = IncidentSpec(
+        id="trainticket-runtime-1",
+        ground_truth="app/ts-order-other-service has the root cause mysql invalid port.",
+        fault_origin=[ComponentRef(name="ts-order-other-service", namespace="train-ticket")],
+    )
+    assert judged(spec, spec.ground_truth)[1]["D1-Q1"] == "Yes"
+    wrong = "app/ts-order-service has the root cause mysql invalid port."
+    assert judged(spec, wrong)[1]["D1-Q1"] == "No"
+    assert names.mentions(
+        "the tidb-operator pod", ComponentRef(name="tidb-operator-controller-manager")
+    )
+
+
+def test_a_fault_type_outside_the_taxonomy_is_matched_by_its_words():
+    spec = IncidentSpec(
+        id="shop-infrastructure-3",
+        ground_truth="node/worker-03 has the root cause containerd unavailable.",
+        fault_origin=[ComponentRef(name="worker-03", kind="Node")],
+        mechanism="containerd unavailable",
+    )
+    assert judged(spec, "containerd is unavailable on node worker-03.")[1]["D2-Q3"] == "Yes"
+    assert judged(spec, "node worker-03 is broken.")[1]["D2-Q3"] == "No"
+
+
+def test_the_hand_written_cloud_opsbench_cases_pass_as_their_own_diagnosis():
+    specs = specs_of(CLOUD_OPSBENCH_CASES)
+    assert specs
+    for spec in specs.values():
+        passed, answers = judged(spec, spec.ground_truth)
+        assert passed, (spec.id, answers)
+
+
+@pytest.mark.corpus
+def test_the_published_cloud_opsbench_case_passes_and_fails_when_its_object_is_swapped():
+    (spec,) = specs_of(corpus("cloud-opsbench", "boutique_runtime_1_metadata.json")).values()
+    passed, answers = judged(spec, spec.ground_truth)
+    assert passed, answers
+    passed, answers = judged(spec, spec.ground_truth.replace("app/adservice", "app/cartservice"))
+    assert not passed and answers["D1-Q1"] == "No", answers
