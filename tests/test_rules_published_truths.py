@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+import yaml
 from helpers import FIXTURES, corpus
 
 from ground_truth import ComponentRef, IncidentSpec, Submission, load_specs
@@ -193,3 +194,103 @@ def test_the_published_cloud_opsbench_case_passes_and_fails_when_its_object_is_s
     assert passed, answers
     passed, answers = judged(spec, spec.ground_truth.replace("app/adservice", "app/cartservice"))
     assert not passed and answers["D1-Q1"] == "No", answers
+
+
+# SREGym's root causes: the `[fault_spec]` string its problems give the judge ----------------
+
+SREGYM = yaml.safe_load((FIXTURES / "rules" / "sregym_root_causes_123.yaml").read_text("utf-8"))
+SREGYM_TEXT = {row["problem_id"]: row["root_cause_text"] for row in SREGYM}
+# The one registry text still failed: its victim is named blamed ("cannot recreate pods after they
+# are deleted") and exonerated only by a kind ("The deployment itself is healthy").
+SREGYM_STILL_FAILING = {"admission_webhook_tls_mismatch_hotel_reservation"}
+
+
+def sregym(problem: str) -> IncidentSpec:
+    return IncidentSpec(id=problem, ground_truth=SREGYM_TEXT[problem])
+
+
+def test_every_sregym_root_cause_passes_as_its_own_diagnosis():
+    failed = sorted(
+        problem for problem, text in SREGYM_TEXT.items() if not judged(sregym(problem), text)[0]
+    )
+    assert len(SREGYM_TEXT) == 123
+    assert failed == sorted(SREGYM_STILL_FAILING)
+
+
+def test_the_fault_spec_fields_blame_their_component_in_their_namespace():
+    """`component=configmap/rpc`: the key names the component itself (not a setting whose value
+    names it, as `ADDR=cart` would)."""
+    spec = sregym("capacity_decrease_rpc_retry_storm")
+    answers = judged(
+        spec,
+        "[fault_spec] component=configmap/rpc; namespace=blueprint-hotel-reservation || retries.",
+    )[1]
+    assert answers["D1-Q1"] == "Yes", answers
+    assert not names.is_value_at("component=configmap/rpc", len("component="))
+    assert names.is_value_at("product_catalog_addr=cart", len("product_catalog_addr="))
+
+
+@pytest.mark.parametrize(
+    ("text", "namespace"),
+    [
+        ("BGPPeer/cluster-peer-policy", None),
+        ("ValidatingWebhookConfiguration/pod-policy", None),
+        ("customresource/tidbcluster/basic", None),
+        ("staging/Deployment/cart", "staging"),
+    ],
+)
+def test_a_kind_written_with_a_capital_is_no_namespace(text, namespace):
+    """A namespace is a lowercase DNS label; `BGPPeer/x` is a kind before its name."""
+    at = text.rindex("/") + 1
+    assert names.prefixed_namespace(text.lower(), at, text) == namespace
+
+
+def test_a_namespace_stated_near_a_name_is_read_whole():
+    """`rate, ..., search; namespace=hotel-reservation`: the window around `rate` must not cut
+    the namespace to `hotel` and call `rate` foreign."""
+    spec = sregym("faulty_image_correlated")
+    answers = judged(spec, SREGYM_TEXT["faulty_image_correlated"])[1]
+    assert answers["D1-Q3"] == "Yes" and answers["D3-Q1"] == "Yes", answers
+
+
+def test_what_a_sentence_says_is_the_mechanism_is_part_of_the_fault():
+    """`Mechanism: the flagd-config ConfigMap ...` (the astronomy-shop feature-flag faults) and
+    `The Service legacy-config-service does not exist` name components of the mechanism: blaming
+    them beside the origin is no over-attribution."""
+    for problem in ("kafka_queue_problems", "init_container_dependency_hang_social_network"):
+        answers = judged(sregym(problem), SREGYM_TEXT[problem])[1]
+        assert all(answers[q] == "Yes" for q in D1_AND_SCOPE), (problem, answers)
+
+
+def test_a_sentence_opening_as_a_consequence_blames_nothing():
+    spec = sregym("astronomy_shop_cart_service_failure")
+    claim = "The cart deployment's EmptyCart handler returns errors (the cartFailure flag is on)."
+    for follows in (
+        "As a result, the checkout service cannot place orders and is broken.",
+        "Users observe empty carts, failed cart updates, and checkout blocking.",
+    ):
+        answers = judged(spec, f"{claim} {follows}")[1]
+        assert answers["D1-Q3"] == "Yes" and answers["D3-Q1"] == "Yes", (follows, answers)
+
+
+def test_a_consequence_named_at_the_end_of_a_clause_is_still_read_as_before():
+    """`checkout and accounting only show producer timeouts as a consequence` is not a sentence
+    that opens as a consequence (the hand-written set's test-031 reads it so)."""
+    spec = sregym("kafka_queue_problems")
+    answers = judged(
+        spec,
+        "The kafka pod is OOMing: the broker heap is too small. checkout and accounting only show "
+        "producer timeouts as a consequence.",
+    )[1]
+    assert answers["D1-Q1"] == "Yes", answers
+
+
+def test_otherwise_healthy_paths_exonerate_nothing():
+    spec = sregym("edge_request_filter_cpu_saturation")
+    answers = judged(
+        spec,
+        "A request-filter rule on frontend-proxy uses a vulnerable regex: requests trigger "
+        "catastrophic backtracking, driving CPU saturation and causing timeouts for otherwise "
+        "healthy HTTP paths.",
+    )[1]
+    assert answers["D2-Q1"] == "Yes" and answers["D3-Q3"] == "Yes", answers

@@ -18,7 +18,7 @@ CLAUSE_BREAK = re.compile(
     re.I,
 )
 EXONERATING = re.compile(
-    r"(?<!not )(?<!n't )(?<!un)\bhealthy\b|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
+    r"(?<!not )(?<!n't )(?<!un)(?<!otherwise )\bhealthy\b|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
     r"|\bnot\s+(?:the\s+)?(?:root\s+)?cause\b|\bnot\s+(?:the|a)\s+(?:problem|issue|culprit)\b"
     r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
     r"|\bno\s+(?:errors?|issues?|problems?|anomal\w+)\b|\bworking\s+(?:fine|normally|correctly|as expected)\b"
@@ -45,6 +45,15 @@ EFFECT_CUE = re.compile(
     r"|\bso\s+(?=(?:the|pods?|requests?|it|its|they|calls?|traffic)\b)"
     r"|\baffect(?:s|ing)?\b(?!\s+by)|\bimpact(?:s|ing)\b(?!\s+by)"
     r"|\b(?:propagat|cascad|spread)\w*\s+(?:\w+\s+)?(?:to|into|through)\b",
+    re.I,
+)
+# A clause that opens by saying it is a consequence (`As a result, the ReplicaSet cannot ...`), or
+# by what users see (`Users observe empty carts and checkout blocking`): a symptom, whatever it
+# names.
+CONSEQUENCE_OPENING = re.compile(
+    r"\W*(?:as\s+a\s+(?:result|consequence)\b(?!\s+of)|consequently\b|in\s+turn\b"
+    r"|(?:the\s+|end[- ])?(?:users?|customers?|clients?|shoppers?)\s+(?:\w+\s+)?"
+    r"(?:observe|see|experience|notice|encounter|face|hit|get)[sd]?\b)",
     re.I,
 )
 BLAME_CUE = re.compile(
@@ -106,11 +115,14 @@ CONTEXT_LINE = re.compile(
 # condition; effect: ...`, as ITBench writes its ground truth and its agents their propagations)
 # or an alert fired on a component (`- HighRequestErrorRate on Service b: ...`; over the text as
 # written, for the alert's CamelCase name). What it names is where the fault travelled or showed.
-_ENDPOINT = r"(?:[\w./\[\]-]+ ?){1,4}"
+_ENDPOINT = r"[\w./\[\]-]+(?: [\w./\[\]-]+){0,3}"
 STEP_LINE = re.compile(rf"[ \t>*`-]*{_ENDPOINT}{ARROW}{_ENDPOINT}:\s")
 ALERT_LINE = re.compile(
     r"[ \t>*`-]*[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\s+(?:on|for|at)\s+[^\n:]{1,120}:\s"
 )
+# SREGym's structured root cause, `[fault_spec] component=X; namespace=Y || description` (what its
+# problems hand the judge, and a form an agent may be asked to answer in): the fields blame X in Y.
+FAULT_SPEC_FIELDS = re.compile(r"\[fault_spec\]\s*(component\s*=[^|\n]{0,400}?)\s*\|\|")
 # An inline quote of pasted output: backticks or quotes around a log line.
 QUOTED_OUTPUT = re.compile(
     r"`[^`\n]*(?:\d{1,2}:\d{2}:\d{2}|\|[^`\n]*\||\b(?:error|warn\w*|info|debug|fatal)\b\s*[:|\]])[^`\n]*`"

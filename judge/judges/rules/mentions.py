@@ -19,6 +19,7 @@ from .truth import Truth, same
 
 # A namespace stated this close to a mention (same clause) qualifies it.
 NAMESPACE_REACH = 60
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
@@ -123,18 +124,22 @@ def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
         return False
     known = {ns.lower() for ns in truth.namespaces}
     token_end = start + len(token_at(diagnosis.low, start))
-    beside = names.prefixed_namespace(diagnosis.low, start) or names.suffixed_namespace(
-        diagnosis.low, token_end
-    )
+    beside = names.prefixed_namespace(
+        diagnosis.low, start, diagnosis.text
+    ) or names.suffixed_namespace(diagnosis.low, token_end)
     if beside:
         return beside not in known
     segment = segment_of(diagnosis, start)
     if segment is None:
         return False
-    near = diagnosis.low[
-        max(segment.start, start - NAMESPACE_REACH) : min(segment.end, token_end + NAMESPACE_REACH)
-    ]
-    stated = names.stated_namespaces(near)
+    low = diagnosis.low
+    first = max(segment.start, start - NAMESPACE_REACH)
+    last = min(segment.end, token_end + NAMESPACE_REACH)
+    while first > segment.start and low[first - 1] in _NAME_CHARS:
+        first -= 1  # never read a namespace cut in two (`namespace=hotel` of `hotel-reservation`)
+    while last < segment.end and low[last] in _NAME_CHARS:
+        last += 1
+    stated = names.stated_namespaces(low[first:last])
     return bool(stated) and not stated & known
 
 

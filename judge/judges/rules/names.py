@@ -290,17 +290,25 @@ _PREFIXES = re.compile(
 )
 
 
-def prefixed_namespace(text_lower: str, start: int) -> str | None:
+def prefixed_namespace(text_lower: str, start: int, text: str = "") -> str | None:
     """`staging/user-service`, `staging/deployment/user-service`: a namespace written right
-    before a mention. A kind written there (`app/adservice`, `node/worker-01`, `svc/cart`) is
-    the `Kind/Name` notation, not a namespace: the namespace is what comes before the kind."""
-    match = _PREFIXES.search(text_lower[max(0, start - 128) : start])
+    before a mention. A kind written there (`app/adservice`, `node/worker-01`, `svc/cart`, or
+    any word with a capital in `text`, the same text as written: a namespace is a lowercase DNS
+    label, `BGPPeer/x` is a kind) is the `Kind/Name` notation: the namespace is before the kind."""
+    at = max(0, start - 128)
+    match = _PREFIXES.search(text_lower[at:start])
     if not match:
         return None
+
+    def kind(group: int) -> bool:
+        word = match.group(group)
+        written = text[at + match.start(group) : at + match.end(group)] if text else word
+        return word in KIND_PREFIXES or written != written.lower()
+
     first, last = match.groups()
-    if last not in KIND_PREFIXES:
-        return last
-    return first if first and first not in KIND_PREFIXES else None
+    if first:  # `ns/Kind/name`, `customresource/tidbcluster/basic`: the middle is a kind
+        return None if kind(1) else first
+    return None if kind(2) else last
 
 
 def suffixed_namespace(text_lower: str, end: int) -> str | None:
@@ -315,6 +323,8 @@ KIND_PREFIXES = frozenset(
     {
         "app",
         "apps",
+        "customresource",
+        "cr",
         "application",
         "workload",
         "workloads",
@@ -377,6 +387,10 @@ _VALUE_WORDS = re.compile(
 )
 
 
+# Keys whose value is the component itself (SREGym's `component=X`), not a setting naming it.
+_COMPONENT_KEY = re.compile(
+    r"(?<![\w-])(?:component|entity|object|target|workload|location)s?\s*=\s*(?:[\w-]+/)*$"
+)
 _VALUE_TOKEN = re.compile(r"[\w./-]*")
 _WORD_TOKEN = re.compile(r"[a-z0-9_-]+")
 _PORT_AFTER = re.compile(r":\d")
@@ -399,6 +413,8 @@ def is_value_at(text_lower: str, start: int) -> bool:
         return True
     if before.endswith("/") and _TAG_AFTER.match(text_lower, word_end, word_end + 2):
         return True  # an image reference: `yinfangchen/geo:app3`
+    if before.endswith("=") and _COMPONENT_KEY.search(text_lower, max(0, start - 24), start):
+        return False  # `component=checkout`: the key names the component itself
     if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
         return True
     if _DOTTED_BEFORE.search(before):

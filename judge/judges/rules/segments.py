@@ -21,11 +21,13 @@ from .cues import (
     CAUSE_OF,
     CLAUSE_BREAK,
     CLAUSE_PUNCTUATION,
+    CONSEQUENCE_OPENING,
     CONTEXT_LINE,
     EFFECT_CUE,
     EVIDENTIAL,
     EXONERATING,
     FAILING,
+    FAULT_SPEC_FIELDS,
     FUNCTION_WORDS,
     HEADING,
     HOLDER_BEFORE,
@@ -82,13 +84,14 @@ def segments_of(text: str, low: str, answer: answers.Answer) -> list[Segment]:
     alternatives = _merged(_alternative_sections(low) + answer.alternatives)
     special = _special_spans(
         _context_spans(low) + answer.context + answer.categories,
-        answer.places,
+        answer.places + [m.span(1) for m in FAULT_SPEC_FIELDS.finditer(low)],
         _downstream_lines(text, low),
     )
     section = spot = 0
     bounds = sorted({at for span in alternatives for at in span})
     for number, sentence in enumerate(SENTENCE.finditer(low)):
         opened = bool(ALTERNATIVE.match(low, sentence.start(), sentence.end()))
+        follows = bool(CONSEQUENCE_OPENING.match(low, sentence.start(), sentence.end()))
         for part_start, part_end in _cut_at(bounds, sentence.start(), sentence.end()):
             while section < len(alternatives) and alternatives[section][1] <= part_start:
                 section += 1
@@ -97,8 +100,19 @@ def segments_of(text: str, low: str, answer: answers.Answer) -> list[Segment]:
             )
             while spot < len(special) and special[spot][1] <= part_start:
                 spot += 1
+            first = len(segments)
             _read_part(low, segments, special, spot, number, alternative, part_start, part_end)
+            if follows:
+                _as_consequence(segments[first:])
     return segments
+
+
+def _as_consequence(segments: list[Segment]) -> None:
+    """A sentence that opens as a consequence (`As a result, ...`, `Users observe ...`) tells
+    what followed: what it says of its components is an effect, clause by clause."""
+    for segment in segments:
+        if segment.role in {"blamed", "mentioned"}:
+            segment.role, segment.strong = "effect", False
 
 
 def _cut_at(bounds: list[int], start: int, end: int) -> list[tuple[int, int]]:

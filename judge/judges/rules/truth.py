@@ -367,14 +367,30 @@ def same(a: ComponentRef, b: ComponentRef) -> bool:
     return any(names.canonical(n) in keys_a for n in b.all_names())
 
 
+_STATES_MECHANISM = re.compile(r"\W*(?:mechanism|root[ _-]?cause|cause|injected\s+fault)\s*:", re.I)
+
+
+# `The Service \`legacy-config-service\` does not exist`: what the mechanism says is missing is
+# part of it, not a victim.
+_ABSENT = re.compile(
+    r"\b(?:does\s+not|doesn't|no\s+longer)\s+exist|\b(?:is|was|are|were)\s+(?:missing|absent|deleted|removed)\b",
+    re.I,
+)
+
+
 def _others(
     truth: Truth, spec: IncidentSpec, consequence: str
 ) -> tuple[list[ComponentRef], list[ComponentRef]]:
     """Components the description names besides the origin: in the mechanism (contributing) or
-    after it (affected); the spec's own lists come first."""
+    after it (affected); the spec's own lists come first. A sentence of the consequence that
+    says it states the mechanism (`Mechanism: the flagd-config ConfigMap has ...`) is mechanism."""
     sentences = re.split(r"(?<=[.!?;])\s+", truth.mechanism_text, maxsplit=1)
-    mechanism = sentences[0].lower()
-    consequence = " ".join([*sentences[1:], consequence]).lower()
+    rest = re.split(r"(?<=[.!?])\s+", sentences[1]) if sentences[1:] else []
+    after = [*rest, *re.split(r"(?<=[.!?])\s+", consequence)]
+    stated = [s for s in rest if _ABSENT.search(s)]
+    stated += [s for s in after if _STATES_MECHANISM.match(s) and s not in stated]
+    mechanism = " ".join([sentences[0], *stated]).lower()
+    consequence = " ".join(s for s in after if s not in stated).lower()
     described = f"{mechanism} {consequence}"
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
