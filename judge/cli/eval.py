@@ -32,6 +32,49 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(p, short_flags=True)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
+    add_judge_arguments(p)
+    p.add_argument(
+        "-r",
+        "--result-file",
+        type=Path,
+        default=Path("results.json"),
+        metavar="FILE",
+        help="the result JSON to write (default: results.json); the store and --dry-run's "
+        "prompts go beside it unless given",
+    )
+    p.add_argument("--dimensions", help="comma-separated dimension ids to score (weights rescaled)")
+    p.add_argument(
+        "--k", type=int, help="k of pass@k and pass^k (default: fewest trials of an incident)"
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="write the rendered prompts; call no judge"
+    )
+    p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
+    p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
+    p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
+    p.add_argument(
+        "--granularity",
+        choices=("dimension", "submission"),
+        default="submission",
+        help="one judge call per submission (default: every question in one call, as SREGym's "
+        "and ITBench's judges ask; a third of the calls and half the prompt tokens) or per "
+        "submission and dimension (each dimension gets the model's whole attention; the "
+        "answers stored by earlier versions' default)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="judge only shard I of N (a stable hash of incident, trial, dimension); "
+        "put the shards' results together with `judge merge`",
+    )
+    add_export_arguments(p)
+    add_run_control_arguments(p)
+    p.set_defaults(handler=cmd_eval)
+
+
+def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    """Which judge answers and how it reaches its model: `judge eval`'s flags, the same in
+    every command that asks a judge (`judge selftest`)."""
     p.add_argument(
         "--judge-model",
         action="append",
@@ -106,51 +149,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "other providers), litellm or openai",
     )
     p.add_argument(
-        "-r",
-        "--result-file",
-        type=Path,
-        default=Path("results.json"),
-        metavar="FILE",
-        help="the result JSON to write (default: results.json); the store and --dry-run's "
-        "prompts go beside it unless given",
-    )
-    p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
     )
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds per model call (default 120)"
     )
-    p.add_argument("--dimensions", help="comma-separated dimension ids to score (weights rescaled)")
     p.add_argument(
         "--prompt-template", type=Path, help="directory of templates overriding the shipped ones"
     )
-    p.add_argument(
-        "--k", type=int, help="k of pass@k and pass^k (default: fewest trials of an incident)"
-    )
-    p.add_argument(
-        "--dry-run", action="store_true", help="write the rendered prompts; call no judge"
-    )
-    p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
-    p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
-    p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
-    p.add_argument(
-        "--granularity",
-        choices=("dimension", "submission"),
-        default="submission",
-        help="one judge call per submission (default: every question in one call, as SREGym's "
-        "and ITBench's judges ask; a third of the calls and half the prompt tokens) or per "
-        "submission and dimension (each dimension gets the model's whole attention; the "
-        "answers stored by earlier versions' default)",
-    )
-    p.add_argument(
-        "--shard",
-        metavar="I/N",
-        help="judge only shard I of N (a stable hash of incident, trial, dimension); "
-        "put the shards' results together with `judge merge`",
-    )
-    add_export_arguments(p)
-    add_run_control_arguments(p)
-    p.set_defaults(handler=cmd_eval)
 
 
 def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
@@ -550,8 +556,9 @@ def _inputs(args):
     return inputs_of(args, "ground_truth", "outputs", "rubric", "prompt_template", "replay_store")
 
 
-def _store_path(args, judge, out) -> Path | None:
-    """The store for judges worth caching (LLM judges); None for rules and replay runs."""
+def _store_path(args, judge, out, default: Path | None = None) -> Path | None:
+    """The store for judges worth caching (LLM judges); None for rules and replay runs.
+    Unless `--store` names one: `default`, else the result file's with suffix .sqlite."""
     from ground_truth.errors import InputError
 
     from ..run.cache import is_cacheable, leaves
@@ -562,7 +569,7 @@ def _store_path(args, judge, out) -> Path | None:
         raise InputError("--resume", "--resume keeps stored answers, --refresh drops them")
     if args.no_store or not any(is_cacheable(leaf) for leaf in leaves(judge)):
         return None
-    path = args.store or args.result_file.with_suffix(".sqlite")
+    path = args.store or default or args.result_file.with_suffix(".sqlite")
     if args.resume:
         if not path.is_file():
             raise InputError(path, "nothing to resume: no store here", field="--resume")
