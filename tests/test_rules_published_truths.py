@@ -131,6 +131,7 @@ def test_the_component_that_has_the_root_cause_is_blamed():
         ground_truth="node/worker-03 has the root cause kube proxy unavailable.",
         fault_origin=[ComponentRef(name="worker-03", kind="Node")],
         mechanism="kube proxy unavailable",
+        mechanism_keywords=["kube_proxy_unavailable"],
     )
     passed, answers = judged(spec, spec.ground_truth)
     assert passed and answers["D1-Q1"] == "Yes", answers
@@ -294,3 +295,185 @@ def test_otherwise_healthy_paths_exonerate_nothing():
         "healthy HTTP paths.",
     )[1]
     assert answers["D2-Q1"] == "Yes" and answers["D3-Q3"] == "Yes", answers
+
+
+# The mechanism, told apart from the names around it ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("problem", "swapped"),
+    [
+        (
+            "stale_coredns_config_astronomy_shop",
+            "Root cause: coredns (configmap) in namespace kube-system. The credentials in coredns "
+            "were revoked, so every login made with them fails with an authentication error.",
+        ),
+        (
+            "kubelet_crash",
+            "Root cause: kubelet (node) in namespace astronomy-shop. Packet loss of 40% was "
+            "injected on kubelet, so calls to and from it time out.",
+        ),
+        (
+            "admission_webhook_outage_hotel_reservation",
+            "Root cause: pod-policy.validation.k8s.io (ValidatingWebhookConfiguration) in "
+            "namespace hotel-reservation. The credentials in pod-policy.validation.k8s.io were "
+            "revoked, so every login made with them fails with an authentication error.",
+        ),
+    ],
+)
+def test_a_family_named_only_by_the_origins_name_or_kind_is_no_mechanism(problem, swapped):
+    """`coredns` names DNS, `kubelet (node)` a node, a `ValidatingWebhookConfiguration` a
+    webhook: said of the origin, they say which component, not what went wrong with it."""
+    spec = sregym(problem)
+    assert judged(spec, SREGYM_TEXT[problem])[1]["D2-Q1"] == "Yes"
+    passed, answers = judged(spec, swapped)
+    assert not passed and answers["D2-Q1"] == "No", answers
+
+
+def test_a_parameter_that_says_where_is_no_detail_of_what():
+    """`app_name: hotel_reservation`, `faulty_service: frontend` (SREGym's constructor
+    arguments) locate the fault; stating them states no mutated detail."""
+    spec = IncidentSpec(
+        id="wrong_dns_policy_hotel_reservation",
+        ground_truth=SREGYM_TEXT["wrong_dns_policy_hotel_reservation"],
+        parameters={"app_name": "hotel_reservation", "faulty_service": "profile"},
+    )
+    answers = judged(
+        spec,
+        "Root cause: profile in namespace hotel-reservation. The disk under profile is full, so "
+        "its writes fail with no space left on device.",
+    )[1]
+    assert answers["D2-Q2"] == "No", answers
+
+
+def test_a_word_value_counts_only_beside_its_key():
+    """`failurePolicy: Fail`: "logins fail" states no detail; "failurePolicy is Fail" does."""
+    spec = sregym("admission_webhook_outage_hotel_reservation")
+    said = "Root cause: the pod-policy.validation.k8s.io webhook in hotel-reservation."
+    assert judged(spec, f"{said} Logins made with it fail.")[1]["D2-Q2"] == "No"
+    assert judged(spec, f"{said} Its failurePolicy is Fail.")[1]["D2-Q2"] == "Yes"
+
+
+def test_a_common_word_name_is_found_beside_its_kind_in_parentheses():
+    spec = sregym("capacity_decrease_rpc_retry_storm")
+    answers = judged(
+        spec,
+        "Root cause: rpc (configmap) in namespace blueprint-hotel-reservation. Its timeout "
+        "(50ms) is far too low for 30 retries.",
+    )[1]
+    assert answers["D1-Q1"] == "Yes", answers
+
+
+def test_a_mechanism_the_taxonomy_reads_only_in_its_effects_is_matched_by_its_words():
+    """The request-filter fault's mechanism sentence names no family the rules know (its
+    effects do: CPU saturation): a diagnosis restating the mechanism matches it by its words,
+    one stating another family does not."""
+    spec = sregym("edge_request_filter_cpu_saturation")
+    restated = (
+        "Root cause: frontend-proxy in namespace astronomy-shop. A recent edge/WAF "
+        "request-filter rule update on deployment `frontend-proxy` introduced the vulnerable "
+        "regex `^([a-zA-Z]+)*$`."
+    )
+    assert judged(spec, restated)[1]["D2-Q1"] == "Yes"
+    swapped = (
+        "Root cause: frontend-proxy in namespace astronomy-shop. The disk under frontend-proxy "
+        "is full, so its writes fail with no space left on device."
+    )
+    assert judged(spec, swapped)[1]["D2-Q1"] == "No"
+
+
+# Claims, cleared components and accounts, as SREGym's faults get diagnosed ------------------
+
+
+def test_not_a_components_misconfiguration_clears_it():
+    spec = sregym("incorrect_port_assignment")
+    answers = judged(
+        spec,
+        "It is not a checkout misconfiguration: PRODUCT_CATALOG_ADDR is set correctly. The cause "
+        "is a NetworkPolicy that blocks all ingress to product-catalog.",
+    )[1]
+    assert answers["D1-Q1"] == "No" and answers["D1-Q3"] == "No", answers
+
+
+def test_a_hedged_list_of_suspects_claims_none_of_them():
+    spec = sregym("incorrect_port_assignment")
+    answers = judged(
+        spec,
+        "The cause could be checkout, product-catalog, cart or frontend; probably a network or "
+        "configuration issue somewhere in astronomy-shop.",
+    )[1]
+    assert answers["D1-Q3"] == "No" and answers["D3-Q1"] == "No", answers
+    hedged_claim = "The cause could be checkout's PRODUCT_CATALOG_ADDR, which points to port 8082."
+    assert judged(spec, hedged_claim)[1]["D1-Q1"] == "Yes"
+
+
+def test_a_database_account_named_after_a_service_is_not_the_service():
+    """`the geo user's roles on the mongodb-geo database`: the account is not the geo service
+    (nor `user`), and the database it lost its roles on is blamed."""
+    spec = IncidentSpec(
+        id="revoke_auth_mongodb-1",
+        ground_truth=SREGYM_TEXT["revoke_auth_mongodb-1"],
+        fault_origin=[ComponentRef(name="mongodb-geo-db", aliases=["mongodb-geo"])],
+        affected_components=[ComponentRef(name="geo")],
+    )
+    answers = judged(
+        spec,
+        "The geo user's roles on the mongodb-geo database were revoked. The geo service still "
+        "starts, but every query it sends gets 'not authorized', so geo's database operations "
+        "fail.",
+    )[1]
+    assert all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers
+
+
+def test_a_dns_fault_in_the_pods_settings_is_not_one_in_the_dns_server():
+    spec = sregym("wrong_dns_policy_astronomy_shop")
+    server = (
+        "CoreDNS in kube-system is crashing, so DNS lookups fail across the cluster and frontend "
+        "cannot resolve its dependencies."
+    )
+    assert judged(spec, server)[1]["D2-Q1"] == "No"
+    policy = "The frontend deployment's dnsPolicy is None with nameserver 8.8.8.8, so lookups fail."
+    assert judged(spec, policy)[1]["D2-Q1"] == "Yes"
+
+
+def test_a_namespace_that_reads_as_a_fault_names_none():
+    """`social-network` is where, not a network fault (as the truth's own text is read)."""
+    spec = sregym("assign_to_non_existent_node")
+    swapped = (
+        "Root cause: user-service (Deployment) in namespace social-network. The disk under "
+        "user-service is full, so its writes fail with no space left on device."
+    )
+    passed, answers = judged(spec, swapped)
+    assert not passed and answers["D2-Q3"] == "No", answers
+
+
+def test_a_resource_named_after_the_origin_stands_for_it_only_beside_it():
+    spec = sregym("network_policy_block")
+    assert judged(spec, SREGYM_TEXT["network_policy_block"])[1]["D1-Q1"] == "Yes"
+    moved = (
+        "[fault_spec] component=search; namespace=hotel-reservation || A NetworkPolicy "
+        "`deny-all-recommendation` blocks all ingress and egress traffic for pods labeled "
+        "`io.kompose.service=search`."
+    )
+    assert judged(spec, moved)[1]["D1-Q1"] == "No"
+
+
+def test_a_kind_written_as_a_keys_value_is_no_namespace():
+    text = "component=resourcequota/memory-limit-quota"
+    assert names.prefixed_namespace(text, text.index("memory"), text) is None
+    passed, answers = judged(
+        sregym("namespace_memory_limit"), SREGYM_TEXT["namespace_memory_limit"]
+    )
+    assert passed and answers["D1-Q3"] == "Yes", answers
+
+
+def test_the_word_after_a_number_is_its_key_only_when_it_is_not_a_function_word():
+    """`binds hostPort 9100, which collides`: `which` is no key; a vague answer saying "which
+    component" states no detail."""
+    spec = IncidentSpec(
+        id="service_port_conflict_hotel_reservation",
+        ground_truth=SREGYM_TEXT["service_port_conflict_hotel_reservation"],
+        parameters={"conflicting_port": 9100},
+    )
+    vague = "I could not tell which component is responsible or what changed."
+    assert judged(spec, vague)[1]["D2-Q2"] == "No"

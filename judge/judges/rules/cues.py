@@ -20,7 +20,7 @@ CLAUSE_BREAK = re.compile(
 EXONERATING = re.compile(
     r"(?<!not )(?<!n't )(?<!un)(?<!otherwise )\bhealthy\b|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
     r"|\bnot\s+(?:the\s+)?(?:root\s+)?cause\b|\bnot\s+(?:the|a)\s+(?:problem|issue|culprit)\b"
-    r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
+    r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem|misconfiguration|fault|bug)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
     r"|\bno\s+(?:errors?|issues?|problems?|anomal\w+)\b|\bworking\s+(?:fine|normally|correctly|as expected)\b"
     r"|\b(?:functioning|operating|running|behaving)\s+(?:normally|correctly|as expected|fine)\b"
     r"|\bnot\s+(?:involved|related|at fault|responsible)\b|\bexonerat\w+|\bhealthy\b(?=.*\bnot\b)"
@@ -79,7 +79,9 @@ CAUSE_BEFORE = re.compile(
     re.I,
 )
 LIST_HEDGE = re.compile(
-    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b|\bsuspects\b|\bsuspect\s*(?:list|components?)?\s*:|\bcandidates?\b|\bany\s+of\s*:"
+    r"\b(?:could|might|may)\s+be\s+(?:any|one)\s+of\b"
+    r"|\b(?:could|might|may)\s+be\s+(?:either\s+)?[\w`'\"-]+(?:\s*,\s*[\w`'\"-]+)+,?\s+or\s+[\w`'\"-]+"
+    r"|\bsuspects\b|\bsuspect\s*(?:list|components?)?\s*:|\bcandidates?\b|\bany\s+of\s*:"
     r"|\bone\s+of\s+(?:these|the\s+following)\b|\bcheck(?:ing)?\s+(?:each|all|every)\b",
     re.I,
 )
@@ -123,6 +125,12 @@ ALERT_LINE = re.compile(
 # SREGym's structured root cause, `[fault_spec] component=X; namespace=Y || description` (what its
 # problems hand the judge, and a form an agent may be asked to answer in): the fields blame X in Y.
 FAULT_SPEC_FIELDS = re.compile(r"\[fault_spec\]\s*(component\s*=[^|\n]{0,400}?)\s*\|\|")
+# `the geo user's roles`, `the admin user's password`: an account a database knows by that name,
+# not the component (the `user` service included).
+ACCOUNT = re.compile(
+    r"\b[a-z][\w-]*\s+user(?:'s)?(?![\w-])(?=\s*(?:[\w/-]+\s+){0,2}?(?:roles?|privileges?|permissions?"
+    r"|passwords?|credentials?|grants?|access|account)\b)"
+)
 # An inline quote of pasted output: backticks or quotes around a log line.
 QUOTED_OUTPUT = re.compile(
     r"`[^`\n]*(?:\d{1,2}:\d{2}:\d{2}|\|[^`\n]*\||\b(?:error|warn\w*|info|debug|fatal)\b\s*[:|\]])[^`\n]*`"

@@ -19,6 +19,8 @@ the diagnosis presents as faulty. "No faults were detected" with nothing blamed 
 
 from __future__ import annotations
 
+import re
+
 from . import answers, names, taxonomy
 from .blame import (
     blame_only_the_named,
@@ -77,7 +79,7 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
         for start, end in ranked_sections(low, [], 1)
     ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
     headlines = keep_to_the_headline(diagnosis, sections)
-    said = _blanked(low, answer.names_only)
+    said = _blanked(low, answer.names_only + _where(low, truth))
     diagnosis.headline = _spaced(Joined.of(said, headlines))
     diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))
     diagnosis.category = _spaced(Joined.of(low, answer.categories))
@@ -92,6 +94,17 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
         for mention in diagnosis.blamed:
             mention.role = "mentioned"
     return diagnosis
+
+
+def _where(low: str, truth: Truth) -> list[tuple[int, int]]:
+    """The origin's names (with their kinds) and the truth's namespaces as written: they say
+    where, and are no mechanism (`social-network` is no network fault, `coredns` no DNS one),
+    as the truth's own mechanism is read (`truth.py`)."""
+    spans = names.name_spans(low, truth.origins)
+    for namespace in truth.namespaces:
+        pattern = rf"(?<![\w/.:-]){re.escape(namespace.lower())}(?![\w/:-]|\.\w)"
+        spans += [m.span() for m in re.finditer(pattern, low)]
+    return spans
 
 
 def _blanked(low: str, spans: list[tuple[int, int]]) -> str:

@@ -123,6 +123,8 @@ def mechanism_matched(qid: str, case: Case) -> Ruling:
             conflicting = bool(claimed - truth.families - _related(truth))
             basis = basis_of(case, claim=basis.claim, conflicting=conflicting)
             return yes(qid, _family_quote(d, family), "Medium", basis)
+    if truth.families_inferred:
+        return _by_shared_words(qid, case)
     return no(qid, "", "Medium", basis)
 
 
@@ -253,7 +255,8 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
         generic, truth.groups
     ):
         return yes(qid, "", "Low", vague)
-    if not (truth.families or truth.categories or families or categories or generic):
+    unknown = truth.families_inferred or not (truth.families or truth.categories)
+    if unknown and not (families or categories or generic):
         return _by_shared_words(qid, case)
     return no(qid, "", "Medium", basis_of(case))
 

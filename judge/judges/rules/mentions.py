@@ -12,7 +12,7 @@ from itertools import pairwise
 from ground_truth.models import ComponentRef
 
 from . import names, systems
-from .cues import CANDIDATE, COORDINATED
+from .cues import ACCOUNT, CANDIDATE, COORDINATED
 from .parsed import Diagnosis, Mention, Role, segment_of, token_at
 from .segments import LIST_OF_EVERYTHING
 from .truth import Truth, same
@@ -23,23 +23,39 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
 def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
+    """Every component the diagnosis names, in order, each with its role (see `Mention`)."""
     low = diagnosis.low
     found: list[Mention] = []
     truth_names = truth.listed
+    accounts = [m.span() for m in ACCOUNT.finditer(low)]
     candidates: list[tuple[int, int, ComponentRef]] = []
     for component in truth.catalog + [
         c for c in truth_names if not any(same(c, k) for k in truth.catalog)
     ]:
         strict = not any(same(component, t) for t in truth_names)
         for start, end in names.find_spans(low, component, strict=strict):
-            if not names.is_value_at(low, start):
+            in_account = any(a <= start < b for a, b in accounts)
+            if not names.is_value_at(low, start) and not in_account:
                 candidates.append((start, end, component))
     for start, end, component in _most_specific(candidates, low):
         found.append(_mention(diagnosis, truth, component, start, low[start:end]))
     found.extend(_unknown_components(diagnosis, truth, found))
     found.sort(key=lambda m: m.start)
     _mark_lists(diagnosis, found, truth)
+    if not any(o.name == "*" for o in truth.origins):
+        _owned_only_beside_the_origin(found)
     return found
+
+
+def _owned_only_beside_the_origin(mentions: list[Mention]) -> None:
+    """A resource named after the origin (`deny-all-recommendation` of `recommendation`) stands
+    for it only where the diagnosis names the origin itself too: a name merely holding the
+    origin's (`NetworkPolicy deny-all-recommendation ... pods labeled service=search`) is not.
+    (A member of an origin that is every workload is that origin: the caller leaves those be.)"""
+    if any(m.origin and m.relation != "none" for m in mentions):
+        return
+    for mention in mentions:
+        mention.origin = False
 
 
 def _most_specific(

@@ -224,7 +224,7 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
         quote = r"[`'\"]?"
         return re.compile(
             rf"(?:{kind_words})\s*(?:/|:|named|called)?\s*{quote}{_LEFT}{bare}{_RIGHT}"
-            rf"|{_LEFT}{bare}{_RIGHT}{quote}\s*(?:{kind_words})\b"
+            rf"|{_LEFT}{bare}{_RIGHT}{quote}\s*\(?\s*(?:{kind_words})\b"
             rf"|[`'\"]{bare}[`'\"]"
         )
     store = any(p in STORE_SYNONYMS or p in {"db", "database"} for p in parts)
@@ -254,6 +254,35 @@ def find_spans(
         for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())
+
+
+_KIND_AFTER = re.compile(r"\s*\(\s*[a-z][a-z0-9-]*\s*\)")
+_KIND_BEFORE = re.compile(r"(?:[a-z][\w.-]*/)+$")
+
+
+def with_kind(text_lower: str, start: int, end: int) -> tuple[int, int]:
+    """`[start, end)` of a name grown over the kind written beside it: `kubelet (node)`,
+    `validatingwebhookconfiguration/pod-policy`, `otel-demo/deployment/cart`."""
+    after = _KIND_AFTER.match(text_lower, end, end + 64)
+    before = _KIND_BEFORE.search(text_lower, max(0, start - 128), start)
+    return (before.start() if before else start), (after.end() if after else end)
+
+
+def name_spans(text_lower: str, components: list[ComponentRef]) -> list[tuple[int, int]]:
+    """Where `components` are named in lowercased text, each with the kind written beside it
+    (wildcard names, `*`, name no particular component and are left out; a name used as a
+    value, `yinfangchen/geo:app3`, is the value's)."""
+    spans: list[tuple[int, int]] = []
+    for component in components:
+        named = component.model_copy(update={"aliases": [a for a in component.aliases if a != "*"]})
+        if component.name == "*":
+            continue
+        spans.extend(
+            with_kind(text_lower, s, e)
+            for s, e in find_spans(text_lower, named)
+            if not is_value_at(text_lower, s)
+        )
+    return spans
 
 
 def mentions(text: str, component: ComponentRef) -> bool:
@@ -306,6 +335,8 @@ def prefixed_namespace(text_lower: str, start: int, text: str = "") -> str | Non
         return word in KIND_PREFIXES or written != written.lower()
 
     first, last = match.groups()
+    if text_lower[max(0, at + match.start() - 1) : at + match.start()] == "=":
+        return None  # `component=resourcequota/x`: a key's value written Kind/Name
     if first:  # `ns/Kind/name`, `customresource/tidbcluster/basic`: the middle is a kind
         return None if kind(1) else first
     return None if kind(2) else last
@@ -325,6 +356,13 @@ KIND_PREFIXES = frozenset(
         "apps",
         "customresource",
         "cr",
+        "resourcequota",
+        "quota",
+        "limitrange",
+        "priorityclass",
+        "storageclass",
+        "poddisruptionbudget",
+        "pdb",
         "application",
         "workload",
         "workloads",

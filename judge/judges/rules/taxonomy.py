@@ -128,6 +128,12 @@ FAMILIES: tuple[Family, ...] = (
         ),
         (),
         ("dns_fail", "connection", "errors"),
+        (),
+        # Where resolution breaks: the pod's own DNS settings, or the cluster's DNS server.
+        (
+            r"dns\s*polic(?:y|ies)|dnspolicy|resolv\.conf|nameservers?|dnsconfig|ndots",
+            r"coredns|kube-?dns",
+        ),
     ),
     Family(
         "network_policy",

@@ -84,6 +84,11 @@ class Truth:
     stated_impacts: set[str] = field(default_factory=set)
     labelled: bool = False
     times: list[datetime] = field(default_factory=list)
+    families_inferred: bool = False
+    """The families were read from what the fault did (the whole description), the mechanism
+    itself naming none (`a rule update introduced a vulnerable regex`), or only from the
+    origin's own name (`kubelet`, a node family's word, for a kubelet crash): a diagnosis
+    stating the mechanism in its own words is matched by them too."""
 
     def relation(self, written: str, component: ComponentRef) -> Relation:
         """How a mention of `component`, written `written`, stands to the origin: the origin
@@ -157,21 +162,25 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     else:
         mechanism_text = _mechanism_text(description)
         consequence = description[len(mechanism_text) :].lower()
-    low_mechanism = _without_names(mechanism_text.lower(), namespaces)
+    low_description = _without_names(description.lower(), namespaces)
+    low_mechanism = _without_origins(_without_names(mechanism_text.lower(), namespaces), origins)
     structured = " ".join(
         [
-            spec.mechanism or "",
+            _mechanism_text(spec.mechanism or ""),
             spec.problem_class or "",
             *fields.types,
             *(k.replace("|", " ") for k in spec.mechanism_keywords),
         ]
     ).lower()
-    declared = taxonomy.families_in(structured)
+    declared = taxonomy.families_in(_without_origins(structured, origins))
     families = declared | (
         set() if declared and reading == "fields" else taxonomy.families_in(low_mechanism)
     )
-    if not families:
-        families = taxonomy.families_in(_without_names(description.lower(), namespaces))
+    inferred = not families
+    if inferred:
+        families = taxonomy.families_in(
+            _without_origins(_without_names(description.lower(), namespaces), origins)
+        ) or taxonomy.families_in(f"{structured} {low_description}")
     categories = taxonomy.categories_in(low_mechanism)
     groups = {taxonomy.FAMILY[f].group for f in families | categories}
     stated = taxonomy.impacts_in(consequence) | taxonomy.impacts_in(
@@ -189,6 +198,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         description=description,
         mechanism_text=mechanism_text,
         families=families,
+        families_inferred=inferred and bool(families),
         categories=categories,
         groups=groups,
         impacts=impacts,
@@ -293,6 +303,15 @@ def _without_names(text: str, namespaces: set[str]) -> str:
     return text
 
 
+def _without_origins(text: str, origins: list[ComponentRef]) -> str:
+    """A family named only by the origin's name or kind (`coredns`, `kubelet (node)`, a
+    `ValidatingWebhookConfiguration/x`, a Kafka `topic/x`) says which component, not what went
+    wrong with it: those words are blanked (the diagnosis is read so too)."""
+    for start, end in names.name_spans(text, origins):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
 def _catalog(
     namespaces: set[str], origins: list[ComponentRef], system: systems.System | None = None
 ) -> list[ComponentRef]:
@@ -385,7 +404,7 @@ def _others(
     after it (affected); the spec's own lists come first. A sentence of the consequence that
     says it states the mechanism (`Mechanism: the flagd-config ConfigMap has ...`) is mechanism."""
     sentences = re.split(r"(?<=[.!?;])\s+", truth.mechanism_text, maxsplit=1)
-    rest = re.split(r"(?<=[.!?])\s+", sentences[1]) if sentences[1:] else []
+    rest = re.split(r"(?<=[.!?])\s+|\n", sentences[1]) if sentences[1:] else []
     after = [*rest, *re.split(r"(?<=[.!?])\s+", consequence)]
     stated = [s for s in rest if _ABSENT.search(s)]
     stated += [s for s in after if _STATES_MECHANISM.match(s) and s not in stated]

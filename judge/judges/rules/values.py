@@ -43,6 +43,14 @@ _BORING = frozenset(
         "default",
         "http",
         "https",
+        "fail",
+        "ignore",
+        "always",
+        "never",
+        "on",
+        "off",
+        "enabled",
+        "disabled",
     }
 )
 _KEY_STOPWORDS = frozenset(
@@ -67,6 +75,22 @@ _KEY_STOPWORDS = frozenset(
         "than",
         "instead",
         "only",
+        "which",
+        "that",
+        "this",
+        "these",
+        "those",
+        "when",
+        "while",
+        "where",
+        "but",
+        "so",
+        "because",
+        "it",
+        "its",
+        "are",
+        "was",
+        "were",
     }
 )
 
@@ -159,10 +183,20 @@ def make_value(value: str, key: str | None) -> Value | None:
 def truth_values(
     mechanism_text: str, truth: Truth, parameters: list[tuple[str, str]]
 ) -> list[Value]:
-    """Details of the mutation, without component and namespace names (they locate, not detail)."""
+    """Details of the mutation, without component, namespace and system names (they locate, not
+    detail): `app_name: hotel_reservation` or `deployment/frontend` says where, not what."""
+    from . import names
+
     excluded = {n.lower() for c in truth.catalog for n in c.all_names()} | {
         ns.lower() for ns in truth.namespaces
     }
+    located = {names.canonical(n) for n in excluded} | {
+        names.canonical(n) for n in (truth.system.names if truth.system else ())
+    }
+
+    def locates(raw: str) -> bool:
+        return raw.lower() in excluded or names.canonical(raw.rsplit("/", 1)[-1]) in located
+
     found: list[Value] = []
     mechanism_text = _without_names(with_digits(mechanism_text), excluded, truth)
     keyed = {
@@ -175,13 +209,13 @@ def truth_values(
         if "=" in raw or ": " in raw:
             key, _, rest = raw.partition("=" if "=" in raw else ": ")
             norm = _normalise(rest)
-        if norm in excluded:
+        if locates(norm):
             continue
         value = make_value(norm, key)
         if value:
             found.append(value)
     for key, raw in parameters:
-        if raw.lower() in excluded:
+        if locates(raw):
             continue
         value = make_value(raw.replace("|", " "), key if not key.isdigit() else None)
         if value:
