@@ -477,3 +477,59 @@ def test_the_word_after_a_number_is_its_key_only_when_it_is_not_a_function_word(
     )
     vague = "I could not tell which component is responsible or what changed."
     assert judged(spec, vague)[1]["D2-Q2"] == "No"
+
+
+# SRE-Zero: a system that names its components by common words ------------------------------
+
+SRE_ZERO = FIXTURES / "srezero" / "task_configs_all_40.json"
+
+
+def sre_zero(task: str) -> IncidentSpec:
+    return specs_of(SRE_ZERO)[task]
+
+
+def test_every_sre_zero_task_passes_as_its_own_diagnosis():
+    specs = specs_of(SRE_ZERO)
+    failed = sorted(t for t, spec in specs.items() if not judged(spec, spec.ground_truth)[0])
+    assert len(specs) == 40 and failed == []
+
+
+def test_a_common_word_is_the_component_in_a_system_named_by_them():
+    """SRE-Zero's components are `cache`, `database`, `web_server`: there `cache compression
+    disabled` blames the cache, and `web` is the web server's own name for it."""
+    spec = sre_zero("cache_compression_disabled")
+    assert judged(spec, "cache compression disabled.")[1]["D1-Q1"] == "Yes"
+    web = sre_zero("misleading_lb_503_web_worker_rootcause")
+    assert judged(web, "web worker saturation causing load balancer 503s.")[1]["D1-Q1"] == "Yes"
+
+
+def test_what_a_components_telemetry_shows_is_evidence_not_blame():
+    spec = sre_zero("misleading_queue_backlog_db_rootcause")
+    answers = judged(
+        spec,
+        "database read latency causing queue consumer backlog. Message queue logs show consumers "
+        "blocked while writing database results.",
+    )[1]
+    assert answers["D1-Q3"] == "Yes" and answers["D3-Q1"] == "Yes", answers
+
+
+def test_what_a_setting_is_compared_with_is_not_blamed():
+    spec = sre_zero("misleading_web_timeouts_lb_idle_timeout")
+    answers = judged(
+        spec,
+        "load balancer idle timeout lower than web response time. IDLE_TIMEOUT_MS is lower than "
+        "the web response duration.",
+    )[1]
+    assert answers["D1-Q1"] == "Yes" and answers["D1-Q3"] == "Yes", answers
+
+
+def test_stating_the_truths_own_mechanism_is_a_consistent_fault_type():
+    """D2-Q1 Yes (the truth's mechanism keywords, `consumer concurrency too low`) makes D2-Q3
+    Yes, whatever generic word (`config`) the diagnosis also uses."""
+    spec = sre_zero("message_queue_backlog_consumers_low")
+    answers = judged(
+        spec,
+        "message queue consumer concurrency too low. Message queue config has "
+        "CONSUMER_CONCURRENCY too low for the backlog.",
+    )[1]
+    assert answers["D2-Q1"] == "Yes" and answers["D2-Q3"] == "Yes", answers

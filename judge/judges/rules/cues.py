@@ -64,8 +64,17 @@ BLAME_CUE = re.compile(
     r"|\bexpired\b|\bmismatch\w*|\bexhaust\w*|\btoo\s+(?:low|high|small|large|aggressive|short|strict|many)\b"
     r"|\bindicat\w+|\bsuggest\w*|\bthe\s+(?:problem|issue|fault)\s+is\b|\bis\s+the\s+(?:problem|issue|cause)\b"
     r"|\bblock\w*\b|\bdenies\b|\bdenied\b|\brevoked\b|\bcorrupt\w*|\bleak\w*|\bflood\w*|\boverload\w*"
+    r"|\bdisabled\b|\b(?:turned|switched)\s+off\b|\b(?:lower|higher|shorter|longer|smaller|larger)\s+than\b"
     r"|\bbottleneck\b|\bmost\s+likely\b|\bprobabl[ey]\b|\bi\s+(?:suspect|believe)\b|\bmisrout\w*|\bshadow\w*|\bexceed\w*|\binsufficient\b|\bdeadlock\w*|\bcontention\b|\bstale\b",
     re.I,
+)
+# `Message queue logs show consumers blocked ...`, `Web metrics show worker utilization at
+# capacity`: a finding read off a component's telemetry is evidence, not a cause (unless a cause
+# cue says so: `... metrics show saturation, the root cause`).
+TELEMETRY_SHOWS = re.compile(
+    r"\W*(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:logs?|metrics?|events?|traces?|dashboards?|alerts?)\s+"
+    r"(?:\w+\s+)?(?:show|shows|showed|report|reports|reported|record|records|recorded|reveal\w*"
+    r"|contain\w*|are|were|look|looks|looked)\b"
 )
 # `X has the root cause Y`, `X holds the likely cause`: the cause lies in X, which is blamed too.
 HOLDER_BEFORE = re.compile(
@@ -159,7 +168,7 @@ SUBJECT_AFTER = re.compile(
 )
 # Prepositions that make what follows the target of something else (`waits for X`, `calls to X`).
 TARGET_BEFORE = re.compile(
-    r"\b(?:to|towards?|for|from|by|via|against|instead\s+of|reach\w*|connect\w*\s+to|calls?\s+to"
+    r"\b(?:to|towards?|for|from|by|via|against|than|instead\s+of|reach\w*|connect\w*\s+to|calls?\s+to"
     r"|requests?\s+to|waiting\s+for)\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
     re.I,
 )
@@ -216,7 +225,7 @@ UNDETERMINED = re.compile(
 """The diagnosis says its root cause is not established: it claims no cause by implication."""
 OBJECT_BEFORE = re.compile(
     r"\b(?:to|reach|reaching|connect(?:ing)?\s+to|connections?\s+to|calls?\s+to|requests?\s+to|talk(?:ing)?\s+to"
-    r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via)"
+    r"|rout\w*\s+to|points?\s+to|pointing\s+to|instead\s+of|for|on|in|from|with|against|towards?|into|by|of|via|than)"
     r"\s+(?:the\s+|its\s+|a\s+|an\s+|their\s+)?(?:[\w-]+\s+){0,2}[`'\"(]?$",
     re.I,
 )

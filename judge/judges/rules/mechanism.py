@@ -227,10 +227,20 @@ def fault_type_consistent(qid: str, case: Case) -> Ruling:
     "configuration problem") and that characterisation fits the truth's fault type. Related
     mechanisms of one fault (a port mismatch and the missing file behind it) do not conflict:
     one fitting family is enough. Where neither names a family or a category (`kube proxy
-    unavailable`), the diagnosis fits when it shares the truth's mechanism words."""
-    d, truth = case.diagnosis, case.truth
-    if d.no_fault:
+    unavailable`), the diagnosis fits when it shares the truth's mechanism words; and a
+    diagnosis stating the truth's own mechanism (D2-Q1) characterises it consistently."""
+    if case.diagnosis.no_fault:
         return no(qid, basis=basis_of(case))
+    ruling = _fault_type_fits(qid, case)
+    if ruling.answer.answer == "No":
+        same = mechanism_matched(qid, case)
+        if same.answer.answer == "Yes":
+            return same
+    return ruling
+
+
+def _fault_type_fits(qid: str, case: Case) -> Ruling:
+    d, truth = case.diagnosis, case.truth
     families, categories, generic = claimed_families(d)
     claim = _text_claim(case)
     if families:

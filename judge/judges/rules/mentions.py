@@ -33,7 +33,8 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
         c for c in truth_names if not any(same(c, k) for k in truth.catalog)
     ]:
         strict = not any(same(component, t) for t in truth_names)
-        for start, end in names.find_spans(low, component, strict=strict):
+        plain = _the_systems_own(component, truth)
+        for start, end in names.find_spans(low, component, strict=strict, plain=plain):
             in_account = any(a <= start < b for a, b in accounts)
             if not names.is_value_at(low, start) and not in_account:
                 candidates.append((start, end, component))
@@ -45,6 +46,16 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     if not any(o.name == "*" for o in truth.origins):
         _owned_only_beside_the_origin(found)
     return found
+
+
+def _the_systems_own(component: ComponentRef, truth: Truth) -> bool:
+    """A system that names its components by common words (SRE-Zero's `cache`, `database`,
+    `web_server`) is written about with those words bare: there they are the components."""
+    system = truth.system
+    return system is not None and any(
+        names.canonical(n) in {names.canonical(c) for c in system.components}
+        for n in component.all_names()
+    )
 
 
 def _owned_only_beside_the_origin(mentions: list[Mention]) -> None:

@@ -181,8 +181,12 @@ def _variants(name: str) -> list[list[str]]:
 
 
 @lru_cache(maxsize=8192)
-def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[str]:
-    """The pattern for one name; `strict` asks a bare common word for a qualifier."""
+def name_regex(
+    name: str, kind: str = "", strict: bool = False, plain: bool = False
+) -> re.Pattern[str]:
+    """The pattern for one name; `strict` asks a bare common word for a qualifier; `plain`
+    takes the name as written, whatever word it is (a system that names its components `cache`
+    and `database`)."""
     parts = tokens(name)
     if name in {"*", "all"} and kind.lower() in KIND_ONLY:
         return re.compile(rf"\b(?:{KIND_ONLY[kind.lower()]})\b")
@@ -213,6 +217,8 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
             body = _body(variant) + rf"(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
         alternatives.append(body + ("" if variant[-1].isdigit() else _POD_HASH))
     bare = "(?:" + "|".join(alternatives) + ")"
+    if plain:
+        return re.compile(_LEFT + bare + _RIGHT)
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
@@ -231,12 +237,14 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
     return re.compile(_LEFT + bare + _RIGHT + ("" if store else _NOT_STORE_AFTER))
 
 
-def component_regexes(component: ComponentRef, strict: bool = False) -> list[re.Pattern[str]]:
+def component_regexes(
+    component: ComponentRef, strict: bool = False, plain: bool = False
+) -> list[re.Pattern[str]]:
     """One pattern per name of `component` (its aliases included); `strict` asks a bare common
-    word for a qualifier.
+    word for a qualifier, `plain` takes it as written (see `name_regex`).
     """
     kind = component.kind or ""
-    return [name_regex(n, kind, strict) for n in component.all_names()]
+    return [name_regex(n, kind, strict, plain) for n in component.all_names()]
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
@@ -245,12 +253,12 @@ def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list
 
 
 def find_spans(
-    text_lower: str, component: ComponentRef, strict: bool = False
+    text_lower: str, component: ComponentRef, strict: bool = False, plain: bool = False
 ) -> list[tuple[int, int]]:
     """`[start, end)` of every mention of `component` in lowercased text (the longest match of
     its names at each start), sorted."""
     spans: dict[int, int] = {}
-    for pattern in component_regexes(component, strict):
+    for pattern in component_regexes(component, strict, plain):
         for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())

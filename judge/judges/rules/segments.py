@@ -44,6 +44,7 @@ from .cues import (
     REMEDY,
     SENTENCE,
     STEP_LINE,
+    TELEMETRY_SHOWS,
     WORDS,
 )
 from .parsed import TAIL_REACH, Role, Segment
@@ -53,9 +54,13 @@ LIST_OF_EVERYTHING = 4
 
 
 def is_word_salad(low: str) -> bool:
-    """A list of names and keywords with hardly a grammatical word: it states nothing."""
+    """A list of names and keywords with hardly a grammatical word: it states nothing (a
+    headline joined by a causal word, `web worker saturation causing load balancer 503s`, as
+    SRE-Zero's agents submit a root cause, is a claim)."""
     words = WORDS.findall(low)
     if len(words) < 4 or (CLAUSE_PUNCTUATION.search(low.strip()) and not _keyword_list(low)):
+        return False
+    if not _keyword_list(low) and (EFFECT_CUE.search(low) or AFTER_CUE.search(low)):
         return False
     return sum(w in FUNCTION_WORDS for w in words) < 0.08 * len(words)
 
@@ -289,6 +294,8 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         return [Segment(start, end, "listed")]
     if CAUSE_BEFORE.search(clause):
         return [Segment(start, end, "blamed", strong=True)]
+    if TELEMETRY_SHOWS.match(clause) and not AFTER_CUE.search(clause):
+        return [Segment(start, end, "mentioned", observed=True)]
     if (cue := EVIDENTIAL.search(clause)) and _observed_before(clause, cue.start()):
         return [
             Segment(start, start + cue.end(), "mentioned", observed=True),

@@ -326,6 +326,7 @@ def _catalog(
     if system is not None and not (system.key in KNOWN_SERVICES and system.key in namespaces):
         known.extend(systems.components_of(system))
     infrastructure = [ComponentRef(name=name) for name in INFRASTRUCTURE]
+    origins = [_with_aliases_of(o, known) for o in origins]
     catalog = _unique([*origins, *known, *_services_of_instances(origins, known), *infrastructure])
     stores: dict[str, list[int]] = {}
     for i, c in enumerate(catalog):
@@ -339,6 +340,12 @@ def _catalog(
                 update={"aliases": [*c.aliases, names.tokens(c.name)[0]]}
             )
     return catalog
+
+
+def _with_aliases_of(origin: ComponentRef, known: list[ComponentRef]) -> ComponentRef:
+    """The origin with the aliases its system knows it by (SRE-Zero's `web` for `web_server`)."""
+    extra = [a for k in known if same(k, origin) for a in k.aliases if a not in origin.all_names()]
+    return origin.model_copy(update={"aliases": [*origin.aliases, *extra]}) if extra else origin
 
 
 _INSTANCE_NUMBER = re.compile(r"[-_]?\d{1,3}$")
