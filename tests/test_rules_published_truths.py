@@ -533,3 +533,36 @@ def test_stating_the_truths_own_mechanism_is_a_consistent_fault_type():
         "CONSUMER_CONCURRENCY too low for the backlog.",
     )[1]
     assert answers["D2-Q1"] == "Yes" and answers["D2-Q3"] == "Yes", answers
+
+
+# A fault type written as a code; a chaos object's kind; what to do ---------------------------
+
+AIOPSLAB_SOURCE = FIXTURES / "formats" / "aiopslab" / "source"
+ITBENCH_MORE = FIXTURES / "rules" / "itbench"
+
+
+def test_a_fault_type_code_stated_is_the_truths_mechanism():
+    """AIOpsLab's problems name their fault by a code (`misconfig_k8s`, `adFailure`); its
+    source, read by the AIOpsLab adapter, says no more: stating the code is stating it."""
+    specs = specs_of(AIOPSLAB_SOURCE)
+    failed = sorted(i for i, s in specs.items() if not judged(s, s.ground_truth)[0])
+    assert len(specs) == 19 and failed == []
+    spec = specs["k8s_target_port-misconfig-localization-1"]
+    assert judged(spec, "user-service: misconfig_k8s")[1]["D2-Q1"] == "Yes"
+    assert judged(spec, "user-service: pod_failure")[1]["D2-Q1"] == "No"
+
+
+def test_a_no_op_detection_answer_says_there_is_no_fault():
+    spec = specs_of(AIOPSLAB_SOURCE)["noop_detection_hotel_reservation-1"]
+    assert judged(spec, "Detection answer: No. Nothing was injected.")[0]
+    assert not judged(spec, "Detection answer: Yes. The frontend is misconfigured.")[0]
+
+
+@pytest.mark.parametrize("scenario", ["21", "33"])
+def test_more_itbench_ground_truths_pass_as_their_own_diagnosis(scenario):
+    """Scenario 21's origin is a `StressChaos` object (its kind is no verb that stresses the
+    name after it); scenario 33's recommended actions name cart beside ad (what to do is no
+    claim about the fault)."""
+    spec = specs_of(ITBENCH_MORE)[scenario]
+    passed, answers = judged(spec, spec.ground_truth)
+    assert passed and all(answers[q] == "Yes" for q in D1_AND_SCOPE), answers

@@ -119,6 +119,7 @@ LINE = re.compile(r"[^\n]*")
 ARROW = r"\s*(?:--?\([\w ./-]*\)--?>|-->|->|→)\s*"
 CONTEXT_LINE = re.compile(
     r"[\s>*`-]*(?:propagation[\s_-]*path|call[\s_-]*(?:path|chain)|trace[\s_-]*path)\s*:"
+    r"|[\s>*`#-]*(?:recommended|suggested|proposed)\s+(?:actions?|fix(?:es)?|remediation|mitigation)\s*:"
     rf"|[\s>*`-]*[\w.\[\]-]+(?:{ARROW}[\w.\[\] -]+?){{2,}}[\s`.]*$"
     r"|[\s>*`\[-]*\d{4}-\d{2}-\d{2}[ t]\d{1,2}:\d{2}|[\s>*`\[-]*\d{1,2}:\d{2}:\d{2}[.,\d]*\s"
 )
@@ -180,7 +181,7 @@ CLAUSE_OPENING = re.compile(
 )
 AFFECTING_BEFORE = re.compile(
     r"\b(?:overload|overwhelm|flood|saturat|exhaust|starv|hammer|affect|impact|swamp|bombard|hit"
-    r"|slow|degrad|stress)\w*\s+(?:down\s+)?(?:the\s+|its\s+|their\s+|all\s+|every\s+)?"
+    r"|slow|degrad|stress(?!chaos))\w*\s+(?:down\s+)?(?:the\s+|its\s+|their\s+|all\s+|every\s+)?"
     r"(?:[\w-]+\s+)?(?:(?:for|of|on|in|to|at)\s+(?:the\s+)?)?[`'\"(]?$"
 )
 PRONOUN_SUBJECT = re.compile(r"^\W*(?:its|their|it|they|his|her|the\s+(?:client|caller)s?)\b", re.I)
@@ -202,7 +203,8 @@ NO_FAULT = re.compile(
     r"(?:root[- ]?causes?|faults?|issues?|problems?|culprits?|anything|faulty)\b"
     r"|\b(?:everything|all\s+(?:\w+\s+)?(?:pods|services|components|deployments))\s+(?:is|are|appears?|looks?|seems?)"
     r"\s+(?:to\s+be\s+)?(?:healthy|fine|normal|running)\b|\bno\s+faulty\b|\bnothing\s+(?:is\s+)?wrong\b"
-    r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b",
+    r"|\bno\s+fault\b|\b(?:anomal\w+|faults?|incidents?|problems?)\s+detected\s*:\s*no\b"
+    r"|\bdetection(?:\s+answer)?\s*[:=]\s*[\"'`]?no\b|\bno[_ -]op\b",
     re.I,
 )
 OPEN_QUESTION = re.compile(

@@ -115,6 +115,10 @@ def mechanism_matched(qid: str, case: Case) -> Ruling:
         hits = text_match.found_any(d.claim_text, keywords)
         if len(hits) >= math.ceil(len(keywords) / 2):
             return yes(qid, quote_term(d, hits[0]), basis=basis)
+    said = _SEPARATORS.sub("", d.claim_text)
+    code = next((c for c in sorted(truth.codes) if c in said), None)
+    if code is not None:
+        return yes(qid, "", basis=basis)
     if not truth.families:
         return _by_shared_words(qid, case)
     claimed = mechanism_families(d)
@@ -126,6 +130,9 @@ def mechanism_matched(qid: str, case: Case) -> Ruling:
     if truth.families_inferred:
         return _by_shared_words(qid, case)
     return no(qid, "", "Medium", basis)
+
+
+_SEPARATORS = re.compile(r"[\s_-]+")
 
 
 def _related(truth: Truth) -> set[str]:

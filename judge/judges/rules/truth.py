@@ -84,6 +84,10 @@ class Truth:
     stated_impacts: set[str] = field(default_factory=set)
     labelled: bool = False
     times: list[datetime] = field(default_factory=list)
+    codes: set[str] = field(default_factory=set)
+    """The fault type written as an identifier (`adFailure`, `misconfig_k8s`,
+    `kube_proxy_unavailable`), lowercased without separators: a diagnosis stating it states
+    the truth's mechanism, whatever the taxonomy reads in it."""
     families_inferred: bool = False
     """The families were read from what the fault did (the whole description), the mechanism
     itself naming none (`a rule update introduced a vulnerable regex`), or only from the
@@ -199,6 +203,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         mechanism_text=mechanism_text,
         families=families,
         families_inferred=inferred and bool(families),
+        codes=_codes(spec.mechanism, spec.problem_class, *fields.types, *spec.mechanism_keywords),
         categories=categories,
         groups=groups,
         impacts=impacts,
@@ -301,6 +306,18 @@ def _without_names(text: str, namespaces: set[str]) -> str:
     for ns in namespaces:
         text = text.replace(ns.lower(), " ")
     return text
+
+
+_CODE = re.compile(r"[A-Za-z][a-z0-9]*(?:[_-][A-Za-z0-9]+|[A-Z][a-z0-9]+)+")
+
+
+def _codes(*labels: str | None) -> set[str]:
+    """The labels written as one identifier (snake_case, kebab-case or camelCase), normalised."""
+    return {
+        re.sub(r"[_-]", "", label).lower()
+        for label in labels
+        if label and _CODE.fullmatch(label.strip()) and len(label.strip()) >= 6
+    }
 
 
 def _without_origins(text: str, origins: list[ComponentRef]) -> str:
