@@ -22,13 +22,13 @@ exactly, and with few clusters (under ~30) the intervals run narrow. Labelled it
 by item, so one incident's trials may fall on both sides; the variance accounts for that.
 
 Intervals are normal (Wald) two-sided at level 1 - alpha; for a proportion they can reach past
-[0, 1] and are not clipped (as in ppi_py).
+[0, 1] and are not clipped (as in ppi_py). The per-item terms of each estimator are
+`agreement.ppi_fits`; this module turns them into estimates, differences and labelling designs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -44,6 +44,18 @@ from agreement.arrays import (
     check_level,
     cluster_codes,
     same_length,
+)
+from agreement.ppi_fits import (
+    Fit,
+    active_fit,
+    check_inputs,
+    check_probabilities,
+    cluster_keys,
+    difference,
+    judge_fit,
+    labels_fit,
+    ppi_fit,
+    z_value,
 )
 
 Method = Literal["judge only", "labels only", "PPI++", "active PPI++", "labels only (IPW)"]
@@ -119,18 +131,6 @@ class LabelCandidate(BaseModel):
     shrink: float = Field(description="Half-width now minus half_width_after.")
 
 
-@dataclass
-class _Fit:
-    value: float
-    psi: FloatArray
-    codes: IntArray
-    lam: float | None = None
-
-    def variance(self) -> float:
-        sums = np.bincount(self.codes, weights=self.psi)
-        return float(sums @ sums)
-
-
 def ppi_mean(
     judge: npt.ArrayLike,
     labels: npt.ArrayLike,
@@ -163,12 +163,12 @@ def ppi_mean(
             outside [0, 1].
     """
     alpha = check_level(alpha, "alpha")
-    f, y, codes = _inputs(judge, labels, clusters)
+    f, y, codes = check_inputs(judge, labels, clusters)
     labelled = ~np.isnan(y)
-    z = _z(alpha)
-    judge_only = _estimate("judge only", _judge_fit(f, codes), f, labelled, codes, z)
-    labels_only = _estimate("labels only", _labels_fit(y, labelled, codes), f, labelled, codes, z)
-    ppi = _estimate("PPI++", _ppi_fit(f, y, labelled, codes, lam), f, labelled, codes, z)
+    z = z_value(alpha)
+    judge_only = _estimate("judge only", judge_fit(f, codes), f, labelled, codes, z)
+    labels_only = _estimate("labels only", labels_fit(y, labelled, codes), f, labelled, codes, z)
+    ppi = _estimate("PPI++", ppi_fit(f, y, labelled, codes, lam), f, labelled, codes, z)
     return PPIEstimate(
         confidence=1 - alpha,
         judge_only=judge_only,
@@ -212,21 +212,21 @@ def ppi_mean_difference(
     alpha = check_level(alpha, "alpha")
     fa = as_floats(judge_a, "judge_a")
     fb = as_floats(judge_b, "judge_b")
-    keys = _cluster_keys(clusters_a, len(fa), "a") + _cluster_keys(clusters_b, len(fb), "b")
+    keys = cluster_keys(clusters_a, len(fa), "a") + cluster_keys(clusters_b, len(fb), "b")
     codes = cluster_codes(keys, len(keys))
-    fa, ya, ca = _inputs(fa, labels_a, None, "labels_a", codes[: len(fa)])
-    fb, yb, cb = _inputs(fb, labels_b, None, "labels_b", codes[len(fa) :])
+    fa, ya, ca = check_inputs(fa, labels_a, None, "labels_a", codes[: len(fa)])
+    fb, yb, cb = check_inputs(fb, labels_b, None, "labels_b", codes[len(fa) :])
     la, lb = ~np.isnan(ya), ~np.isnan(yb)
     f, labelled = np.concatenate([fa, fb]), np.concatenate([la, lb])
-    z = _z(alpha)
-    fits: dict[Method, tuple[_Fit | str, _Fit | str]] = {
-        "judge only": (_judge_fit(fa, ca), _judge_fit(fb, cb)),
-        "labels only": (_labels_fit(ya, la, ca), _labels_fit(yb, lb, cb)),
-        "PPI++": (_ppi_fit(fa, ya, la, ca, lam), _ppi_fit(fb, yb, lb, cb, lam)),
+    z = z_value(alpha)
+    fits: dict[Method, tuple[Fit | str, Fit | str]] = {
+        "judge only": (judge_fit(fa, ca), judge_fit(fb, cb)),
+        "labels only": (labels_fit(ya, la, ca), labels_fit(yb, lb, cb)),
+        "PPI++": (ppi_fit(fa, ya, la, ca, lam), ppi_fit(fb, yb, lb, cb, lam)),
     }
     out: dict[Method, MeanEstimate] = {}
     for method, (one, two) in fits.items():
-        diff = _difference(one, two)
+        diff = difference(one, two)
         out[method] = _estimate(method, diff, f, labelled, codes, z)
     verdict, summary = _verdict(out["PPI++"], names)
     return MeanDifference(
@@ -302,7 +302,7 @@ def sample_for_labelling(
 
     Record the probabilities with the draw: `active_ppi_mean` needs them for every item.
     """
-    pi = _probabilities(probabilities)
+    pi = check_probabilities(probabilities)
     return np.random.default_rng(seed).random(len(pi)) < pi
 
 
@@ -341,18 +341,18 @@ def active_ppi_mean(
         ValueError: lengths differ, a probability outside (0, 1], bad alpha or lam.
     """
     alpha = check_level(alpha, "alpha")
-    f, y, codes = _inputs(judge, labels, clusters)
-    pi = _probabilities(probabilities)
+    f, y, codes = check_inputs(judge, labels, clusters)
+    pi = check_probabilities(probabilities)
     same_length(len(f), probabilities=pi)
     labelled = ~np.isnan(y)
-    z = _z(alpha)
-    labels_only = _active_fit(f, y, labelled, pi, codes, 0.0)
-    ppi = _active_fit(f, y, labelled, pi, codes, lam)
+    z = z_value(alpha)
+    labels_only = active_fit(f, y, labelled, pi, codes, 0.0)
+    ppi = active_fit(f, y, labelled, pi, codes, lam)
     labels_est = _estimate("labels only (IPW)", labels_only, f, labelled, codes, z, all_items=True)
     ppi_est = _estimate("active PPI++", ppi, f, labelled, codes, z, all_items=True)
     return PPIEstimate(
         confidence=1 - alpha,
-        judge_only=_estimate("judge only", _judge_fit(f, codes), f, labelled, codes, z),
+        judge_only=_estimate("judge only", judge_fit(f, codes), f, labelled, codes, z),
         labels_only=labels_est,
         ppi=ppi_est,
         effective_labels=_effective(labels_est, ppi_est),
@@ -389,30 +389,30 @@ def active_ppi_mean_difference(
     alpha = check_level(alpha, "alpha")
     fa = as_floats(judge_a, "judge_a")
     fb = as_floats(judge_b, "judge_b")
-    keys = _cluster_keys(clusters_a, len(fa), "a") + _cluster_keys(clusters_b, len(fb), "b")
+    keys = cluster_keys(clusters_a, len(fa), "a") + cluster_keys(clusters_b, len(fb), "b")
     codes = cluster_codes(keys, len(keys))
-    fa, ya, ca = _inputs(fa, labels_a, None, "labels_a", codes[: len(fa)])
-    fb, yb, cb = _inputs(fb, labels_b, None, "labels_b", codes[len(fa) :])
-    pa, pb = _probabilities(probabilities_a), _probabilities(probabilities_b)
+    fa, ya, ca = check_inputs(fa, labels_a, None, "labels_a", codes[: len(fa)])
+    fb, yb, cb = check_inputs(fb, labels_b, None, "labels_b", codes[len(fa) :])
+    pa, pb = check_probabilities(probabilities_a), check_probabilities(probabilities_b)
     same_length(len(fa), probabilities_a=pa)
     same_length(len(fb), probabilities_b=pb)
     la, lb = ~np.isnan(ya), ~np.isnan(yb)
     f, labelled = np.concatenate([fa, fb]), np.concatenate([la, lb])
-    z = _z(alpha)
-    fits: dict[Method, tuple[_Fit | str, _Fit | str]] = {
-        "judge only": (_judge_fit(fa, ca), _judge_fit(fb, cb)),
+    z = z_value(alpha)
+    fits: dict[Method, tuple[Fit | str, Fit | str]] = {
+        "judge only": (judge_fit(fa, ca), judge_fit(fb, cb)),
         "labels only (IPW)": (
-            _active_fit(fa, ya, la, pa, ca, 0.0),
-            _active_fit(fb, yb, lb, pb, cb, 0.0),
+            active_fit(fa, ya, la, pa, ca, 0.0),
+            active_fit(fb, yb, lb, pb, cb, 0.0),
         ),
         "active PPI++": (
-            _active_fit(fa, ya, la, pa, ca, lam),
-            _active_fit(fb, yb, lb, pb, cb, lam),
+            active_fit(fa, ya, la, pa, ca, lam),
+            active_fit(fb, yb, lb, pb, cb, lam),
         ),
     }
     out = {
         method: _estimate(
-            method, _difference(*pair), f, labelled, codes, z, all_items=method != "judge only"
+            method, difference(*pair), f, labelled, codes, z, all_items=method != "judge only"
         )
         for method, pair in fits.items()
     }
@@ -472,13 +472,13 @@ def rank_for_labelling(
         ValueError: as `ppi_mean`, or p_yes outside [0, 1].
     """
     alpha = check_level(alpha, "alpha")
-    f, y, codes = _inputs(judge, labels, clusters)
+    f, y, codes = check_inputs(judge, labels, clusters)
     p = np.clip(f, 0, 1) if p_yes is None else as_unit(p_yes, "p_yes")
     same_length(len(f), p_yes=p)
     labelled = ~np.isnan(y)
     if labelled.all():
         return []
-    fit = _ppi_fit(f, y, labelled, codes, None)
+    fit = ppi_fit(f, y, labelled, codes, None)
     lam = 1.0 if isinstance(fit, str) or fit.lam is None else fit.lam
     sigma2 = p * (1 - lam * f) ** 2 + (1 - p) * (lam * f) ** 2
     n, n_total = int(labelled.sum()), len(f)
@@ -488,7 +488,7 @@ def rank_for_labelling(
     unseen = float(sigma2[~labelled].sum())
     now = unseen / n_total**2 + (n_u / n_total) ** 2 * s2 / max(n, 1)
     after = (unseen - sigma2) / n_total**2 + ((n_u - 1) / n_total) ** 2 * s2 / (n + 1)
-    z = _z(alpha)
+    z = z_value(alpha)
     width_now = z * np.sqrt(now)
     widths = z * np.sqrt(np.maximum(after, 0.0))
     out = [
@@ -503,116 +503,9 @@ def rank_for_labelling(
     return sorted(out, key=lambda c: (-c.shrink, c.index))
 
 
-def _inputs(
-    judge: npt.ArrayLike,
-    labels: npt.ArrayLike,
-    clusters: Sequence[Hashable] | None,
-    labels_name: str = "labels",
-    codes: IntArray | None = None,
-) -> tuple[FloatArray, FloatArray, IntArray]:
-    f = as_floats(judge, "judge")
-    y = as_floats(labels, labels_name, allow_nan=True)
-    same_length(len(f), **{labels_name: y})
-    return f, y, cluster_codes(clusters, len(f)) if codes is None else codes
-
-
-def _probabilities(probabilities: npt.ArrayLike) -> FloatArray:
-    pi = as_floats(probabilities, "probabilities")
-    if ((pi <= 0) | (pi > 1)).any():
-        raise ValueError(
-            f"probabilities: expected numbers in (0, 1], got {float(pi[(pi <= 0) | (pi > 1)][0])!r}"
-        )
-    return pi
-
-
-def _judge_fit(f: FloatArray, codes: IntArray) -> _Fit | str:
-    if len(f) == 0:
-        return "no items"
-    return _Fit(float(f.mean()), (f - f.mean()) / len(f), codes)
-
-
-def _labels_fit(y: FloatArray, labelled: BoolArray, codes: IntArray) -> _Fit | str:
-    n = int(labelled.sum())
-    if n == 0:
-        return "no labels"
-    y_l = y[labelled]
-    return _Fit(float(y_l.mean()), (y_l - y_l.mean()) / n, codes[labelled])
-
-
-def _ppi_fit(
-    f: FloatArray, y: FloatArray, labelled: BoolArray, codes: IntArray, lam: float | None
-) -> _Fit | str:
-    n, n_u = int(labelled.sum()), int((~labelled).sum())
-    if n < 2:
-        return f"PPI needs at least 2 labels, got {n}"
-    if lam is not None and not 0 <= lam <= 1:
-        raise ValueError(f"lam: expected a number in [0, 1] or None, got {lam!r}")
-    f_l, y_l, f_u = f[labelled], y[labelled], f[~labelled]
-    if n_u == 0:
-        lam = 0.0
-    elif lam is None:
-        lam = _tuned_lambda(f, y_l, f_l, labelled, codes)
-    psi = np.zeros(len(f))
-    psi[labelled] = ((y_l - y_l.mean()) - lam * (f_l - f_l.mean())) / n
-    value = float(y_l.mean() - lam * f_l.mean())
-    if n_u:
-        psi[~labelled] = lam * (f_u - f_u.mean()) / n_u
-        value += lam * float(f_u.mean())
-    return _Fit(value, psi, codes, lam)
-
-
-def _tuned_lambda(
-    f: FloatArray, y_l: FloatArray, f_l: FloatArray, labelled: BoolArray, codes: IntArray
-) -> float:
-    n, n_u = len(y_l), len(f) - len(y_l)
-    size = int(codes.max()) + 1
-    cy = np.bincount(codes[labelled], weights=y_l - y_l.mean(), minlength=size)
-    cf = np.bincount(codes[labelled], weights=f_l - f_l.mean(), minlength=size)
-    spread = np.bincount(codes, weights=f - f.mean(), minlength=size)
-    variance = float(spread @ spread) / (len(f) - 1)
-    if variance == 0:
-        return 0.0
-    return float(np.clip(float(cy @ cf) / n / ((1 + n / n_u) * variance), 0.0, 1.0))
-
-
-def _active_fit(
-    f: FloatArray,
-    y: FloatArray,
-    labelled: BoolArray,
-    pi: FloatArray,
-    codes: IntArray,
-    lam: float | None,
-) -> _Fit | str:
-    n = int(labelled.sum())
-    if n < 2:
-        return f"needs at least 2 labels, got {n}"
-    if lam is not None and not 0 <= lam <= 1:
-        raise ValueError(f"lam: expected a number in [0, 1] or None, got {lam!r}")
-    weight = np.where(labelled, 1 / pi, 0.0)
-    a = np.where(labelled, y, 0.0) * weight
-    b = f * (1 - weight)
-    if lam is None:
-        ca = np.bincount(codes, weights=a - a.mean())
-        cb = np.bincount(codes, weights=b - b.mean())
-        lam = float(np.clip(-(ca @ cb) / (cb @ cb), 0.0, 1.0)) if cb @ cb > 0 else 0.0
-    terms = a + lam * b
-    return _Fit(float(terms.mean()), (terms - terms.mean()) / len(f), codes, lam)
-
-
-def _difference(one: _Fit | str, two: _Fit | str) -> _Fit | str:
-    if isinstance(one, str) or isinstance(two, str):
-        return one if isinstance(one, str) else two
-    return _Fit(
-        one.value - two.value,
-        np.concatenate([one.psi, -two.psi]),
-        np.concatenate([one.codes, two.codes]),
-        None,
-    )
-
-
 def _estimate(
     method: Method,
-    fit: _Fit | str,
+    fit: Fit | str,
     f: FloatArray,
     labelled: BoolArray,
     codes: IntArray,
@@ -654,24 +547,3 @@ def _verdict(estimate: MeanEstimate, names: tuple[str, str]) -> tuple[Verdict, s
     if estimate.ci_high is not None and estimate.ci_high < 0:
         return "B better", f"{names[1]} better: {estimate.text()}"
     return "cannot tell apart", f"cannot tell {names[0]} and {names[1]} apart: {estimate.text()}"
-
-
-def _cluster_keys(clusters: Sequence[Hashable] | None, n: int, side: str) -> list[Hashable]:
-    if clusters is None:
-        return [(_Alone, side, i) for i in range(n)]
-    keys = list(clusters)
-    if len(keys) != n:
-        raise ValueError(
-            f"clusters_{side}: expected {n} cluster ids (one per item), got {len(keys)}"
-        )
-    return keys
-
-
-class _Alone:
-    """Marks an item that is its own cluster, so its key can equal no caller's cluster id."""
-
-
-def _z(alpha: float) -> float:
-    from scipy.special import ndtri  # imported late: scipy costs a second
-
-    return float(ndtri(1 - alpha / 2))

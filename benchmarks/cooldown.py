@@ -88,9 +88,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
-    import judge.judges.llm as llm
+    from judge.judges.clients.litellm_client import import_litellm
 
-    llm.import_litellm()
+    import_litellm()
     print(f"{args.submissions * 3} calls, latency {args.latency} s, --max-concurrent "
           f"{args.concurrency}")  # fmt: skip
     print(f"{'faults':31} {'wall s':>7} {'calls/min':>9} {'vs none':>7} {'requests':>8} "

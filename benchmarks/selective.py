@@ -61,6 +61,7 @@ from judge.judges.selective.fit import (  # noqa: E402
     rubric_of,
     stage_of,
 )
+from judge.store import Store  # noqa: E402
 
 LABELLER = "a"
 GRANULARITY = "submission"
@@ -403,14 +404,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
     if args.store is not None:
-        model = {half: run(data, ReplayJudge(args.store), half) for half in ("A", "B")}
+        model = {
+            half: run(data, ReplayJudge(Store(args.store, readonly=True)), half)
+            for half in ("A", "B")
+        }
         out["alone"] = {
             name: {h: plain_agreement(r[h], data) for h in r}
             for name, r in (("rules", rules), ("model", model))
         }
 
         def with_model(calibration: Any) -> CascadeJudge:
-            return CascadeJudge([RulesJudge(), ReplayJudge(args.store)], calibration)
+            return CascadeJudge(
+                [RulesJudge(), ReplayJudge(Store(args.store, readonly=True))], calibration
+            )
 
         for guarantee in ("question", "verdict"):
             out[f"cascade_{guarantee}"] = keyed(

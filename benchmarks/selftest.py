@@ -16,7 +16,6 @@ prints the rows as JSON instead.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -59,12 +58,12 @@ def corpus_root(given: Path | None) -> Path:
 def measure(name: str, path: Path, seed: int) -> dict[str, Any]:
     """One set's row: specs, pass rate and as-expected share per probe kind."""
     from ground_truth import load_specs
-    from judge.selftest.check import run_selftest
+    from judge import selftest_judge
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         specs = load_specs(path)
-    report = asyncio.run(run_selftest(specs, goldens=False, seed=seed))
+    report = selftest_judge(specs, goldens=False, seed=seed)
     kinds = {k.kind: k for k in report.kinds}
     row: dict[str, Any] = {"set": name, "path": str(path), "specs": len(specs)}
     for kind in (*COLUMNS, *NOTHING):

@@ -123,9 +123,9 @@ def main() -> None:
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
-    import judge.judges.llm as llm
+    from judge.judges.clients.litellm_client import import_litellm
 
-    llm.import_litellm()
+    import_litellm()
     print(
         f"{'scenario':36} {'calls':>5} {'wall s':>7} {'limit s':>7} {'ratio':>6} "
         f"{'CPU ms/call':>11} {'CPU/wall':>8}"

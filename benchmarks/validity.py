@@ -222,9 +222,9 @@ def make_judge(models: list[str] | None, api_base: str | None, timeout: float) -
     if not models or all(m == "rules" for m in models):
         return build_judge(models)
     if any(m == "replay" or m.startswith("replay:") for m in models):
-        from judge.judges.replay import replay_judge_from_args
+        from judge.cli.judges import replay_judge
 
-        return replay_judge_from_args(models, None)
+        return replay_judge(models, None)
     key = os.environ.get("JUDGE_API_KEY")
     return build_judge(models, api_base=api_base, api_key=key, timeout=timeout)
 

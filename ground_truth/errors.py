@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
@@ -50,6 +51,18 @@ class FormatWarning(UserWarning):
         self.field = field
         self.message = message
         super().__init__(located(path, message, field))
+
+
+def validation_error(path: str | Path | None, exc: Any, prefix: str = "") -> InputError:
+    """pydantic's `ValidationError` as one `InputError` naming the first bad field, and every
+    other bad field with what was expected there in its message (none is left out)."""
+    problems = []
+    for error in exc.errors():
+        loc = ".".join(str(p) for p in error["loc"])
+        problems.append((f"{prefix}.{loc}" if prefix and loc else (prefix or loc or None), error))
+    (field, first), rest = problems[0], problems[1:]
+    also = "".join(f"; {where or '(top)'}: {error['msg']}" for where, error in rest)
+    return InputError(path, f"{first['msg']}{also}", field=field)
 
 
 _warning_sinks: list[Callable[[FormatWarning], None]] = []

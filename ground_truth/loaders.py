@@ -16,7 +16,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError, bad_file, warn_format
+from .errors import InputError, bad_file, validation_error, warn_format
 from .formats.registry import FormatAdapter, Kind, detect, get_adapter, read
 from .models import IncidentSpec, Submission
 from .reading import (
@@ -31,15 +31,6 @@ from .reading import (
 
 SPEC_SUFFIXES = {".yaml", ".yml", ".json"}
 AGENT_OUTPUT = "agent_output.json"
-
-
-def validation_error(path: Path, exc: ValidationError, prefix: str = "") -> InputError:
-    """Turn pydantic's error into one line naming the first bad field and what was expected."""
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or None)
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return InputError(path, f"{first['msg']}{more}", field=field)
 
 
 def validate(model: type[BaseModel], data: Any, path: Path, prefix: str = "") -> Any:

@@ -64,8 +64,9 @@ class Matcher:
 def submission_order(sub: Submission) -> tuple[str, int, str]:
     """Where a submission comes in a run: by incident id, then trial (numeric trials first, in
     numeric order)."""
-    return (sub.incident_id, *_trial_order(sub.trial))
+    return (sub.incident_id, *trial_order(sub.trial))
 
 
-def _trial_order(trial: str) -> tuple[int, str]:
+def trial_order(trial: str) -> tuple[int, str]:
+    """A trial's place among an incident's trials: numeric trials first, in numeric order."""
     return (int(trial), "") if trial.isdigit() else (1 << 30, trial)

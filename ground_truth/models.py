@@ -51,6 +51,8 @@ def _coerce_components(value: Any) -> Any:
         return []
     if isinstance(value, (str, dict)):
         value = [value]
+    if not isinstance(value, list):
+        return value  # left for validation to refuse, naming the field (`3` is no component)
     return [ComponentRef.coerce(v) for v in value]
 
 

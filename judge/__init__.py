@@ -32,8 +32,6 @@ _EXPORTS = {
         "evaluate_submission_async",
         "render_prompts",
         "run_sync",
-        "selftest_judge",
-        "selftest_judge_async",
     ],
     "judge.judges": [
         "Cacheable",
@@ -53,6 +51,7 @@ _EXPORTS = {
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
     "judge.checklist.rubric": ["Rubric", "load_rubric"],
     "judge.checklist.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
+    "judge.selftest.check": ["selftest_judge", "selftest_judge_async"],
     "judge.selftest.report": ["SelftestReport"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -116,8 +115,6 @@ if TYPE_CHECKING:
         evaluate_submission_async,
         render_prompts,
         run_sync,
-        selftest_judge,
-        selftest_judge_async,
     )
     from .checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer
     from .checklist.prompts import PromptRenderer
@@ -137,6 +134,7 @@ if TYPE_CHECKING:
     from .judges.cascade import CascadeJudge
     from .judges.selective.file import CalibrationFile, load_calibration
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
+    from .selftest.check import selftest_judge, selftest_judge_async
     from .selftest.report import SelftestReport
 
 

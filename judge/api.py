@@ -1,5 +1,4 @@
-"""The Python API: `evaluate*`, `selftest_judge*`, `render_prompts`, `run_sync`, and a run's
-options.
+"""The Python API: `evaluate*`, `render_prompts`, `run_sync`, and a run's options.
 
 `evaluate` and `evaluate_submission` work from plain code (a script, or a notebook whose event
 loop is running: the run then gets a thread and a loop of its own); `evaluate_async` and
@@ -11,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ground_truth.matching import match_submissions
 from ground_truth.models import IncidentSpec, Submission
@@ -35,11 +34,6 @@ from .run.options import Control, Limits, Storage
 from .run.result import Section, result_of, run_config
 from .run.shard import Shard
 from .run.units import units
-from .selftest.probes import DEFAULT_FAIL_UNDER
-
-if TYPE_CHECKING:  # the selftest derives with the rules judge's taxonomy: imported when used
-    from .selftest.cases import CallPlan
-    from .selftest.report import SelftestReport
 
 __all__ = [
     "SECTIONS",
@@ -53,8 +47,6 @@ __all__ = [
     "evaluate_submission_async",
     "render_prompts",
     "run_sync",
-    "selftest_judge",
-    "selftest_judge_async",
 ]
 
 T = TypeVar("T")
@@ -304,87 +296,3 @@ async def evaluate_submission_async(
         submission = submission.model_copy(update={"incident_id": spec.id})
     result = await evaluate_async([spec], [submission], rubric, judge, renderer, options)
     return result.cases[0]
-
-
-def selftest_judge(
-    specs: list[IncidentSpec] | None = None,
-    rubric: Rubric | str | Path | None = None,
-    judge: Judge | None = None,
-    options: EvalOptions | None = None,
-    *,
-    goldens: bool | str | Path = True,
-    seed: int = 0,
-    fail_under: float = DEFAULT_FAIL_UNDER,
-    renderer: PromptRenderer | None = None,
-    on_plan: Callable[[CallPlan], None] | None = None,
-) -> SelftestReport:
-    """Check a judge without labels (`judge selftest`); `selftest_judge_async` without `await`.
-
-    Defaults: the `sregym-v3` rubric and its goldens, the rules judge. Works from a script and
-    inside a running event loop (Jupyter), as `evaluate` does.
-    """
-    rubric, judge = _resolve(rubric, judge)
-    return run_sync(
-        selftest_judge_async(
-            specs,
-            rubric,
-            judge,
-            options,
-            goldens=goldens,
-            seed=seed,
-            fail_under=fail_under,
-            renderer=renderer,
-            on_plan=on_plan,
-        )
-    )
-
-
-async def selftest_judge_async(
-    specs: list[IncidentSpec] | None = None,
-    rubric: Rubric | str | Path | None = None,
-    judge: Judge | None = None,
-    options: EvalOptions | None = None,
-    *,
-    goldens: bool | str | Path = True,
-    seed: int = 0,
-    fail_under: float = DEFAULT_FAIL_UNDER,
-    renderer: PromptRenderer | None = None,
-    on_plan: Callable[[CallPlan], None] | None = None,
-) -> SelftestReport:
-    """Check a judge without labels, from async code: put to it diagnoses derived from each
-    spec that it must pass (the ground truth verbatim and rewritten) or fail (fault origin or
-    mechanism swapped, a victim blamed, vague, empty, asking for Yes), and the rubric's
-    hand-written goldens; report per probe kind and per question the share that behaved as
-    expected (`SelftestReport`: `ok` is every kind at or above `fail_under`).
-
-    - `specs`: the benchmark's specs (None or empty: the goldens alone).
-    - `rubric`, `judge`, `renderer`: as `evaluate_async` takes them.
-    - `options`: how the run goes (`EvalOptions`: its limits, control, storage and
-      granularity; a store makes a rerun ask nothing again, `max_cost` stops it).
-    - `goldens`: True runs `<rubric>.goldens.yaml` beside the rubric's file when there is
-      one, False none, a path that file.
-    - `seed`: picks the swapped-in components and mechanisms (not `options.seed`).
-    - `on_plan`: called with the calls to make and their estimated cost before the first.
-
-    Provider failures leave probes unscored (counted, never failed); `report.run_result` is
-    the run behind the report. Raises `InputError` when there is nothing to check or a
-    goldens file is bad.
-    """
-    from .selftest.check import run_selftest
-
-    options = options or EvalOptions()
-    check_granularity(options.granularity)
-    return await run_selftest(
-        specs,
-        rubric,
-        judge,
-        goldens=goldens,
-        seed=seed,
-        fail_under=fail_under,
-        renderer=renderer,
-        limits=options.limits,
-        control=options.control,
-        storage=options.storage,
-        granularity=options.granularity,
-        on_plan=on_plan,
-    )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ground_truth.formats.detect import FormatWarning
+from ground_truth.errors import FormatWarning
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"

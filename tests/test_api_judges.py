@@ -27,8 +27,9 @@ from judge import (
     register_judge,
 )
 from judge.judges import PanelJudge, build_judge
+from judge.judges.base import NullGate
 from judge.judges.registry import unregister_judge
-from judge.run.control import Gate, NullGate
+from judge.run.control import Gate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 

@@ -12,8 +12,8 @@ import pytest
 from test_reliability import SPECS, llm, submissions
 
 from judge import EvalOptions, evaluate, evaluate_async
-from judge.batch import BatchOptions, batch_cost, batch_discount
-from judge.judges.llm import import_litellm
+from judge.judges.clients.litellm_client import import_litellm
+from judge.run.batch import BatchOptions, batch_cost, batch_discount
 from judge.store import Store
 from judge.testing import FakeProvider, FakeProviderConfig
 
@@ -257,7 +257,7 @@ def test_a_stopped_run_leaves_its_batch_open_and_the_next_one_resumes_it(tmp_pat
 
 def _stop_while_polling(server: FakeProvider, options: EvalOptions):
     """A run whose gate stops at the first poll (as SIGINT would)."""
-    from judge.batch import phase as batch_module
+    from judge.run.batch import phase as batch_module
 
     original = batch_module.BatchPhase._progress
 
@@ -280,7 +280,7 @@ def test_batch_price_is_litellms_batch_price_else_the_documented_discount(monkey
     assert cost == pytest.approx(1000 * 7.5e-08 + 100 * 3e-07)  # litellm's *_batches prices
     assert batch_discount("openai/gpt-4o-mini", "openai") == 0.5
     assert batch_cost("openai/fake-judge", "openai", 1000, 100) is None  # no price: unknown
-    from judge.batch import cost as batch_module
+    from judge.run.batch import cost as batch_module
 
     regular = {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06}
     monkeypatch.setattr(batch_module, "_model_info", lambda model: regular)
@@ -379,7 +379,7 @@ def test_status_checks_that_keep_failing_leave_the_batch_open_for_the_next_run(
 
 
 def test_shards_batch_blocks_merge_into_one() -> None:
-    from judge.batch import merge_batch_usage
+    from judge.run.batch import merge_batch_usage
 
     one = {"batches": ["a"], "lines": 3, "lost": {"server": 1}, "wall_seconds": 4.0,
            "discount": 0.5, "seconds": {"wait": 2.0}}  # fmt: skip
@@ -396,7 +396,7 @@ def test_shards_batch_blocks_merge_into_one() -> None:
 def test_a_run_killed_around_the_batch_create_never_uploads_or_creates_twice(
     tmp_path: Path, monkeypatch, killed: str
 ) -> None:
-    from judge.batch import phase as batch_module
+    from judge.run.batch import phase as batch_module
 
     class Killed(BaseException):
         pass

@@ -14,12 +14,12 @@ from test_batch_cli import command
 from test_reliability import SPECS, submissions
 
 from judge.api import render_prompts
-from judge.batch import cost as batch_module
-from judge.batch.budget import BatchBudget, completion_cap, prompt_tokens
 from judge.checklist.prompts import PromptRenderer
 from judge.checklist.rubric import load_rubric
 from judge.cli import main
 from judge.cli.common import EXIT_PROVIDER
+from judge.run.batch import cost as batch_module
+from judge.run.batch.budget import BatchBudget, completion_cap, prompt_tokens
 
 PRICE = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "max_output_tokens": 500}
 """A priced model with no batch price: litellm's OpenAI batch discount (50%) applies."""

@@ -11,10 +11,10 @@ from rich.console import Console
 from test_batch import provider, run
 from test_batch_cli import command
 
-from judge.batch import cost as batch_module
 from judge.checklist.results import EvalResult
 from judge.cli import main
 from judge.report.display import summary_table
+from judge.run.batch import cost as batch_module
 
 PRICE = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
 

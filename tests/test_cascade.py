@@ -26,7 +26,7 @@ from agreement.selective import SelectiveRefusal
 from ground_truth import load_specs, load_submissions
 from judge import evaluate
 from judge.cli import main
-from judge.judges.llm import import_litellm
+from judge.judges.clients.litellm_client import import_litellm
 from judge.judges.rules import RulesJudge
 from judge.judges.selective.file import CalibrationFile, load_calibration, write_calibration
 from judge.testing import FakeProvider, FakeProviderConfig

@@ -15,7 +15,7 @@ from ground_truth import load_specs, load_submissions
 from judge import load_rubric
 from judge.api import render_prompts
 from judge.cli import main
-from judge.judges.llm import _estimate_tokens
+from judge.judges.llm import estimate_tokens
 from judge.testing import FakeProvider, FakeProviderConfig
 
 GT = EXAMPLE / "ground_truth" / "incorrect_image.yaml"
@@ -53,7 +53,7 @@ def test_rpm_paces_requests_under_the_providers_limit(tmp_path: Path) -> None:
 def test_tpm_paces_requests_under_the_providers_limit(tmp_path: Path) -> None:
     rubric = load_rubric().select(["D1"])
     prompts = render_prompts(load_specs(GT), load_submissions(EXAMPLE / "outputs"), rubric)
-    largest = max(_estimate_tokens(p.messages) for _, _, p in prompts)
+    largest = max(estimate_tokens(p.messages) for _, _, p in prompts)
     tpm = str(60 * largest)  # about one request a second
     code, result = run(tmp_path, STRICT, *QUICK, "--max-concurrent", "3", "--tpm", tpm)
     assert code == 0 and result["errors"] == {} and result["complete"] is True

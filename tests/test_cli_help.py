@@ -36,7 +36,7 @@ def test_format_lists_its_choices(capsys, command: str) -> None:
         text = help_of(capsys, command)
     finally:
         registry.FORMATS.unregister("mybench")
-    shipped = "native, itbench, sregym, srezero, aiopslab, openrca, forge, cloud-opsbench"
+    shipped = "native, itbench, sregym, srezero, aiopslab, openrca, forge, cloud-opsbench, rcaeval"
     assert f"--format FORMAT input format, one of: auto, {shipped}, mybench" in text
 
 

@@ -105,8 +105,8 @@ def test_a_run_starts_without_numpy_or_the_html_report() -> None:
         import sys
         import judge.cli.eval, judge.run.loop, judge.run.result, judge.report.display
         print(sorted({"numpy", "judge.report.html", "agreement"} & set(sys.modules)))
-        from judge.report import render_html, texts_from
-        print(render_html.__module__, texts_from.__module__)
+        from judge.report import render_html, write_html
+        print(render_html.__module__, write_html.__module__)
         try:
             from judge.report import no_such_name
         except ImportError:
@@ -116,7 +116,7 @@ def test_a_run_starts_without_numpy_or_the_html_report() -> None:
     assert done.stderr == ""
     assert done.stdout.splitlines() == [
         "[]",
-        "judge.report.html judge.report.texts",
+        "judge.report.html judge.report.html",
         "ImportError",
     ]
 

@@ -15,6 +15,7 @@ from judge.checklist.judgment import DimensionVerdict, QuestionAnswer
 from judge.checklist.results import EvalResult
 from judge.judges import JudgeTask, PanelJudge
 from judge.judges.replay import ReplayJudge
+from judge.store import Store
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 SPECS = load_specs(EXAMPLE / "ground_truth")
@@ -128,7 +129,7 @@ def test_a_replayed_verdict_is_checked_too(tmp_path: Path) -> None:
     with sqlite3.connect(store) as db:
         db.execute("UPDATE judgments SET answers = replace(answers, '-Q2', '-Q7')")
     db.close()
-    result = run(ReplayJudge(store))
+    result = run(ReplayJudge(Store(store, readonly=True)))
     assert len(result.judgments) == 9  # the dimension's questions, not the stored ones
     assert all(j.answer is None for j in result.judgments)
     assert all("unknown question id" in j.unscored_reason for j in result.judgments)

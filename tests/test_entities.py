@@ -21,7 +21,7 @@ from ground_truth.entities import (
     service_key,
     workload_name,
 )
-from ground_truth.formats.detect import FormatWarning
+from ground_truth.errors import FormatWarning
 from ground_truth.formats.forge import load_forge_specs, load_forge_submissions
 from ground_truth.formats.itbench import (
     load_itbench_judge_results,

@@ -47,10 +47,10 @@ def test_the_milestone_file_is_not_ground_truth():
     assert not any("milestone" in s.source["file"] for s in specs)
 
 
-def test_there_are_no_cloud_opsbench_submissions():
+def test_a_case_folder_holds_no_submissions():
     with pytest.raises(InputError, match="not a recognised agent outputs format"):
         load_submissions(COB)
-    with pytest.raises(InputError, match="Cloud-OpsBench publishes no agent outputs"):
+    with pytest.raises(InputError, match="holds no Cloud-OpsBench run results"):
         load_submissions(COB / "shop_network_1_metadata.json", "cloud-opsbench")
 
 

@@ -11,14 +11,8 @@ import pytest
 from helpers import corpus
 
 from ground_truth import loaders
-from ground_truth.errors import InputError
-from ground_truth.formats.detect import (
-    FormatWarning,
-    detect_spec_format,
-    detect_submission_format,
-    load_specs_as,
-    load_submissions_as,
-)
+from ground_truth.errors import FormatWarning, InputError
+from ground_truth.formats.registry import detect
 from ground_truth.models import IncidentSpec, Submission
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
@@ -81,17 +75,14 @@ FIXTURE_CASES = [
 
 
 def check_detection(path: Path, spec_format: str | None, submission_format: str | None) -> None:
-    for finder, expected in (
-        (detect_spec_format, spec_format),
-        (detect_submission_format, submission_format),
-    ):
+    for kind, expected in (("specs", spec_format), ("submissions", submission_format)):
         if expected is None:
             continue
         if expected in (NOT_SPECS, NOT_SUBMISSIONS):
             with pytest.raises(InputError, match="not a recognised"):
-                finder(path)
+                detect(path, kind)
         else:
-            assert finder(path) == expected, (path, finder.__name__)
+            assert detect(path, kind).name == expected, (path, kind)
 
 
 @pytest.mark.parametrize("relative, spec_format, submission_format", FIXTURE_CASES)
@@ -109,7 +100,7 @@ def test_unknown_input_names_the_formats_tried(tmp_path):
     path = tmp_path / "mystery.json"
     path.write_text(json.dumps({"hello": "world"}))
     with pytest.raises(InputError) as err:
-        detect_spec_format(path)
+        detect(path, "specs")
     message = str(err.value)
     assert str(path) in message and "format" in message
     for fmt in ("native", "itbench", "sregym", "aiopslab", "openrca", "forge"):
@@ -118,20 +109,20 @@ def test_unknown_input_names_the_formats_tried(tmp_path):
 
 def test_bad_format_names_and_paths(tmp_path):
     with pytest.raises(InputError, match="unknown format 'nope'"):
-        load_specs_as(FIXTURES / "itbench" / "scenarios", "nope")
+        loaders.load_specs(FIXTURES / "itbench" / "scenarios", "nope")
     with pytest.raises(InputError, match="no such file"):
-        load_submissions_as(tmp_path / "absent", "itbench")
+        loaders.load_submissions(tmp_path / "absent", "itbench")
     with pytest.raises(InputError, match="no such file"):
-        detect_submission_format(tmp_path / "absent")
+        detect(tmp_path / "absent", "submissions")
 
 
 def test_forcing_a_format_uses_that_adapter():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)
-        specs = load_specs_as(FIXTURES / "itbench" / "scenarios", "itbench")
+        specs = loaders.load_specs(FIXTURES / "itbench" / "scenarios", "itbench")
     assert {s.source["format"] for s in specs} == {"itbench"}
     with pytest.raises(InputError):
-        load_specs_as(FIXTURES / "itbench" / "scenarios", "openrca")
+        loaders.load_specs(FIXTURES / "itbench" / "scenarios", "openrca")
 
 
 def test_a_missing_adapter_fails_loudly_where_it_is_needed_only(monkeypatch):
@@ -140,11 +131,13 @@ def test_a_missing_adapter_fails_loudly_where_it_is_needed_only(monkeypatch):
     monkeypatch.delattr(formats, "srezero", raising=False)
     monkeypatch.setitem(sys.modules, "ground_truth.formats.srezero", None)
     with pytest.raises(ImportError):  # detection asks every adapter about an unclaimed input
-        detect_spec_format(FIXTURES / "sregym" / "results_judged.csv")
+        detect(FIXTURES / "sregym" / "results_judged.csv", "specs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)  # the fixtures' known problems
-        assert load_specs_as(FIXTURES / "itbench" / "scenarios", "itbench")  # srezero not needed
-    assert detect_spec_format(FIXTURES / "itbench" / "scenarios") == "itbench"  # nor here
+        assert loaders.load_specs(
+            FIXTURES / "itbench" / "scenarios", "itbench"
+        )  # srezero not needed
+    assert detect(FIXTURES / "itbench" / "scenarios", "specs").name == "itbench"  # nor here
 
 
 def test_format_warning_names_file_and_field():
@@ -224,13 +217,13 @@ def test_round_trip_through_the_native_format_loses_nothing(tmp_path, where, rel
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FormatWarning)
         if kind == "specs":
-            items = load_specs_as(path, fmt)
+            items = loaders.load_specs(path, fmt)
             native = tmp_path / "specs.json"
             native.write_text(json.dumps([s.model_dump(mode="json") for s in items]))
             back = loaders.load_specs(native, format="native")
             model = IncidentSpec
         else:
-            items = load_submissions_as(path, fmt)
+            items = loaders.load_submissions(path, fmt)
             native = tmp_path / "submissions.jsonl"
             native.write_text("\n".join(json.dumps(s.model_dump(mode="json")) for s in items))
             back = loaders.load_submissions(native, format="native")

@@ -265,7 +265,7 @@ def test_no_format_module_imports_its_way_back_to_itself() -> None:
 def test_detection_imports_only_the_adapters_it_asks(tmp_path: Path) -> None:
     code = (
         "import sys; from ground_truth import load_specs; load_specs(sys.argv[1]);"
-        " print(sorted(m.split('.')[-1] for m in sys.modules if m.startswith('ground_truth.formats.')))"
+        " print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('ground_truth.formats.')}))"
     )
 
     def loaded(path: Path) -> list[str]:

@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from judge.judges.clients import error_kind
+from judge.judges.clients.errors import retry_after_seconds
 from judge.judges.clients.http_errors import (
     APIConnectionError,
     APITimeoutError,
     connection_error,
     status_error,
 )
-from judge.run.limits import retry_after_seconds
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 BODIES: dict[str, Any] = {

@@ -15,7 +15,8 @@ from ground_truth import load_specs, load_submissions, match_submissions
 from judge.checklist.prompts import Prompt
 from judge.checklist.rubric import load_rubric
 from judge.judges import JudgeTask, RulesJudge
-from judge.run.control import Gate, RunStopped
+from judge.judges.base import RunStopped
+from judge.run.control import Gate
 from judge.run.isolated import IsolatedJudge
 
 

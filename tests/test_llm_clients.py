@@ -22,7 +22,8 @@ from judge.checklist.prompts import PromptRenderer
 from judge.judges import JudgeTask
 from judge.judges.clients import MissingKeyError, choose, error_kind
 from judge.judges.clients.prices import PRICES, cost, priced_entry
-from judge.judges.llm import REPLY_FORMATS, REPLY_MODELS, LLMJudge, _response_format
+from judge.judges.llm import LLMJudge
+from judge.judges.reply_format import REPLY_FORMATS, REPLY_MODELS, strict_format
 from judge.testing import FakeProvider, FakeProviderConfig, FaultKind
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS, REFUSAL_SHAPES
 
@@ -159,7 +160,7 @@ def test_both_clients_ask_for_the_same_reply_format() -> None:
 
     for order, model in REPLY_MODELS.items():
         sent = type_to_response_format_param(model)  # type: ignore[arg-type]
-        assert json.dumps(_response_format(order)) == json.dumps(sent)  # in the same order
+        assert json.dumps(strict_format(order)) == json.dumps(sent)  # in the same order
 
 
 def test_the_shipped_reply_formats_are_the_sdks_conversion_of_the_reply_models() -> None:
@@ -235,7 +236,7 @@ def _openai_chat_models() -> list[str]:
 def test_the_openai_clients_price_is_litellms_for_every_openai_chat_model(
     prompt: int, completion: int, cached: int, reasoning: int
 ) -> None:
-    from judge.judges.llm import import_litellm
+    from judge.judges.clients.litellm_client import import_litellm
 
     litellm = import_litellm()
     models = _openai_chat_models()

@@ -19,7 +19,8 @@ from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
 from judge.judges import JudgeTask
 from judge.judges.clients import Reply
-from judge.judges.llm import LLMJudge, UnparseableReply, parse_reply
+from judge.judges.llm import LLMJudge
+from judge.judges.repair import UnparseableReply, parse_reply
 from judge.run.control import Gate
 from judge.testing import FakeProvider, FakeProviderConfig
 

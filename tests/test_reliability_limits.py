@@ -7,8 +7,10 @@ import asyncio
 import httpx
 import pytest
 
-from judge.run.control import FATAL_KINDS, Gate, RunStopped
-from judge.run.limits import Cooldown, ErrorBudget, Pacer, RateLimiter, retry_after_seconds
+from judge.judges.base import RunStopped
+from judge.judges.clients.errors import retry_after_seconds
+from judge.run.control import FATAL_KINDS, Gate
+from judge.run.limits import Cooldown, ErrorBudget, Pacer, RateLimiter
 from judge.run.progress import RunStats
 
 

@@ -22,11 +22,11 @@ from test_report_html import Page
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, evaluate
+from judge.checklist.texts import texts_from
 from judge.cli import main
 from judge.judges.llm import LLMJudge
 from judge.judges.mask import MIN_RUN
 from judge.report.html import render_html
-from judge.report.texts import texts_from
 from judge.report.view import build_view
 from judge.store import LogFilter, Store, merge_stores
 from judge.store.replies import pack, read_piece, unpack

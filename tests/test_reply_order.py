@@ -13,7 +13,8 @@ from helpers import one_incident_args
 
 from judge.checklist.prompts import PromptRenderer
 from judge.cli import main
-from judge.judges.llm import SCHEMA_HASH, LLMJudge, pinned_schema, schema_hash
+from judge.judges.llm import LLMJudge
+from judge.judges.reply_format import SCHEMA_HASH, pinned_schema, schema_hash
 from judge.store import Store
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.formats import LLAMA_CPP_PYTHON_FORMATS

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judge.report.highlight import find_quote, highlight
+from judge.checklist.highlight import find_quote, highlight
 
 
 class _Collect(HTMLParser):

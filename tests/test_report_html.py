@@ -14,11 +14,12 @@ import pytest
 
 from ground_truth import Submission, load_specs, load_submissions
 from judge import EvalOptions, RulesJudge, evaluate
+from judge.checklist.highlight import find_quote
 from judge.checklist.judgment import DimensionVerdict, unscored
 from judge.checklist.results import EvalResult
+from judge.checklist.texts import CaseTexts, texts_from
 from judge.judges import JudgeTask
-from judge.report import ReportTexts, render_html, texts_from
-from judge.report.highlight import find_quote
+from judge.report import render_html
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sregym-mini"
@@ -52,14 +53,14 @@ class FlakyJudge:
         return await self._rules.judge(task)
 
 
-def example_run(k: int | None = None) -> tuple[EvalResult, ReportTexts]:
+def example_run(k: int | None = None) -> tuple[EvalResult, CaseTexts]:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")
     result = evaluate(specs, subs, options=EvalOptions(k=k))
     return result, texts_from(specs, subs, result.config["rubric"])
 
 
-def hostile_run() -> tuple[EvalResult, ReportTexts]:
+def hostile_run() -> tuple[EvalResult, CaseTexts]:
     """One hostile diagnosis (trial `hostile`) and one case with a provider error (`flaky`)."""
     specs = [s for s in load_specs(EXAMPLE / "ground_truth") if s.id == HOSTILE_INCIDENT]
     subs = [
@@ -115,7 +116,7 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[EvalResult, ReportTexts]:
+def example() -> tuple[EvalResult, CaseTexts]:
     return example_run()
 
 

@@ -15,7 +15,8 @@ from rich.console import Console
 from agreement import read_labels, write_label_template
 from ground_truth import IncidentSpec, Submission, load_submissions
 from judge import evaluate
-from judge.report import render_html, texts_from
+from judge.checklist.texts import texts_from
+from judge.report import render_html
 from judge.report.display import print_result
 from judge.report.exports import csv_text
 from judge.report.view import build_view

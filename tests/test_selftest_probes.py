@@ -132,7 +132,7 @@ def test_the_rewrite_states_origin_mechanism_details_and_symptoms() -> None:
     made = spec(
         fault_origin=[{"name": "checkout", "kind": "Deployment", "namespace": "shop"}],
         mechanism="the CART_ADDR env var is missing",
-        parameters={"env_var": "CART_ADDR", "nested": [{"port": 8080}]},
+        parameters={"env_var": "CART_ADDR", "nested": [{"port": 8080}], "condition": "TBD"},
         affected_components=["frontend"],
         symptoms=["CrashLoopBackOff|crash loop"],
     )

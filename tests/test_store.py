@@ -16,8 +16,9 @@ from judge.checklist.prompts import PromptRenderer
 from judge.checklist.rubric import load_rubric
 from judge.errors import StorageError
 from judge.judges import JudgeTask
+from judge.judges.mask import scrub_params
 from judge.run.cache import KeyMaker, LeafCall, RecordedJudge
-from judge.store import CaseRef, KeyParts, Store, scrub_params
+from judge.store import CaseRef, KeyParts, Store
 
 SPEC = IncidentSpec(id="inc-1", ground_truth="checkout points to port 8082 instead of 8080.")
 SUB = Submission(incident_id="inc-1", trial="1", diagnosis="checkout uses port 8082.")

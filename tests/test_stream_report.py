@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from judge.checklist.results import EvalResult, load_result
+from judge.checklist.texts import load_texts
 from judge.cli import main
 from judge.report import html, view
-from judge.report.texts import load_texts
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "sregym-mini"

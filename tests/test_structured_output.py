@@ -302,7 +302,7 @@ def test_a_pinned_schema_keeps_a_small_model_from_ending_its_answers_early(llm_c
     """At submission granularity the real 1.5B model answered three questions of nine under
     the generic schema; pinning every id in the json_object schema makes a grammar-enforcing
     server produce all of them (the fake stops early unless the list is pinned)."""
-    from judge.judges.llm import pinned_schema
+    from judge.judges.reply_format import pinned_schema
 
     specs = load_specs(EXAMPLE / "ground_truth" / "incorrect_image.yaml")
     subs = [s for s in load_submissions(EXAMPLE / "outputs") if s.incident_id == specs[0].id]
@@ -340,7 +340,7 @@ def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a
     out, and every call in flight then sent the refused format too (4 refusals, real server)."""
     from contextlib import asynccontextmanager
 
-    from judge.run.control import NullGate
+    from judge.judges.base import NullGate
 
     class SlowFirstSlot(NullGate):
         def __init__(self) -> None:

@@ -14,8 +14,8 @@ folders, or from a file named `<app>_<category>_<n>_metadata.json`:
   itself in `mechanism_keywords`; `problem_class`: the fault taxonomy;
 - `symptoms`: the query; `extra["cloud_opsbench"]`: the expert tool paths.
 
-Cloud-OpsBench publishes no agent outputs, so there is no submission loader; `milestone.json`
-and `tool_cache.json` beside `metadata.json` are not ground truth and are not read.
+`milestone.json` and `tool_cache.json` beside `metadata.json` are not ground truth and are not
+read. The agent's runs (`result_raw.json`) are read by `cloudopsbench_runs`.
 """
 
 from __future__ import annotations
@@ -25,17 +25,20 @@ from typing import Any
 
 from ..errors import InputError
 from ..models import ComponentRef, IncidentSpec
+from .cloudopsbench_runs import any_result, load_run_submissions
 from .files import SNIFF_LIMIT, read_structured, sniff_structured
 
 FORMAT = "cloud-opsbench"
 RESULT_KEYS = {"fault_taxonomy", "fault_object", "root_cause"}
 OBJECT_KINDS = {"node": "Node", "namespace": "Namespace"}
-# benchmark/<app>/<category>/<n>/metadata.json: how deep below a given folder a case file lies.
-MAX_DEPTH = 3
+# <checkout>/benchmark/<app>/<category>/<n>/metadata.json: how deep below a given folder a case
+# file lies (the checkout is one level above the benchmark/ folder).
+MAX_DEPTH = 4
 LOOKS_FOR = {
     "specs": "metadata.json with namespace, query and result{fault_taxonomy, fault_object,"
     " root_cause}, alone or in benchmark/<app>/<category>/<n>/ case folders",
-    "submissions": "(Cloud-OpsBench publishes no agent outputs)",
+    "submissions": "result_raw.json ({Completed, stop_reason}) under"
+    " <system>/<model>_<prompt>/<category>/<case>/",
 }
 
 
@@ -70,7 +73,7 @@ class CloudOpsBenchAdapter:
 
     def sniff(self, path: Path, kind: str) -> float:
         if kind != "specs":
-            return 0.0
+            return 1.0 if any_result(path) else 0.0
         files = _case_files(path)[:SNIFF_LIMIT]
         return 1.0 if any(_is_case(sniff_structured(f)) for f in files) else 0.0
 
@@ -85,12 +88,7 @@ class CloudOpsBenchAdapter:
         return specs
 
     def load_submissions(self, path: Path) -> list[Any]:
-        raise InputError(
-            path,
-            "Cloud-OpsBench publishes no agent outputs; give the agent's diagnoses in the native"
-            " format (see `judge schema`)",
-            field="format",
-        )
+        return load_run_submissions(path)
 
 
 def _spec(file: Path, data: dict[str, Any]) -> IncidentSpec:

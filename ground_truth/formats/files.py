@@ -71,6 +71,32 @@ def any_file(path: Path, suffixes: Iterable[str], test: Callable[[Path], bool]) 
     return any(test(f) for f in files_with_suffix(path, suffixes)[:SNIFF_LIMIT])
 
 
+def first_readable(files: Iterable[Path], parse: Callable[[Path], Any]) -> Any:
+    """What `parse` makes of the first of `files` it can read, None when it can read none.
+
+    `parse` returns None for a file it cannot read (`sniff_structured` does): such a file is
+    passed over, never taken as a sign of another format, so that a broken file does not
+    decide a folder's format by sorting first. At most `SNIFF_LIMIT` readable files and five
+    times as many files in all are opened.
+    """
+    for opened, file in enumerate(files):
+        if opened >= SNIFF_LIMIT * 5:
+            break
+        data = parse(file)
+        if data is not None:
+            return data
+    return None
+
+
+def child_folders(path: Path, holds: Callable[[Path], bool]) -> list[Path]:
+    """The folders directly inside `path` for which `holds` is true: one level of parent folder
+    above the data, as the anchors' own trees have it (ITBench's `roles/scenarios/` above
+    `files/`, SRE-Zero's `srezero/` above `task_configs/`)."""
+    if not path.is_dir():
+        return []
+    return [child for child in sorted(path.iterdir()) if child.is_dir() and holds(child)]
+
+
 def matching_files(
     path: Path, suffixes: Iterable[str], test: Callable[[Path], bool], what: str
 ) -> list[Path]:

@@ -64,6 +64,8 @@ LEVEL_KINDS = {
     "service_instance": "ServiceInstance",
 }
 RESPONSES = re.compile(r"^responses-(?P<workflow>.+)\.txt$")
+# Responses files are recognised by content; these are the suffixes looked at.
+RESPONSE_SUFFIXES = (".txt", ".jsonl")
 # results/v4/<model>/<system>/<task>/<modality>/<alerts representation>/<kg representation>/
 SETTING_DEPTH = 4
 HYPOTHESIS_FIELDS = ("type", "location", "description", "justification", "propagation_path")
@@ -95,8 +97,9 @@ def _is_diagnoses_file(file: Path) -> bool:
 
 
 def _is_responses_file(file: Path) -> bool:
-    """An upstream `responses-<workflow>.txt`: JSON lines with `fault_id` and `final_response`."""
-    if not RESPONSES.match(file.name):
+    """An upstream responses file (`responses-<workflow>.txt`, or renamed: any `.txt`/`.jsonl`):
+    JSON lines with `fault_id` and `final_response`, recognised by content."""
+    if file.suffix.lower() not in RESPONSE_SUFFIXES:
         return False
     try:
         head = read_head(file)
@@ -117,11 +120,11 @@ def _is_responses_file(file: Path) -> bool:
 def _responses_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path] if _is_responses_file(path) else []
-    return [
-        f
-        for f in input_files(path, lambda p: bool(RESPONSES.match(p.name)))
-        if _is_responses_file(f)
-    ]
+    return [f for f in _response_candidates(path) if _is_responses_file(f)]
+
+
+def _response_candidates(path: Path) -> list[Path]:
+    return input_files(path, lambda p: p.suffix.lower() in RESPONSE_SUFFIXES)
 
 
 def _label_files(path: Path) -> list[Path]:
@@ -148,10 +151,7 @@ def looks_like_forge_submissions(path: str | Path) -> bool:
         return True
     if path.is_file():
         return _is_responses_file(path)
-    return any(
-        _is_responses_file(f)
-        for f in input_files(path, lambda p: bool(RESPONSES.match(p.name)))[:SNIFF_LIMIT]
-    )
+    return any(_is_responses_file(f) for f in _response_candidates(path)[:SNIFF_LIMIT])
 
 
 # ---------------------------------------------------------------- ground truth

@@ -36,13 +36,16 @@ OpenRCA's own score goes to `source["openrca_score"]`, and `load_openrca_verdict
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, bad_file
 from ..models import ComponentRef, Entity, IncidentSpec, Submission
 from ..reading import input_files, parse_json
 from .files import SNIFF_LIMIT, csv_header, files_with_suffix, read_csv_rows, warn_format
+from .rca100 import is_rca100_row, rca100_answer, rca100_id, rca100_spec
 from .registry import FunctionAdapter
 
 FORMAT = "openrca"
@@ -190,10 +193,17 @@ def load_openrca_specs(path: str | Path) -> list[IncidentSpec]:
         recovered = []
         for index, row in enumerate(read_csv_rows(file)):
             line = index + 2
-            failures, asked, was_recovered = _failures(row, file, line)
-            if was_recovered:
-                recovered.append(str(line))
-            spec = _spec(row, file, line, _row_id(row, index), failures, asked)
+            try:
+                if is_rca100_row(row):
+                    spec = rca100_spec(row, file, line, _layout(file))
+                else:
+                    failures, asked, was_recovered = _failures(row, file, line)
+                    if was_recovered:
+                        recovered.append(str(line))
+                    spec = _spec(row, file, line, _row_id(row, index), failures, asked)
+            except InputError as exc:
+                bad_file(exc)
+                continue
             specs[spec.id] = spec
         _warn_reruns(file)
         if recovered:
@@ -213,7 +223,7 @@ def _warn_reruns(file: Path) -> None:
     the same); submissions keep every row, as trials 1, 2, ... in file order."""
     counts: dict[str, int] = {}
     for index, row in enumerate(read_csv_rows(file)):
-        key = _row_id(row, index)
+        key = _incident_id(row, index, file).removeprefix(f"{_system(file)}-")
         counts[key] = counts.get(key, 0) + 1
     repeated = sorted((k for k, n in counts.items() if n > 1), key=_natural)
     if repeated:
@@ -239,7 +249,8 @@ def _failures(
     if asked is None:
         raise InputError(
             file,
-            f"unknown task index {task!r} (expected task_1..task_7)",
+            f"unknown task index {task!r} (expected OpenRCA's task_1..task_7, or RCA-100's"
+            " t001.. with a JSON groundtruth)",
             field=f"line {line}.task_index",
         )
     if "scoring_points" in row:
@@ -372,40 +383,69 @@ def _spec(
 
 
 def load_openrca_submissions(path: str | Path) -> list[Submission]:
-    """Submissions from OpenRCA agent-results CSVs; a query's repeated row is its next trial."""
+    """Submissions from OpenRCA agent-results CSVs (RCA-100's too): a query's repeated row is
+    its next trial, and several runs of one system are trials named after each run."""
     subs = []
-    for file in _files(Path(path), {"agent"}):
-        system, run = _system(file), _run_name(file)
-        _warn_reruns(file)
-        trials: dict[str, int] = {}
-        for index, row in enumerate(read_csv_rows(file)):
-            line = index + 2
-            incident_id = f"{system}-{_row_id(row, index)}"
-            trials[incident_id] = trials.get(incident_id, 0) + 1
+    for file, line, row, incident_id, trial in _agent_rows(Path(path)):
+        run = _run_name(file)
+        if is_rca100_row(row):
+            diagnosis, entities = rca100_answer(row, file, line)
+        else:
             causes = _prediction(row.get("prediction") or "", file, line)
-            subs.append(
-                Submission(
-                    incident_id=incident_id,
-                    trial=str(trials[incident_id]),
-                    diagnosis=_diagnosis(causes),
-                    agent=f"OpenRCA RCA-agent ({run})" if run else "OpenRCA RCA-agent",
-                    entities=[
-                        Entity(name=c["component"], rank=i)
-                        for i, c in enumerate(causes, 1)
-                        if c.get("component")
-                    ],
-                    source={
-                        "format": FORMAT,
-                        "file": str(file),
-                        "field": f"line {line}",
-                        "schema": _layout(file),
-                        "openrca_score": _score(row.get("score")),
-                        "passed": row.get("passed"),
-                        "failed": row.get("failed"),
-                    },
-                )
+            diagnosis = _diagnosis(causes)
+            entities = [
+                Entity(name=c["component"], rank=i)
+                for i, c in enumerate(causes, 1)
+                if c.get("component")
+            ]
+        subs.append(
+            Submission(
+                incident_id=incident_id,
+                trial=trial,
+                diagnosis=diagnosis,
+                agent=f"OpenRCA RCA-agent ({run})" if run else "OpenRCA RCA-agent",
+                entities=entities,
+                source={
+                    "format": FORMAT,
+                    "file": str(file),
+                    "field": f"line {line}",
+                    "schema": _layout(file),
+                    "openrca_score": _score(row.get("score")),
+                    "passed": row.get("passed"),
+                    "failed": row.get("failed"),
+                },
             )
+        )
     return subs
+
+
+def _agent_rows(
+    path: Path, warn: bool = True
+) -> Iterator[tuple[Path, int, dict[str, str], str, str]]:
+    """(file, line, row, incident id, trial) of every row of the agent CSVs under `path`.
+
+    A query's rows in one file are trials 1, 2, ... in file order. When several files answer
+    the same queries (several runs of one system, as a result folder holds them), each such
+    file's trials are named after its run (`rca-gpt-4o/1`), so that none is taken for another."""
+    files = _files(path, {"agent"})
+    ids = {f: [_incident_id(r, i, f) for i, r in enumerate(read_csv_rows(f))] for f in files}
+    owners = Counter(i for f in files for i in set(ids[f]))
+    for file in files:
+        if warn:
+            _warn_reruns(file)
+        shared = any(owners[i] > 1 for i in ids[file])
+        prefix = f"{_run_name(file) or file.stem}/" if shared else ""
+        trials: Counter[str] = Counter()
+        for index, row in enumerate(read_csv_rows(file)):
+            incident_id = ids[file][index]
+            trials[incident_id] += 1
+            yield file, index + 2, row, incident_id, f"{prefix}{trials[incident_id]}"
+
+
+def _incident_id(row: dict[str, str], index: int, file: Path) -> str:
+    if is_rca100_row(row):
+        return rca100_id(row, file)
+    return f"{_system(file)}-{_row_id(row, index)}"
 
 
 def _prediction(text: str, file: Path, line: int) -> list[dict[str, Any]]:
@@ -464,21 +504,16 @@ def _score(value: str | None) -> float | None:
 def load_openrca_verdicts(path: str | Path) -> list[dict[str, Any]]:
     """OpenRCA's own scoring as a rater table: `verdict` = (score == 1.0), plus `score`."""
     out = []
-    for file in _files(Path(path), {"agent"}):
-        system = _system(file)
-        trials: dict[str, int] = {}
-        for index, row in enumerate(read_csv_rows(file)):
-            score = _score(row.get("score"))
-            incident_id = f"{system}-{_row_id(row, index)}"
-            trials[incident_id] = trials.get(incident_id, 0) + 1
-            out.append(
-                {
-                    "incident_id": incident_id,
-                    "trial": str(trials[incident_id]),
-                    "verdict": None if score is None else score == 1.0,
-                    "score": score,
-                }
-            )
+    for _file, _line, row, incident_id, trial in _agent_rows(Path(path), warn=False):
+        score = _score(row.get("score"))
+        out.append(
+            {
+                "incident_id": incident_id,
+                "trial": trial,
+                "verdict": None if score is None else score == 1.0,
+                "score": score,
+            }
+        )
     return out
 
 

@@ -108,6 +108,7 @@ for _name, _reference in {
     "openrca": "ground_truth.formats.openrca:ADAPTER",
     "forge": "ground_truth.formats.forge:ADAPTER",
     "cloud-opsbench": "ground_truth.formats.cloudopsbench:ADAPTER",
+    "rcaeval": "ground_truth.formats.rcaeval:ADAPTER",
 }.items():
     register_format(_name, _reference)
 

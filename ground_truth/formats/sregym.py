@@ -58,6 +58,7 @@ from .files import (
 )
 from .registry import FunctionAdapter
 from .sregym_registry import extract_root_causes, registry_file
+from .sregym_traces import any_trace, load_trace_submissions
 
 FORMAT = "sregym"
 TEXT_COLUMNS = (
@@ -251,18 +252,23 @@ def _is_submission_source(file: Path) -> bool:
 
 
 def looks_like_sregym_submissions(path: str | Path) -> bool:
-    """Whether `path` is, or its first files include, SREGym submissions JSON or a results CSV."""
-    return any_file(Path(path), (".json", ".csv"), _is_submission_source)
+    """Whether `path` is, or its first files include, SREGym submissions JSON, a results CSV or
+    an agent trace (`sregym_traces`)."""
+    path = Path(path)
+    return any_file(path, (".json", ".csv"), _is_submission_source) or any_trace(path)
 
 
 def load_sregym_submissions(path: str | Path) -> list[Submission]:
     """Submissions from SREGym submission JSON and results CSVs; InputError when there are none."""
+    path = Path(path)
+    if not any_file(path, (".json", ".csv"), _is_submission_source) and any_trace(path):
+        return load_trace_submissions(path)
     subs: list[Submission] = []
     for file in matching_files(
-        Path(path),
+        path,
         (".json", ".csv"),
         _is_submission_source,
-        "SREGym agent submissions or results CSVs",
+        "SREGym agent submissions, results CSVs or agent traces",
     ):
         subs.extend(
             _csv_submissions(file) if file.suffix.lower() == ".csv" else _json_submissions(file)
@@ -444,7 +450,8 @@ ADAPTER = FunctionAdapter(
     {
         "specs": "a SREGym checkout (sregym/conductor/problems/registry.py and its"
         " problem modules), or YAML/JSON mapping problem ids to root-cause strings",
-        "submissions": "result CSV or JSON with per-problem diagnosis text",
+        "submissions": "result CSV or JSON with per-problem diagnosis text, or agent traces"
+        " (session files whose tool calls POST /submit)",
     },
     looks_like_sregym_specs,
     looks_like_sregym_submissions,

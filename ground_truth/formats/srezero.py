@@ -22,14 +22,17 @@ import csv
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InputError
+from ..errors import InputError, bad_file, validation_error
 from ..models import Action, ComponentRef, IncidentSpec, Submission, Trajectory
-from ..reading import input_files, parse_json, read_text
+from ..reading import RefusedInput, input_files, parse_json, read_text
+from .files import child_folders, first_readable
 from .registry import FunctionAdapter
 
 FORMAT = "srezero"
@@ -104,14 +107,16 @@ class SREZeroTaskConfig(BaseModel):
 def load_srezero_specs(path: str | Path) -> list[IncidentSpec]:
     """Read SRE-Zero task configs: a config, a list, the `{"tasks": {...}}` bundle, or a folder."""
     path = Path(path)
-    files = _json_files(path)
+    files = _json_files(path, _is_config)
     if not files:
         raise InputError(path, "holds no SRE-Zero task config (*.json)")
-    specs = []
+    specs: list[IncidentSpec] = []
     for file in files:
-        for where, raw in _config_items(file, _read_json(file)):
-            config = _validate_config(file, where, raw)
-            specs.append(config_to_spec(config, raw, file))
+        with _each_file(path, file, "an SRE-Zero task config"):
+            specs.extend(
+                config_to_spec(_validate_config(file, where, raw), raw, file)
+                for where, raw in _config_items(file, _read_json(file))
+            )
     return specs
 
 
@@ -181,7 +186,7 @@ def _validate_config(file: Path, where: str, raw: Any) -> SREZeroTaskConfig:
     try:
         return SREZeroTaskConfig.model_validate(raw)
     except ValidationError as exc:
-        raise _validation_error(file, exc, where) from None
+        raise validation_error(file, exc, where) from None
 
 
 # ---------------------------------------------------------------- actions
@@ -303,14 +308,32 @@ def format_srezero_action(tool: str, args: dict[str, Any]) -> str:
 def load_srezero_submissions(path: str | Path) -> list[Submission]:
     """Read SRE-Zero run records (one JSON file, or a folder of them) into submissions."""
     path = Path(path)
-    files = _json_files(path)
+    files = _json_files(path, _is_run)
     if not files:
         raise InputError(path, "holds no SRE-Zero run record (*.json)")
     subs: list[Submission] = []
     for file in files:
-        for where, run in _runs(file, _read_json(file)):
-            subs.extend(_run_submissions(file, where, run))
+        with _each_file(path, file, "an SRE-Zero run record"):
+            subs.extend(
+                sub
+                for where, run in _runs(file, _read_json(file))
+                for sub in _run_submissions(file, where, run)
+            )
     return subs
+
+
+@contextmanager
+def _each_file(path: Path, file: Path, what: str) -> Iterator[None]:
+    """Read one file of a folder: one that cannot be used is a bad file (`bad_file`, which
+    `judge check` lists, every one), saying what it was expected to be; a lone file raises."""
+    try:
+        yield
+    except RefusedInput:
+        raise
+    except InputError as exc:
+        if path == file:
+            raise
+        bad_file(InputError(exc.path, f"{exc.message} (expected {what})", field=exc.field))
 
 
 def _runs(file: Path, data: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -334,14 +357,17 @@ def _run_submissions(file: Path, where: str, run: dict[str, Any]) -> list[Submis
     subs = []
     for i, record in enumerate(records):
         field = f"{where}records[{i}]"
-        if not isinstance(record, dict):
-            raise InputError(file, "expected an episode record object", field=field)
-        task_id = record.get("task_id")
-        if not isinstance(task_id, str) or not task_id:
-            raise InputError(file, "expected the task id as text", field=f"{field}.task_id")
-        episodes[task_id] += 1
-        trial = str(episodes[task_id]) if not where else f"{agent}#{episodes[task_id]}"
-        subs.append(_record_submission(file, field, record, task_id, trial, agent))
+        try:
+            if not isinstance(record, dict):
+                raise InputError(file, "expected an episode record object", field=field)
+            task_id = record.get("task_id")
+            if not isinstance(task_id, str) or not task_id:
+                raise InputError(file, "expected the task id as text", field=f"{field}.task_id")
+            episodes[task_id] += 1
+            trial = str(episodes[task_id]) if not where else f"{agent}#{episodes[task_id]}"
+            subs.append(_record_submission(file, field, record, task_id, trial, agent))
+        except InputError as exc:
+            bad_file(exc)  # one bad record: the others are still read (and each bad one named)
     return subs
 
 
@@ -461,14 +487,18 @@ def looks_like_srezero_submissions(path: str | Path) -> bool:
 
 
 def _sniff(path: Path, test: Any) -> bool:
-    files = _json_files(path) if path.exists() else []
-    if not files:
-        return False
+    """Whether the first readable JSON file of `path` (or of the folder one level below it
+    that holds such files, as `srezero/` holds `task_configs/`) passes `test`."""
+    return bool(test(first_readable(_json_files(path, test), _readable_json)))
+
+
+def _readable_json(file: Path) -> Any:
     try:
-        data = _read_json(files[0])
+        return _read_json(file)
+    except RefusedInput:
+        raise
     except InputError:
-        return False
-    return bool(test(data))
+        return None
 
 
 def _is_config(data: Any) -> bool:
@@ -489,22 +519,30 @@ def _is_run(data: Any) -> bool:
     return isinstance(first, dict) and {"task_id", "trajectory"} <= set(first)
 
 
-def _json_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return input_files(path, lambda p: p.suffix == ".json", recursive=False)
-    return [path] if path.is_file() else []
+def _json_files(path: Path, test: Any) -> list[Path]:
+    """The JSON files to read: `path` itself; the files directly in the folder when the first
+    readable one is what `test` recognises; else those of the folders one level below whose
+    first readable file it recognises (`srezero/` above `task_configs/`); else the folder's own
+    (each then named when it cannot be used)."""
+    if path.is_file():
+        return [path]
+    here = _folder_json(path)
+    if here and test(first_readable(here, _readable_json)):
+        return here
+    below = child_folders(
+        path, lambda child: test(first_readable(_folder_json(child), _readable_json))
+    )
+    return [file for child in below for file in _folder_json(child)] or here
+
+
+def _folder_json(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return []
+    return input_files(path, lambda p: p.suffix == ".json", recursive=False)
 
 
 def _read_json(path: Path) -> Any:
     return parse_json(read_text(path), path)
-
-
-def _validation_error(path: Path, exc: ValidationError, prefix: str) -> InputError:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    field = ".".join(p for p in (prefix, loc) if p) or None
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return InputError(path, f"{first['msg']}{more}", field=field)
 
 
 ADAPTER = FunctionAdapter(

@@ -93,7 +93,7 @@ class PromptRenderer:
     def __init__(self, template_dir: str | Path | None = None, reply_order: str = "answer-first"):
         self.reply_order = reply_order
         """Which field of an answer the system prompt asks for first; see
-        `judge.judges.llm.EvidenceFirstItem` (the llm judge's `reply_order` should match)."""
+        `judge.judges.reply_format.EvidenceFirstItem` (the llm judge's `reply_order` should match)."""
         search = [str(TEMPLATES)]
         if template_dir is not None:
             template_dir = Path(template_dir)

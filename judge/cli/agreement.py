@@ -201,7 +201,7 @@ def _confidence_calibration(args: argparse.Namespace, target: Path | None, out) 
         reference_labels,
         rubric_of,
     )
-    from ..judges.selective.render import reliability_table, thresholds_table
+    from ..report.calibration_tables import reliability_table, thresholds_table
 
     stages, results = load_stages(args.results)
     rubric_hash, shape = rubric_of(results, [str(p) for p in args.results])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -91,24 +92,26 @@ def check_inputs(
     from ground_truth import load_specs, load_submissions, match_submissions
 
     found: list[str] = []
+    named: set[str] = set()
     bad: list[InputError] = []
     with collecting_bad_files() as collected:
-        rubric = _attempt(bad, found, _rubric, rubric_name)
-        specs = _attempt(bad, found, load_specs, ground_truth, fmt)
+        rubric = _attempt(bad, found, named, _rubric, rubric_name)
+        specs = _attempt(bad, found, named, load_specs, ground_truth, fmt)
         submissions = None
         if outputs is not None:
-            submissions = _attempt(bad, found, load_submissions, outputs, fmt)
+            submissions = _attempt(bad, found, named, load_submissions, outputs, fmt)
         if specs is not None and submissions is not None:
             found += collect_warnings(_cross_check, specs, submissions)[1]
+    refused = named | {e.path for e in [*collected, *bad] if e.path}
     findings: dict[str, Any] = {
-        "ground_truth": _described(ground_truth, specs or [], "n_specs"),
+        "ground_truth": _described(ground_truth, specs or [], "n_specs", refused),
         "errors": _errors([*collected, *bad]),
         "warnings": found,
         "rules_unanswerable": _unanswerable(specs, rubric) if specs and rubric else {},
         "unnormalised_components": _unnormalised(specs or []),
     }
     if outputs is not None:
-        findings["outputs"] = _described(outputs, submissions or [], "n_submissions")
+        findings["outputs"] = _described(outputs, submissions or [], "n_submissions", refused)
     if specs is not None and submissions is not None:
         matching = match_submissions(specs, submissions)
         findings["missing"] = matching.missing
@@ -125,9 +128,11 @@ def _rubric(name: str) -> Any:
     return load_rubric(name)
 
 
-def _attempt(bad: list[InputError], found: list[str], fn: Callable[..., T], *args: Any) -> T | None:
+def _attempt(
+    bad: list[InputError], found: list[str], named: set[str], fn: Callable[..., T], *args: Any
+) -> T | None:
     """`fn(*args)`, keeping the warnings it gave (also when it fails); None when it raised an
-    `InputError`, which goes into `bad`."""
+    `InputError`, which goes into `bad`; the files the warnings name go into `named`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -137,6 +142,7 @@ def _attempt(bad: list[InputError], found: list[str], fn: Callable[..., T], *arg
             return None
         finally:
             found += [str(w.message) for w in caught]
+            named.update(str(path) for w in caught if (path := getattr(w.message, "path", None)))
 
 
 def _errors(errors: list[InputError]) -> list[dict[str, str | None]]:
@@ -147,13 +153,38 @@ def _errors(errors: list[InputError]) -> list[dict[str, str | None]]:
     return list(out.values())
 
 
-def _described(path: Path, items: list[Any], count: str) -> dict[str, Any]:
+def _described(path: Path, items: list[Any], count: str, refused: set[str]) -> dict[str, Any]:
     return {
         "path": str(path),
         "format": _formats(items),
         count: len(items),
         "layouts": _layouts(items),
+        "skipped_files": _skipped(path, items, refused) if items else [],
     }
+
+
+DATA_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml", ".csv", ".txt"})
+
+
+def _skipped(path: Path, items: list[Any], refused: set[str]) -> list[str]:
+    """The data files under folder `path` (JSON, YAML, CSV, text) that no loaded item came from
+    and no error names: what the format's reader did not recognise and passed over."""
+    if not path.is_dir():
+        return []
+    used = {_real(f) for f in refused}
+    for item in items:
+        source = item.source
+        named = [source.get("file"), source.get("loaded_from"), *(source.get("context") or [])]
+        used.update(_real(f) for f in named if isinstance(f, str))
+    return sorted(
+        str(f)
+        for f in path.rglob("*")
+        if f.suffix.lower() in DATA_SUFFIXES and f.is_file() and _real(str(f)) not in used
+    )
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def _formats(items: list[Any]) -> list[str]:
@@ -171,6 +202,16 @@ def _layouts(items: list[Any]) -> dict[str, int]:
         key = f"{fmt} {detail}" if detail else str(fmt)
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def _skipped_note(described: dict[str, Any]) -> str:
+    n = len(described.get("skipped_files") or [])
+    if not n:
+        return ""
+    return (
+        f"; {n} other data file{'s' if n != 1 else ''} under it not recognised and skipped"
+        " (--json lists them)"
+    )
 
 
 def _counted(layouts: dict[str, int]) -> str:
@@ -248,14 +289,14 @@ def _print(findings: dict[str, Any]) -> None:
     gt = findings["ground_truth"]
     out.print(
         f"ground truth: {gt['n_specs']} specs read as {', '.join(gt['format'])} from {gt['path']}"
-        f" ({_counted(gt['layouts'])})",
+        f" ({_counted(gt['layouts'])}){_skipped_note(gt)}",
         markup=False,
     )
     if "outputs" in findings:
         o = findings["outputs"]
         out.print(
             f"outputs: {o['n_submissions']} submissions read as {', '.join(o['format'])} from {o['path']}"
-            f" ({_counted(o['layouts'])})",
+            f" ({_counted(o['layouts'])}){_skipped_note(o)}",
             markup=False,
         )
         for key, label in (
@@ -264,12 +305,8 @@ def _print(findings: dict[str, Any]) -> None:
             ("empty_diagnoses", "empty diagnoses"),
         ):
             if findings.get(key):
-                shown = ", ".join(visible(item) for item in findings[key][:10])
-                out.print(
-                    f"{label} ({len(findings[key])}): {shown}"
-                    + (" …" if len(findings[key]) > 10 else ""),
-                    markup=False,
-                )
+                shown = ", ".join(visible(item) for item in findings[key])
+                out.print(f"{label} ({len(findings[key])}): {shown}", markup=False)
     for message in findings["warnings"]:
         out.print(f"warning: {message}", markup=False)
     unnormalised = findings["unnormalised_components"]
@@ -278,14 +315,14 @@ def _print(findings: dict[str, Any]) -> None:
             f"components the rules judge cannot normalise in {len(unnormalised)} of "
             f"{gt['n_specs']} specs:"
         )
-        for spec_id, bad in list(unnormalised.items())[:20]:
+        for spec_id, bad in unnormalised.items():
             out.print(f"  {spec_id}: " + ", ".join(repr(b) for b in bad), markup=False)
     unanswerable = findings["rules_unanswerable"]
     if unanswerable:
         out.print(
             f"the rules judge leaves questions unscored for {len(unanswerable)} of {gt['n_specs']} specs:"
         )
-        for spec_id, reasons in list(unanswerable.items())[:20]:
+        for spec_id, reasons in unanswerable.items():
             out.print(f"  {visible(spec_id)}: " + "; ".join(reasons), markup=False)
     if findings["errors"]:
         out.print(

@@ -17,6 +17,8 @@ from .common import (
     load_inputs,
     print_warnings,
 )
+from .itbench import add_itbench_arguments, itbench_targets, resolve_result_files, write_itbench
+from .judges import judge_from_args
 from .report import EXPORTS, add_export_arguments, write_exports
 from .rubric import check_answerable
 from .writable import check_writable, inputs_of
@@ -37,10 +39,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "-r",
         "--result-file",
         type=Path,
-        default=Path("results.json"),
         metavar="FILE",
-        help="the result JSON to write (default: results.json); the store and --dry-run's "
-        "prompts go beside it unless given",
+        help="the result JSON to write (default: results.json); evaluation_results.json with "
+        "--result-format itbench; the store and --dry-run's prompts go beside it unless given",
     )
     p.add_argument("--dimensions", help="comma-separated dimension ids to score (weights rescaled)")
     p.add_argument(
@@ -68,13 +69,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "put the shards' results together with `judge merge`",
     )
     add_export_arguments(p)
+    add_itbench_arguments(p, "eval")
     add_run_control_arguments(p)
     p.set_defaults(handler=cmd_eval)
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     """Which judge answers and how it reaches its model: `judge eval`'s flags, the same in
-    every command that asks a judge (`judge selftest`)."""
+    every command that asks a judge (`judge selftest`; `judges.judge_from_args` reads them)."""
     p.add_argument(
         "--judge-model",
         action="append",
@@ -267,6 +269,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """`judge eval`: score the outputs, with SIGINT/SIGTERM handled over the whole command."""
     from ..run.control import SignalLatch
 
+    resolve_result_files(args)
     with SignalLatch() as latch:
         return _eval(args, latch)
 
@@ -277,7 +280,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
     rubric = load_rubric(args.rubric)
     if args.dimensions:
         rubric = rubric.select(args.dimensions)
-    judge = None if args.dry_run else _make_judge(args)
+    judge = None if args.dry_run else judge_from_args(args)
     if judge is not None:
         check_answerable(judge, rubric, args.rubric)
     calls = judge is not None and _no_stored_answers(args)
@@ -401,54 +404,8 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     return EXIT_OK
 
 
-def _make_judge(args):
-    from ..judges import build_judge
-    from .settings import judge_settings
-
-    models, found = judge_settings(args)
-    args.api_base = found.api_base.text if found.api_base else None
-    if models and any(m == "replay" or m.startswith("replay:") for m in models):
-        from ..judges.replay import replay_judge_from_args
-
-        return replay_judge_from_args(models, args)
-    options = _cascade_options(models, args)
-    if models and any(m != "rules" for m in models):
-        options |= {
-            "api_base": args.api_base,
-            "api_key": found.api_key.text if found.api_key else None,
-            "timeout": args.timeout,
-            "max_retries": args.max_retries,
-            "structured_output": args.structured_output,
-            "reply_order": args.reply_order,
-            "client": args.client,
-        }
-        if args.samples > 1:
-            options["samples"] = args.samples
-    try:
-        return build_judge(models, repeat=args.repeat, tie=args.tie, **options)
-    except (TypeError, ValueError) as exc:
-        from ground_truth.errors import InputError
-
-        raise InputError(", ".join(models or []), str(exc), field="--judge-model") from None
-
-
-def _cascade_options(models: list[str] | None, args) -> dict:
-    """A cascade is a run's only judge, and the one that reads --calibration."""
-    from ground_truth.errors import InputError
-
-    cascades = [m for m in models or [] if m.startswith("cascade:")]
-    if not cascades:
-        if args.calibration is not None:
-            raise InputError(
-                "--calibration", "is read by a cascade judge: --judge-model cascade:A,B,..."
-            )
-        return {}
-    if len(models or []) > 1 or args.repeat > 1:
-        raise InputError("--judge-model", "a cascade is the run's only judge (no panel, --repeat)")
-    return {"calibration": args.calibration}
-
-
-def _announce(judge, args, out) -> None:
+def announce(judge, args, out) -> None:
+    """Say which judge answers (and where), before anything is asked."""
     if judge.name == "rules":
         out.print(
             "Judge: rules (offline and deterministic; no model configured. "
@@ -474,50 +431,39 @@ def _panel_agreement(result, out) -> None:
 
 
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
-    from ..api import Control, EvalOptions, Limits, Storage, evaluate_async, run_sync
+    from ..api import EvalOptions, evaluate_async, run_sync
     from ..checklist.results import write_result
 
     out = console(stderr=args.json)
-    _announce(judge, args, out)
-    store = _store_path(args, judge, out)
-    batch = _batch_options(args, judge, store)
+    announce(judge, args, out)
+    store = store_path(args, judge, out)
+    batch = batch_options(args, judge, store)
     check_writable(
         [
             ("--result-file", args.result_file),
             ("--store", store),
             *((f"--{name}", getattr(args, name, None)) for name in EXPORTS),
+            *itbench_targets(args, "--result-file"),
         ],
         _inputs(args),
     )
+    limits, control, storage = run_options(args, latch, store, batch)
     options = EvalOptions(
         k=args.k,
         shard=args.shard,
         granularity=args.granularity,
-        limits=Limits(
-            max_concurrent=args.max_concurrent,
-            rpm=args.rpm,
-            tpm=args.tpm,
-            cooldown_after=args.cooldown_after,
-            cooldown=args.cooldown,
-            max_errors=args.max_errors,
-            max_cost=args.max_cost,
-        ),
-        control=Control(
-            pause_file=args.pause_file,
-            handle_signals=True,
-            signal_latch=latch,
-            grace=args.grace,
-            progress=not args.no_progress,
-        ),
-        storage=Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text),
+        limits=limits,
+        control=control,
+        storage=storage,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
-    code, reason = _outcome(result, args, latch)
+    code, reason = run_outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
+    itbench = write_itbench(result, args, args.result_file)
     if any(getattr(args, name, None) for name in EXPORTS):  # their modules take 0.17 s to import
         write_exports(result, args, specs, list(submissions))
     if args.json:
@@ -527,7 +473,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
         print_result(result, out)
         if result.cascade is not None:
-            from ..judges.selective.render import cascade_table
+            from ..report.calibration_tables import cascade_table
 
             out.print(cascade_table(result.cascade))
         elif getattr(judge, "members", None):
@@ -537,12 +483,39 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
             out.print(resolution_table(result.resolution))
         out.print(f"Wrote {args.result_file}")
+        if itbench is not None:
+            out.print(f"Wrote {itbench} (ITBench's evaluation_results shape)")
     if latch.received is not None and code != EXIT_INTERRUPTED:  # came while writing
         code, reason = EXIT_INTERRUPTED, _late_signal(latch)
         result.exit_code, result.exit_reason = code, reason
         write_result(result, args.result_file)  # so the file says how the command ended
     _report_outcome(code, reason, out)
     return code
+
+
+def run_options(args, latch, store: Path | None, batch):
+    """The run's `Limits`, `Control` and `Storage` from the run-control flags
+    (`add_run_control_arguments`), signals handled through `latch`."""
+    from ..run.options import Control, Limits, Storage
+
+    limits = Limits(
+        max_concurrent=args.max_concurrent,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        cooldown_after=args.cooldown_after,
+        cooldown=args.cooldown,
+        max_errors=args.max_errors,
+        max_cost=args.max_cost,
+    )
+    control = Control(
+        pause_file=args.pause_file,
+        handle_signals=True,
+        signal_latch=latch,
+        grace=args.grace,
+        progress=not args.no_progress,
+    )
+    storage = Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text)
+    return limits, control, storage
 
 
 def _late_signal(latch) -> str:
@@ -556,7 +529,7 @@ def _inputs(args):
     return inputs_of(args, "ground_truth", "outputs", "rubric", "prompt_template", "replay_store")
 
 
-def _store_path(args, judge, out, default: Path | None = None) -> Path | None:
+def store_path(args, judge, out, default: Path | None = None) -> Path | None:
     """The store for judges worth caching (LLM judges); None for rules and replay runs.
     Unless `--store` names one: `default`, else the result file's with suffix .sqlite."""
     from ground_truth.errors import InputError
@@ -577,13 +550,13 @@ def _store_path(args, judge, out, default: Path | None = None) -> Path | None:
     return path
 
 
-def _batch_options(args, judge, store: Path | None):
+def batch_options(args, judge, store: Path | None):
     """`--batch`'s settings; exit 2 when the judge or the store cannot run a batch."""
     from ground_truth.errors import InputError
 
     if not args.batch:
         return None
-    from ..batch import BatchOptions, batch_provider
+    from ..run.batch import BatchOptions, batch_provider
 
     try:
         batch_provider(judge)
@@ -594,7 +567,7 @@ def _batch_options(args, judge, store: Path | None):
     return BatchOptions(poll=args.batch_poll, max_poll=max(60.0, args.batch_poll))
 
 
-def _outcome(result, args, latch=None) -> tuple[int, str | None]:
+def run_outcome(result, args, latch=None) -> tuple[int, str | None]:
     """The exit code and, for any code but 0, why. Checked in this order: a stopped run
     (130 or 3), a signal after the last call (130), a failed provider (3: every call failed,
     or credentials refused), too many questions lost to failed calls (3, `--max-unscored`),

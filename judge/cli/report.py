@@ -14,6 +14,7 @@ from typing import Any
 from ground_truth.errors import InputError
 
 from .common import EXIT_OK, add_format_argument, add_max_input_argument
+from .itbench import add_itbench_arguments, itbench_targets, write_itbench
 from .writable import check_not_inputs, check_writable, inputs_of
 
 EXPORTS = ("html", "csv", "jsonl", "junit")
@@ -56,13 +57,13 @@ def write_exports(
     The HTML report shows spec texts and diagnoses from `specs`/`submissions` (as `judge eval`
     has them) or from ready `texts`; `raw` is the result file's JSON, for optional sections.
     """
+    from ..checklist.texts import CaseTexts, texts_from
     from ..report.exports import write_csv, write_jsonl, write_junit
     from ..report.html import write_html
-    from ..report.texts import ReportTexts, texts_from
 
     written = []
     if getattr(args, "html", None):
-        if not isinstance(texts, ReportTexts):
+        if not isinstance(texts, CaseTexts):
             texts = texts_from(specs, submissions, result.config.get("rubric"))
         title = getattr(args, "title", None)
         written.append(write_html(args.html, result, texts=texts, raw=raw, title=title))
@@ -103,17 +104,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--annotator", help="with --labels: whose labels, when the CSV holds several")
     add_max_input_argument(p)
+    add_itbench_arguments(p, "report")
     p.set_defaults(handler=cmd_report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """`judge report`: write the exports asked for, or RESULT.html when none is."""
     from ..checklist.results import load_result
-    from ..report.texts import load_texts
+    from ..checklist.texts import load_texts
 
-    if not any(getattr(args, name) for name in EXPORTS):
+    if not any(getattr(args, name) for name in EXPORTS) and args.itbench is None:
         args.html = args.result.with_suffix(".html")
     targets = [(_FLAGS[name], getattr(args, name)) for name in EXPORTS]
+    targets += itbench_targets(args, "--itbench")
     _check_not_the_result(args.result, targets)
     check_writable(targets)
     raw: dict[str, Any] = {}
@@ -123,6 +126,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.labels:
         raw["estimates"] = _estimates(result, args)
     write_exports(result, args, texts=texts, raw=raw)
+    if write_itbench(result, args, args.result) is not None:
+        print(f"Wrote {args.itbench} (ITBench's evaluation_results shape)", file=sys.stderr)
     return EXIT_OK
 
 

@@ -63,6 +63,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     add_run_control_arguments(p)
+    store = next(a for a in p._actions if "--store" in a.option_strings)
+    store.help = f"SQLite judgment store: cache and resume point (default: {DEFAULT_STORE})"
     p.set_defaults(handler=cmd_selftest)
 
 
@@ -75,39 +77,39 @@ def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace, latch) -> int:
-    from ..api import run_sync
+    from ..api import EvalOptions, run_sync
     from ..checklist.prompts import PromptRenderer
     from ..checklist.rubric import load_rubric
-    from ..selftest.check import run_selftest
+    from ..selftest.check import selftest_judge_async
     from ..selftest.render import plan_line
-    from .eval import _announce, _batch_options, _make_judge, _store_path
+    from .eval import announce, batch_options, run_options, store_path
+    from .judges import judge_from_args
 
     rubric = load_rubric(args.rubric)
     goldens = _goldens(args, rubric)
-    judge = _make_judge(args)
+    judge = judge_from_args(args)
     check_answerable(judge, rubric, args.rubric)
     specs = _specs(args)
     renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
     out = console(stderr=args.json)
-    _announce(judge, args, out)
-    store = _store_path(args, judge, out, default=DEFAULT_STORE)
-    storage_batch = _batch_options(args, judge, store)
+    announce(judge, args, out)
+    store = store_path(args, judge, out, default=DEFAULT_STORE)
+    storage_batch = batch_options(args, judge, store)
     inputs = inputs_of(args, "ground_truth", "rubric", "goldens", "prompt_template", "replay_store")
     check_writable([("--store", store)], inputs)
-    limits, control, storage = _run_options(args, latch, store, storage_batch)
+    limits, control, storage = run_options(args, latch, store, storage_batch)
+    options = EvalOptions(limits=limits, control=control, storage=storage)
     latch.defer()
     report = run_sync(
-        run_selftest(
+        selftest_judge_async(
             specs,
             rubric,
             judge,
+            options,
             goldens=goldens,
             seed=args.seed,
             fail_under=args.fail_under,
             renderer=renderer,
-            limits=limits,
-            control=control,
-            storage=storage,
             on_plan=lambda plan: out.print(plan_line(plan, args.max_cost), highlight=False),
         )
     )
@@ -159,33 +161,10 @@ def _specs(args: argparse.Namespace) -> list:
     return specs
 
 
-def _run_options(args: argparse.Namespace, latch, store: Path | None, batch):
-    from ..run.options import Control, Limits, Storage
-
-    limits = Limits(
-        max_concurrent=args.max_concurrent,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        cooldown_after=args.cooldown_after,
-        cooldown=args.cooldown,
-        max_errors=args.max_errors,
-        max_cost=args.max_cost,
-    )
-    control = Control(
-        pause_file=args.pause_file,
-        handle_signals=True,
-        signal_latch=latch,
-        grace=args.grace,
-        progress=not args.no_progress,
-    )
-    storage = Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text)
-    return limits, control, storage
-
-
 def _outcome(report, args: argparse.Namespace, latch) -> tuple[int, str | None]:
     """`judge eval`'s outcome for the run behind the report (130 interrupted; 3 stopped, the
     judge failed, too much unscored), else 1 when a probe kind is below --fail-under."""
-    from .eval import _outcome as run_outcome
+    from .eval import run_outcome
 
     code, reason = run_outcome(
         report.run_result, SimpleNamespace(max_unscored=args.max_unscored, fail_under=None), latch

@@ -79,10 +79,6 @@ class JudgeSettings:
     replay: list[Value] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def model_strings(self) -> list[str] | None:
-        """The model strings to build judges from; None when no model was named (rules)."""
-        return [m.text for m in self.models] or None
-
 
 def load_env_file(
     given: Path | None, skip: bool, environ: MutableMapping[str, str] | None = None

@@ -79,7 +79,8 @@ from ..checklist.judgment import DimensionVerdict, Usage, unscored
 from ..checklist.rubric import Rubric, load_rubric
 from ..checklist.scoring import CaseResult
 from ..judges import Judge, JudgeTask, check_judge, make_judge
-from ..judges.llm import UnparseableReply, error_kind, parse_reply
+from ..judges.clients.errors import error_kind
+from ..judges.repair import UnparseableReply, parse_reply
 
 SPEC_KEY = "incident_spec"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,100}$")

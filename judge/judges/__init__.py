@@ -3,34 +3,49 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .base import Cacheable, Gated, Judge, JudgeTask, RequestGate, check_judge
-from .panel import PanelJudge, TieRule
-from .registry import (
-    ENTRY_POINT_GROUP,
-    JUDGES,
-    find_judge,
-    register_judge,
-    registered_judges,
-    unregister_judge,
-)
-
 if TYPE_CHECKING:
+    from .base import Cacheable, Gated, Judge, JudgeTask, RequestGate, check_judge
+    from .panel import PanelJudge, TieRule
+    from .registry import (
+        ENTRY_POINT_GROUP,
+        JUDGES,
+        register_judge,
+        registered_judges,
+        unregister_judge,
+    )
     from .rules import RulesJudge
 
 RULES_MODULE = "judge.judges.rules"
 
+# Names load on first use: the store imports the judges' secret masking and request records
+# (`judge.judges.mask`, `judge.judges.clients.exchanges`), which must not bring the judges with
+# them; and the rules compile ~80 patterns (~0.25 s), which a run with an LLM judge would
+# otherwise spend before its first request.
+_EXPORTS = {
+    ".base": ["Cacheable", "Gated", "Judge", "JudgeTask", "RequestGate", "check_judge"],
+    ".panel": ["PanelJudge", "TieRule"],
+    ".registry": [
+        "ENTRY_POINT_GROUP",
+        "JUDGES",
+        "register_judge",
+        "registered_judges",
+        "unregister_judge",
+    ],
+    ".rules": ["RulesJudge"],
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
 
 def __getattr__(name: str) -> Any:
-    """`RulesJudge` is imported when first named: its rules compile ~80 patterns (~0.25 s),
-    which a run with an LLM judge would otherwise spend before its first request."""
-    if name == "RulesJudge":
-        from .rules import RulesJudge
-
-        return RulesJudge
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    globals()[name] = value
+    return value
 
 
 def is_rules_judge(judge: object, exactly: bool = False) -> bool:
@@ -59,6 +74,8 @@ def make_judge(model: str | None = None, **llm_options: Any) -> Judge:
         from .rules import RulesJudge
 
         return RulesJudge()
+    from .registry import find_judge
+
     found = find_judge(model, llm_options)
     if found is not None:
         return found
@@ -81,6 +98,8 @@ def build_judge(
     `repeat=K` asks each model K times (seeds `seed`, `seed+1`, ...; members named `name#1`,
     `name#2`, ...), which is how `judge agreement` measures a judge's self-consistency.
     """
+    from .panel import PanelJudge
+
     names: list[str | None] = list(models) if models else [None]
     if repeat <= 1:
         members = [make_judge(m, **llm_options) for m in names]

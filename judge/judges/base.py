@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -42,7 +42,6 @@ class JudgeTask:
     submission: Submission
     dimension: Dimension
     prompt: Prompt
-    context: Any = None
 
     @property
     def question_ids(self) -> list[str]:
@@ -118,7 +117,7 @@ class RequestGate(Protocol):
 
     def slot(self, tokens: int = 0) -> AbstractAsyncContextManager[None]:
         """Hold it while a request is in flight: `async with self.gate.slot(tokens): ...`.
-        Raises `judge.run.control.RunStopped` once the run has stopped; let it propagate."""
+        Raises `RunStopped` once the run has stopped; let it propagate."""
         ...
 
     async def sleep(self, seconds: float) -> None:
@@ -145,6 +144,38 @@ class RequestGate(Protocol):
     def retrying(self) -> None:
         """A request is about to be sent again."""
         ...
+
+
+class RunStopped(Exception):
+    """Raised instead of starting a request once the run has stopped."""
+
+
+class NullGate:
+    """No limits, no stop: the `RequestGate` of a judge outside a run (`judge.judge(task)`)."""
+
+    @asynccontextmanager
+    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
+        yield
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    def succeeded(
+        self,
+        estimated: int,
+        prompt: int | None,
+        completion: int | None,
+        cost: float | None,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> None:
+        pass
+
+    def failed(self, kind: str, message: str, retry_after: float | None) -> None:
+        pass
+
+    def retrying(self) -> None:
+        pass
 
 
 @runtime_checkable

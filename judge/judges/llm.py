@@ -5,8 +5,8 @@ for `openai/...` models and OpenAI-compatible endpoints, litellm for every other
 Either is imported when a run knows it will send a request, in a background thread, and
 never for a run the store answers. Neither retries: retries of transient provider errors are
 ours (tenacity with exponential backoff and jitter, transient errors only, never shorter than
-the provider's Retry-After), and so is the timeout of each request. The reply format is
-negotiated with the server
+the provider's Retry-After), and so is the timeout of each request. The reply asked for is
+`judge.judges.reply_format`'s; its format is negotiated with the server
 (`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
 An almost-right reply is repaired when that is unambiguous (`judge.judges.repair`); one that
 still does not answer every question id exactly once is re-asked a bounded number of times,
@@ -20,17 +20,12 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 from __future__ import annotations
 
 import asyncio
-import functools
-import hashlib
-import json
 import random
 import time
 from collections import Counter
 from contextvars import ContextVar
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -38,17 +33,23 @@ from tenacity import (
 )
 
 from ..checklist.judgment import DimensionVerdict, Usage, unscored
-from ..run.control import Gate, NullGate, RunStopped
-from ..run.exchanges import Exchange, record
-from ..run.limits import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
-from ..store import scrub_params
-from .base import JudgeTask
+from .base import JudgeTask, NullGate, RequestGate, RunStopped
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
+from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
+from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
 from .confidence import TOP_LOGPROBS, with_scores
-from .mask import mask_secret
+from .mask import mask_secret, scrub_params
 from .repair import UnparseableReply, parse_reply
+from .reply_format import (
+    REPLY_ORDERS,
+    ReplyOrder,
+    pinned_schema,
+    reask_messages,
+    schema_hash,
+    strict_format,
+)
 from .structured import (
     FormatRefused,
     Mode,
@@ -57,102 +58,8 @@ from .structured import (
     response_format,
 )
 
-ReplyOrder = Literal["answer-first", "evidence-first"]
-REPLY_ORDERS: tuple[ReplyOrder, ...] = ("answer-first", "evidence-first")
-
-
-class AnswerItem(BaseModel):
-    """One question's answer as the judge model must give it: Yes/No, evidence quote, confidence."""
-
-    id: str
-    answer: Literal["Yes", "No"]
-    evidence: str
-    confidence: Literal["High", "Medium", "Low"]
-
-
-class EvidenceFirstItem(BaseModel):
-    """`AnswerItem` with the evidence asked for before the answer. A model writes the fields in
-    schema order (a grammar-enforcing server makes it), so it quotes the diagnosis before it
-    commits to Yes or No: a short chain of thought, at the cost of the longer quote tokens."""
-
-    id: str
-    evidence: str
-    answer: Literal["Yes", "No"]
-    confidence: Literal["High", "Medium", "Low"]
-
-
-class DimensionReply(BaseModel):
-    """The response format the model is asked for."""
-
-    answers: list[AnswerItem]
-
-
-class EvidenceFirstReply(BaseModel):
-    """The response format with the evidence first (`--reply-order evidence-first`)."""
-
-    answers: list[EvidenceFirstItem]
-
-
-REPLY_MODELS: dict[str, type[BaseModel]] = {
-    "answer-first": DimensionReply,
-    "evidence-first": EvidenceFirstReply,
-}
-
-
-@functools.cache
-def schema_hash(order: ReplyOrder = "answer-first") -> str:
-    """The reply schema's part of a stored answer's key: the two orders are different asks."""
-    schema = REPLY_MODELS[order].model_json_schema()
-    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
-
-
-SCHEMA_HASH = schema_hash("answer-first")
-
 COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
-
-
-REPLY_FORMATS = Path(__file__).with_name("reply_formats.json")
-"""The reply models as strict `json_schema` response formats, one per reply order: the
-`openai` SDK's own conversion (`to_strict_json_schema`), which litellm also uses, written out
-so that no request waits for the SDK's import (~0.7 s). `tests/test_llm_clients.py` checks
-both clients send these bytes and that they are still the SDK's conversion of the models."""
-
-
-@functools.cache
-def _response_format(order: ReplyOrder = "answer-first") -> dict[str, Any]:
-    """The reply model as the strict `json_schema` response format (`REPLY_FORMATS`)."""
-    formats: dict[str, dict[str, Any]] = json.loads(REPLY_FORMATS.read_text(encoding="utf-8"))
-    return formats[order]
-
-
-def pinned_schema(question_ids: list[str], order: ReplyOrder = "answer-first") -> dict[str, Any]:
-    """The reply schema with the answer list fixed to `question_ids`, one item each, in order.
-
-    Servers that enforce a `json_object` schema with a grammar (llama.cpp, vLLM's guided
-    decoding) then cannot end the list early or skip an id: a 1.5B model asked nine questions
-    in one call answered the first three and stopped, three attempts in a row, under the
-    generic schema. Only for that mode: OpenAI's strict `json_schema` does not take
-    `prefixItems`, and there the generic schema stays (part of the store key as
-    `schema_hash`; the pinned one asks for the same reply, so it is not)."""
-    schema = REPLY_MODELS[order].model_json_schema()
-    item = next(iter(schema["$defs"].values()))
-    items = [
-        {**item, "properties": {**item["properties"], "id": {"const": qid, "type": "string"}}}
-        for qid in question_ids
-    ]
-    answers: dict[str, Any] = {
-        "type": "array",
-        "prefixItems": items,
-        "minItems": len(items),
-        "maxItems": len(items),
-    }
-    return {
-        "type": "object",
-        "properties": {"answers": answers},
-        "required": ["answers"],
-        "additionalProperties": False,
-    }
 
 
 class LLMJudge:
@@ -196,7 +103,7 @@ class LLMJudge:
         self.retry_wait = retry_wait
         self.extra_params = extra_params or {}
         self.name = name or f"llm:{model}"
-        self.gate: Gate | NullGate = NullGate()
+        self.gate: RequestGate = NullGate()
         self.negotiation = Negotiation(structured_output)
         if reply_order not in REPLY_ORDERS:
             raise ValueError(
@@ -306,7 +213,7 @@ class LLMJudge:
             finally:
                 _TALLY.reset(token)
             self.gate.succeeded(
-                _estimate_tokens(messages),
+                estimate_tokens(messages),
                 reply.prompt_tokens,
                 reply.completion_tokens,
                 reply.cost,
@@ -338,7 +245,7 @@ class LLMJudge:
     def _log_reply(
         self, messages: list[dict[str, Any]], reply: Reply, latency: float | None
     ) -> Exchange:
-        """Log an answered request for the store (`judge.run.exchanges`): the reply text as it
+        """Log an answered request for the store (`judge.judges.clients.exchanges`): the reply text as it
         arrived, the key masked should it be echoed in it."""
         exchange = Exchange(
             messages,
@@ -429,7 +336,7 @@ class LLMJudge:
             "temperature": self.temperature,
             **self.extra_params,
         }
-        reply_format = response_format(mode, _response_format(self.reply_order))
+        reply_format = response_format(mode, strict_format(self.reply_order))
         if mode == "json_object+schema" and question_ids:
             pinned = pinned_schema(question_ids, self.reply_order)
             reply_format = {"type": "json_object", "schema": pinned}
@@ -455,7 +362,7 @@ class LLMJudge:
         Every request of either client ends here, as a `Reply` (its raw text in `content`) or
         as an exception and its `error_kind`."""
         request = self.request(messages, mode, question_ids)
-        estimated = _estimate_tokens(messages)
+        estimated = estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(
@@ -566,22 +473,6 @@ class _RetryAfterOrBackoff:
         return min(asked * random.uniform(1.0, 1.0 + self.RETRY_AFTER_JITTER), MAX_RETRY_AFTER)
 
 
-def reask_messages(
-    prompt: list[dict[str, Any]], content: str | None, problem: str, question_ids: list[str]
-) -> list[dict[str, Any]]:
-    """The chat that asks again after an unusable reply: the prompt, the reply, what was wrong."""
-    return [
-        *prompt,
-        {"role": "assistant", "content": content or ""},
-        {
-            "role": "user",
-            "content": f"Your reply was not usable ({problem}). Reply again "
-            "with JSON only, answering every question id exactly once.\n"
-            f"Question ids: {', '.join(question_ids)}",
-        },
-    ]
-
-
 def reply_shares(counts: Counter[str]) -> dict[str, Any]:
     """Replies by outcome, and each outcome's share of all replies (None when there were none):
     clean, repaired (read after an unambiguous repair), reasked (unusable, asked again) and
@@ -595,7 +486,9 @@ def reply_shares(counts: Counter[str]) -> dict[str, Any]:
     }
 
 
-def _estimate_tokens(messages: list[dict[str, Any]]) -> int:
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """The tokens a request is booked at before it is sent (`--tpm`, `--max-cost`, a batch's
+    budget): its text's characters / 4, and `COMPLETION_ALLOWANCE` for the reply."""
     return sum(len(_text(m.get("content"))) for m in messages) // 4 + COMPLETION_ALLOWANCE
 
 
@@ -632,19 +525,3 @@ def _add_usage(total: Usage, reply: Reply) -> None:
         total.cache_write_tokens = (total.cache_write_tokens or 0) + reply.cache_write_tokens
     cost = reply.cost
     total.cost_usd = None if cost is None or total.cost_usd is None else total.cost_usd + cost
-
-
-__all__ = [  # and, for the modules that import them from here: the clients' names
-    "NO_KEY",
-    "REPLY_MODELS",
-    "TRANSIENT",
-    "LLMJudge",
-    "UnparseableReply",
-    "error_kind",
-    "import_litellm",
-    "parse_reply",
-    "pinned_schema",
-    "reask_messages",
-    "reply_shares",
-    "schema_hash",
-]

@@ -1,4 +1,5 @@
-"""Keeping an API key out of every message the judge writes: errors, progress lines, the store.
+"""Keeping an API key out of every message the judge writes (errors, progress lines, the store)
+and out of the params a stored answer is keyed by.
 
 A provider may echo the key back (a 401 body, a proxy's error page), whole or in part, and a
 message may later be shortened: so the key is masked first, and every run of `MIN_RUN` or more
@@ -7,8 +8,12 @@ characters that also occurs in the key is masked, wherever it appears and howeve
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 MIN_RUN = 8
 MASK = "***"
+_SECRET = re.compile(r"key|token|secret|password|authorization|credential", re.I)
 
 
 def mask_secret(text: str, secret: str | None) -> str:
@@ -31,3 +36,8 @@ def mask_secret(text: str, secret: str | None) -> str:
         elif i == 0 or not covered[i - 1]:
             out.append(MASK)
     return "".join(out)
+
+
+def scrub_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Params without anything that looks like a credential (`api_key`, `token`, ...)."""
+    return {k: v for k, v in params.items() if not _SECRET.search(k)}

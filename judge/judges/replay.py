@@ -11,23 +11,38 @@ or weights, to rebuild a result file, or to compare judges offline:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ground_truth.errors import InputError
 
 from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.rubric import Dimension, content_hash
-from ..store import Store
-from .base import Judge, JudgeTask
+from .base import JudgeTask
 
 NOT_IN_STORE = "not_in_store"
+
+
+class StoredAnswers(Protocol):
+    """What the replay judge reads: a judgment store (`judge.store.Store`, opened read-only)."""
+
+    path: Path
+
+    def judges(self) -> list[str]:
+        """The names of the judges whose answers it holds."""
+        ...
+
+    def find(
+        self, prompt_hash: str, rubric_hash: str, judge: str | None = None
+    ) -> list[tuple[str, DimensionVerdict]]:
+        """Its answers to this prompt under this rubric dimension: (judge name, verdict)."""
+        ...
 
 
 class ReplayJudge:
     """Answers from `store` as the stored judge `source` gave them (the only one if None)."""
 
-    def __init__(self, store: Store | str | Path, source: str | None = None):
-        self.store = store if isinstance(store, Store) else Store(store, readonly=True)
+    def __init__(self, store: StoredAnswers, source: str | None = None):
+        self.store = store
         self.source = source or _only_judge(self.store)
         if source is not None and source not in self.store.judges():
             raise InputError(
@@ -62,7 +77,7 @@ class ReplayJudge:
         return verdict.model_copy(update={"cached": False, "requests": 0})
 
 
-def _only_judge(store: Store) -> str:
+def _only_judge(store: StoredAnswers) -> str:
     judges = store.judges()
     if len(judges) == 1:
         return judges[0]
@@ -74,25 +89,3 @@ def _only_judge(store: Store) -> str:
         "choose with --replay-judge NAME (repeat it for a panel)",
         field="--replay-judge",
     )
-
-
-def replay_judge_from_args(models: list[str], args: Any) -> Judge:
-    """`--judge-model replay[:PATH]` with `--replay-store` and `--replay-judge` (repeatable)."""
-    from .panel import PanelJudge
-
-    if any(not (m == "replay" or m.startswith("replay:")) for m in models) or len(models) > 1:
-        raise InputError(
-            "--judge-model",
-            "replay cannot be mixed with other judges; "
-            "repeat --replay-judge for a panel of stored judges",
-        )
-    model = models[0]
-    path = Path(model.split(":", 1)[1]) if ":" in model else getattr(args, "replay_store", None)
-    if path is None:
-        raise InputError("--judge-model", "replay needs a store: replay:PATH or --replay-store")
-    store = Store(path, readonly=True)
-    sources = getattr(args, "replay_judge", None) or [None]
-    judges: list[Judge] = [ReplayJudge(store, source) for source in sources]
-    if len(judges) == 1:
-        return judges[0]
-    return PanelJudge(judges, getattr(args, "tie", "unscored"))

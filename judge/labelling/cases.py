@@ -15,10 +15,10 @@ from pydantic import BaseModel, Field
 from agreement.ratings import VERDICT
 from agreement.readers import VERDICT_TEXT
 
+from ..checklist.highlight import find_quote
 from ..checklist.results import EvalResult
 from ..checklist.rubric import Rubric
-from ..report.highlight import find_quote
-from ..report.texts import ReportTexts
+from ..checklist.texts import CaseTexts
 
 VERDICT_HINT = "Your overall call, whatever the questions above say."
 
@@ -81,7 +81,7 @@ class LabelCase(BaseModel):
 
 
 def build_cases(
-    result: EvalResult, rubric: Rubric, texts: ReportTexts, others: Sequence[EvalResult] = ()
+    result: EvalResult, rubric: Rubric, texts: CaseTexts, others: Sequence[EvalResult] = ()
 ) -> list[LabelCase]:
     """One `LabelCase` per case of the result, in the result's order.
 

@@ -12,7 +12,7 @@ from ground_truth.errors import InputError
 
 from ..checklist.results import EvalResult, load_result
 from ..checklist.rubric import load_rubric
-from ..report.texts import load_texts
+from ..checklist.texts import load_texts
 from .active import ActiveDesign, draw_design
 from .cases import LabelCase, build_cases
 from .estimate import pass_rate_with_labels

@@ -11,16 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .html import render_html, write_html
-    from .texts import ReportTexts, load_texts, texts_from
 
-__all__ = ["ReportTexts", "load_texts", "render_html", "texts_from", "write_html"]
-_HOMES = {
-    "render_html": ".html",
-    "write_html": ".html",
-    "ReportTexts": ".texts",
-    "load_texts": ".texts",
-    "texts_from": ".texts",
-}
+__all__ = ["render_html", "write_html"]
+_HOMES = {"render_html": ".html", "write_html": ".html"}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from ..checklist.results import write_json_atomic
 from . import plots
-from .html import _render
+from .html import render_page
 
 if TYPE_CHECKING:
     from agreement.reliability import ReliabilityDiagram
@@ -108,7 +108,7 @@ def write_calibration_html(
     path: str | Path, calibrated: Calibrated, calibration: CalibrationFile | None
 ) -> Path:
     """Write the page atomically; returns its path."""
-    text = _render(
+    text = render_page(
         TEMPLATE,
         title="Judge calibration",
         view=calibration_view(calibrated),

@@ -34,9 +34,10 @@ from typing import Any
 from ..checklist.judgment import Judgment
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.scoring import CaseResult
+from ..checklist.texts import case_key
+from .cases import case_status
 from .safe_text import csv_cell
-from .texts import case_key
-from .view import case_status, optional_sections
+from .view import optional_sections
 
 BASE_COLUMNS = ["incident_id", "trial", "agent", "status", "passed", "composite"]
 NO_SUBMISSION = "(no submission)"
@@ -117,13 +118,8 @@ def _drain(out: io.StringIO) -> str:
     return text
 
 
-def jsonl_text(result: EvalResult) -> str:
-    """One judgment per line, exactly the result file's `judgments` entries."""
-    return "".join(jsonl_lines(result))
-
-
 def jsonl_lines(result: EvalResult) -> Iterator[str]:
-    """`jsonl_text` a line at a time."""
+    """One judgment per line, exactly the result file's `judgments` entries."""
     return (j.model_dump_json() + "\n" for j in result.judgments)
 
 

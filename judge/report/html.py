@@ -26,17 +26,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..checklist.results import EvalResult, write_json_atomic
+from ..checklist.texts import CaseTexts, texts_from
+from .cases import CaseIndex
+from .pages import CasePage, page_incidents, plan_pages
+from .replies import ReplySource
 from .safe_text import visible
-from .texts import ReportTexts, texts_from
-from .view import (
-    CaseIndex,
-    CasePage,
-    ReplySource,
-    ReportView,
-    build_view,
-    page_incidents,
-    plan_pages,
-)
+from .view import ReportView, build_view
 
 TEMPLATE = "report.html.j2"
 PAGE_TEMPLATE = "cases.html.j2"
@@ -98,7 +93,7 @@ def content_security_policy(script: str) -> str:
 
 def render_html(
     result: EvalResult,
-    texts: ReportTexts | None = None,
+    texts: CaseTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
     pages: list[CasePage] | None = None,
@@ -111,10 +106,12 @@ def render_html(
     """
     if texts is None:
         texts = texts_from(rubric_config=result.config.get("rubric"))
-    return _render(TEMPLATE, view=build_view(result, texts, raw, title, pages))
+    return render_page(TEMPLATE, view=build_view(result, texts, raw, title, pages))
 
 
-def _render(template: str, **context: Any) -> str:
+def render_page(template: str, **context: Any) -> str:
+    """A page of `template` (the report, a case page, the calibration page) with the report's
+    inline CSS and script and the CSP that allows only that script."""
     script = _asset("report.js")
     return (
         _environment()
@@ -132,7 +129,7 @@ def write_html(
     path: str | Path,
     result: EvalResult,
     *,
-    texts: ReportTexts | None = None,
+    texts: CaseTexts | None = None,
     raw: dict[str, Any] | None = None,
     title: str | None = None,
     max_single_page: int = MAX_SINGLE_PAGE_CASES,
@@ -154,14 +151,14 @@ def write_html(
     pages = plan_pages(result, per_page, folder)
     view = build_view(result, texts, raw, title, pages)
     _write_pages(path, result, texts, view, pages)
-    write_json_atomic(path, _render(TEMPLATE, view=view))
+    write_json_atomic(path, render_page(TEMPLATE, view=view))
     return path
 
 
 def _write_pages(
     path: Path,
     result: EvalResult,
-    texts: ReportTexts,
+    texts: CaseTexts,
     summary: ReportView,
     pages: list[CasePage],
 ) -> None:
@@ -177,14 +174,14 @@ def _write_pages(
 def _write_page_files(
     path: Path,
     result: EvalResult,
-    texts: ReportTexts,
+    texts: CaseTexts,
     summary: ReportView,
     pages: list[CasePage],
     index: CaseIndex,
 ) -> None:
     names = [page.href.rsplit("/", 1)[1] for page in pages]
     for n, (page, link) in enumerate(zip(pages, summary.pages, strict=True)):
-        text = _render(
+        text = render_page(
             PAGE_TEMPLATE,
             result=result,
             title=summary.title,
@@ -195,7 +192,7 @@ def _write_page_files(
             previous=names[n - 1] if n else None,
             next=names[n + 1] if n + 1 < len(names) else None,
             texts_note=summary.texts_note,
-            incidents=page_incidents(summary, texts, index, page),
+            incidents=page_incidents(result, summary.incidents, texts, index, page),
         )
         write_json_atomic(path.parent / page.href, text)
     _remove_other_pages(path.parent / pages[0].href.rsplit("/", 1)[0], set(names))

@@ -168,14 +168,6 @@ class SREZeroEpisode(BaseModel):
     resolve_attempts: list[ResolveAttempt] = Field(default_factory=list)
     steps: list[StepTrace] = Field(default_factory=list)
 
-    @property
-    def root_cause_matched(self) -> bool:
-        return self.metrics.root_cause_identified
-
-    @property
-    def fix_matched(self) -> bool:
-        return self.metrics.fix_identified
-
 
 def float_sum(values: Iterable[float]) -> float:
     """CPython 3.12+ `sum()` over floats: Neumaier-compensated, starting from 0."""

@@ -2,8 +2,9 @@
 recorded when they finish, and reported to the run either way.
 
 A judge is cacheable when it implements `Cacheable` (`cache_identity()`; the `llm` judge).
-Each call it makes is written with the requests behind it (`judge.run.exchanges`: the prompt
-as sent and the raw reply, `judge.store.replies`), and a call the run stopped keeps those too.
+Each call it makes is written with the requests behind it (`judge.judges.clients.exchanges`:
+the prompt as sent and the raw reply, `judge.store.replies`), and a call the run stopped keeps
+those too.
 The rules judge is not cached: it answers in about the time a store lookup and commit take
 (see benchmarks/README.md), and replaying a rules run is simply running it again. A panel's
 members are wrapped one by one, so each member's calls are cached under its own name
@@ -20,11 +21,10 @@ from typing import Any
 from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
-from ..judges.base import Cacheable, Composite, Judge, JudgeTask, ask
-from ..store import CallLog, CaseRef, Exchange, KeyParts, Store, short_hash
-from .control import RunStopped
+from ..judges.base import Cacheable, Composite, Judge, JudgeTask, RunStopped, ask
+from ..judges.clients.exchanges import Exchange, recording
+from ..store import CallLog, CaseRef, KeyParts, Store, short_hash
 from .deferred import inputs_key_of, prompt_hash_of
-from .exchanges import recording
 from .leases import LeaseBook, hold
 from .validation import checked_verdict, judge_error_verdict
 
@@ -51,7 +51,7 @@ class LeafCall:
 
 @dataclass
 class Prefilled:
-    """Calls answered before the run's workers start (`--batch`, `judge.batch.fill_store`):
+    """Calls answered before the run's workers start (`--batch`, `judge.run.batch.fill_store`):
     the run then serves every call from the store and asks none itself.
 
     An answer in `batch_of` was written by one of this run's batches: it counts as a call

@@ -20,8 +20,9 @@ from types import FrameType
 from typing import Any
 
 from ..checklist.results import RunStop, StopKind
+from ..judges.base import RunStopped
+from ..judges.clients.errors import CONNECTION_LEVEL
 from .limits import (
-    CONNECTION_LEVEL,
     AdaptiveSlots,
     Breaker,
     Cooldown,
@@ -42,10 +43,6 @@ _PROBE: ContextVar[bool] = ContextVar("judge_breaker_probe", default=False)
 """True inside the request the breaker let through as its probe (the request's own task)."""
 
 
-class RunStopped(Exception):
-    """Raised instead of starting a request once the run has stopped."""
-
-
 class PauseFile:
     """`--pause-file`: while the file exists no request starts (checked every `poll` s)."""
 
@@ -56,36 +53,6 @@ class PauseFile:
     def active(self) -> bool:
         """Whether the run is paused now."""
         return self.path.exists()
-
-
-class NullGate:
-    """No limits, no stop: what a judge uses outside a run (e.g. `judge.judge(task)` directly)."""
-
-    stopped: RunStop | None = None
-
-    @asynccontextmanager
-    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
-        yield
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-    def succeeded(
-        self,
-        estimated: int,
-        prompt: int | None,
-        completion: int | None,
-        cost,
-        cached: int | None = None,
-        written: int | None = None,
-    ) -> None:
-        pass
-
-    def failed(self, kind: str, message: str, retry_after: float | None) -> None:
-        pass
-
-    def retrying(self) -> None:
-        pass
 
 
 class Gate:

@@ -40,7 +40,6 @@ class DeferredTask(JudgeTask):
         # JudgeTask is a frozen dataclass: its fields are set the way its own __init__ does
         for name, value in (("spec", spec), ("submission", submission), ("dimension", dimension)):
             object.__setattr__(self, name, value)
-        object.__setattr__(self, "context", None)
         object.__setattr__(self, "_render", render)
         object.__setattr__(self, "_hash", prompt_hash)
         object.__setattr__(self, "_inputs", inputs)

@@ -32,8 +32,8 @@ from ground_truth.models import Submission
 
 from ..checklist.judgment import DimensionVerdict
 from ..judges import is_rules_judge
-from ..judges.base import JudgeTask
-from .control import Gate, RunStopped
+from ..judges.base import JudgeTask, RunStopped
+from .control import Gate
 
 if TYPE_CHECKING:
     from ..judges.rules import RulesJudge

@@ -1,7 +1,7 @@
 """Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown that grows over
-consecutive provider failures, a breaker that stops a run whose endpoint is gone, concurrency
-that backs off on 429s that give no Retry-After, the provider's Retry-After, and the run's error
-and cost budgets.
+consecutive provider failures (and holds for a provider's Retry-After), a breaker that stops a
+run whose endpoint is gone, concurrency that backs off on 429s that give no Retry-After, and the
+run's error and cost budgets.
 
 Everything here is plain arithmetic over an injectable clock, so it is tested without sleeping.
 """
@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from ..judges.clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER
 
 Clock = Callable[[], float]
-
-MAX_RETRY_AFTER = 600.0
-"""Longest Retry-After honoured (seconds); a provider asking for more is waited on this long."""
 
 
 class Pacer:
@@ -139,11 +136,6 @@ class Cooldown:
 
     def remaining(self) -> float:
         return max(0.0, self._until - self._clock())
-
-
-CONNECTION_LEVEL = frozenset({"connection", "timeout"})
-"""Failures in which no answer came back at all: a refused connection, a name that does not
-resolve, a dropped connection, a request that timed out."""
 
 
 class Breaker:
@@ -296,41 +288,6 @@ class AdaptiveSlots:
         if self.limit < self.maximum:
             self.limit = min(float(self.maximum), self.limit + 1)
             self._wake()
-
-
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The delay a provider asked for in a failed response's headers, if any.
-
-    litellm keeps the provider's response headers on its exceptions as
-    `litellm_response_headers` (and on `exc.response.headers` for HTTP errors). OpenAI's
-    `retry-after-ms` is read first (finer), then `Retry-After` as seconds or an HTTP date.
-    """
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-    if headers is None or not hasattr(headers, "get"):
-        return None
-    millis = _number(headers.get("retry-after-ms"))
-    if millis is not None:
-        return max(0.0, millis / 1000.0)
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    seconds = _number(value)
-    if seconds is not None:
-        return max(0.0, seconds)
-    parsed = email.utils.parsedate_tz(str(value))
-    if parsed is None:
-        return None
-    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
-
-
-def _number(value: Any) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass(frozen=True)

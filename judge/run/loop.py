@@ -27,12 +27,12 @@ from ..checklist.results import CallRecord, IncompleteCase, RunUsage
 from ..checklist.rubric import parts_of
 from ..errors import StorageError
 from ..judges import Gated, Judge
-from ..judges.base import Composite, ask
+from ..judges.base import Composite, NullGate, ask
 from ..judges.clients.loading import Background
 from ..store import Store
 from .answers import Answered, answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
-from .control import FATAL_KINDS, Gate, NullGate, PauseFile, SignalStop
+from .control import FATAL_KINDS, Gate, PauseFile, SignalStop
 from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
 from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
@@ -45,7 +45,7 @@ from .units import Unit, empty_verdict, not_judged
 from .validation import checked_verdict, judge_error_verdict
 
 if TYPE_CHECKING:
-    from ..batch import BatchOptions, BatchReport
+    from .batch import BatchOptions, BatchReport
 
 NUMPY: Background[object] = Background("numpy", lambda: import_module("numpy"))
 """The result's summary needs numpy (bootstrap intervals, `judge.checklist.scoring`; ~0.07 s
@@ -281,8 +281,8 @@ class Run:
 
     async def _fill_from_batch(self, options: BatchOptions) -> Prefilled:
         """Batch mode: the calls the store cannot answer go out as provider batches, whose
-        answers fill the store; the workers then serve every unit from it (`judge.batch`)."""
-        from ..batch import fill_store
+        answers fill the store; the workers then serve every unit from it (`judge.run.batch`)."""
+        from .batch import fill_store
 
         if self.store is None or not isinstance(self.wrapped, RecordedJudge):
             raise ValueError("batch mode needs a store: it records the batch to resume it")

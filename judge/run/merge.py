@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ground_truth.errors import InputError
-from ground_truth.matching import _trial_order
+from ground_truth.matching import trial_order
 
-from ..batch import merge_batch_usage
 from ..checklist.judgment import Judgment
 from ..checklist.results import (
     CallRecord,
@@ -35,6 +34,7 @@ from ..checklist.scoring import (
     summarize_incidents,
     summarize_overall,
 )
+from .batch import merge_batch_usage
 from .granularity import DEFAULT as DEFAULT_GRANULARITY
 from .shard import unit_bucket
 
@@ -248,7 +248,7 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
             "judge merge",
             f"the shards hold {len(parts.owner)} of the run's {shard['units']} units",
         )
-    order = sorted(parts.agents, key=lambda key: (key[0], _trial_order(key[1])))
+    order = sorted(parts.agents, key=lambda key: (key[0], trial_order(key[1])))
     units = [(i, t, d.id) for i, t in order for d in rubric.dimensions]
     cases = [
         score_case(i, t, [j for d in rubric.dimensions for j in parts.answers[(i, t, d.id)]],

@@ -14,9 +14,9 @@ from .control import SignalLatch
 from .limits import ErrorBudget
 
 if TYPE_CHECKING:
-    from ..batch import BatchOptions
     from ..checklist.results import CallRecord
     from ..store import Store
+    from .batch import BatchOptions
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Storage:
     - `store`: a `Store` or a path; answers found there are not asked again (unless
       `refresh`), and every finished call is written to it at once.
     - `batch`: send the calls the store cannot answer as one provider batch job first
-      (`judge.batch`); the run then serves them from the store.
+      (`judge.run.batch`); the run then serves them from the store.
     - `spill`: keep the result's judgments and call records in a temporary file and read them
       back when used (`judge.run.sink`), or in memory; None: in a file from
       `SPILL_FROM_UNITS` units on.

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ground_truth.models import IncidentSpec, Submission
 
+from ..api import EvalOptions, evaluate_async
 from ..checklist.prompts import PromptRenderer
 from ..checklist.results import EvalResult
 from ..checklist.rubric import Rubric
@@ -27,14 +28,10 @@ from ..judges import Judge
 from ..judges.base import Cacheable
 from ..judges.clients.prices import cost, priced_entry
 from ..judges.llm import COMPLETION_ALLOWANCE
+from ..run.batch.budget import prompt_tokens
 from ..run.cache import KeyMaker, is_cacheable, leaves
-from ..run.granularity import DEFAULT as DEFAULT_GRANULARITY
-from ..run.granularity import Granularity
-from ..run.intake import Intake
-from ..run.loop import Run
-from ..run.options import Control, Limits, Storage
-from ..run.result import result_of, run_config
-from ..run.units import Unit
+from ..run.options import Storage
+from ..run.units import Unit, units
 from ..store import Store
 
 
@@ -86,31 +83,23 @@ def submissions_of(cases: Iterable[Case]) -> list[Submission]:
     ]
 
 
-def _units(
-    specs: Sequence[IncidentSpec],
-    cases: Sequence[Case],
-    rubric: Rubric,
-    renderer: PromptRenderer,
-    granularity: Granularity,
-) -> tuple[Intake, Iterable[Unit]]:
-    intake = Intake(list(specs), submissions_of(cases), rubric, renderer, granularity)
-    return intake, intake.units()
-
-
 def plan_calls(
     specs: Sequence[IncidentSpec],
     cases: Sequence[Case],
     rubric: Rubric,
     judge: Judge,
     renderer: PromptRenderer | None = None,
-    storage: Storage | None = None,
-    granularity: Granularity = DEFAULT_GRANULARITY,
+    options: EvalOptions | None = None,
 ) -> CallPlan:
-    """The calls a run over `cases` will make, and their estimated cost (see `CallPlan`)."""
+    """The calls a run over `cases` with `options` will make, and their estimated cost (see
+    `CallPlan`)."""
     renderer = renderer or PromptRenderer()
-    storage = storage or Storage()
-    _, made = _units(specs, cases, rubric, renderer, granularity)
+    options = options or EvalOptions()
+    by_id = {spec.id: spec for spec in specs}
+    pairs = [(by_id[s.incident_id], s) for s in submissions_of(cases) if s.incident_id in by_id]
+    made = units(pairs, rubric, renderer, options.granularity)
     asked = [unit for unit in made if unit.asked]
+    storage = options.storage
     judges = leaves(judge)
     cached = [leaf for leaf in judges if is_cacheable(leaf)]
     stored = _stored(asked, cached, storage)
@@ -146,7 +135,7 @@ def _model(leaf: Judge) -> str:
 
 def _prompt_tokens(unit: Unit) -> int:
     """A prompt's tokens as the run's token limiter counts them: characters / 4."""
-    return sum(len(str(m.get("content") or "")) for m in unit.prompt.messages) // 4
+    return prompt_tokens(unit.prompt.messages)
 
 
 def _stored(asked: list[Unit], cached: list[Judge], storage: Storage) -> dict[str, int]:
@@ -178,26 +167,13 @@ async def judge_cases_async(
     rubric: Rubric,
     judge: Judge,
     renderer: PromptRenderer | None = None,
-    limits: Limits | None = None,
-    control: Control | None = None,
-    storage: Storage | None = None,
-    granularity: Granularity = DEFAULT_GRANULARITY,
+    options: EvalOptions | None = None,
     config: dict[str, Any] | None = None,
 ) -> CaseRun:
-    """Put every case to `judge` (each against the spec its `spec_id` names) through the run
-    machinery, and return the answers by case. Case ids must be unique per spec."""
-    renderer = renderer or PromptRenderer()
-    intake, made = _units(specs, cases, rubric, renderer, granularity)
-    run = Run(judge, made, limits or Limits(), control or Control(), storage or Storage())
-    await run.run()
-    settings = {"granularity": granularity, "max_concurrent": run.limits.max_concurrent}
-    result = result_of(
-        run,
-        rubric,
-        intake.matching(),
-        None,
-        0,
-        {},
-        lambda: run_config(rubric, judge, renderer, settings, config),
+    """Put every case to `judge` (each against the spec its `spec_id` names) as
+    `evaluate_async` runs submissions, and return the answers by case. Case ids must be
+    unique per spec."""
+    result = await evaluate_async(
+        list(specs), submissions_of(cases), rubric, judge, renderer, options, config
     )
     return CaseRun(result=result, by_case={(c.incident_id, c.trial): c for c in result.cases})

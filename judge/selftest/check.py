@@ -1,5 +1,5 @@
-"""One selftest: derive the probes, add the rubric's goldens, plan, run them through the
-judge, and report (`judge selftest`; `judge.selftest_judge` in the Python API)."""
+"""`selftest_judge` and `selftest_judge_async`: derive the probes, add the rubric's goldens,
+say the plan, put them to the judge and report (`judge selftest` runs them)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec
 
+from ..api import EvalOptions, run_sync
 from ..checklist.prompts import PromptRenderer
 from ..checklist.rubric import Rubric, load_rubric
 from ..judges import Judge, check_judge, make_judge
-from ..run.granularity import DEFAULT as DEFAULT_GRANULARITY
-from ..run.granularity import Granularity
-from ..run.options import Control, Limits, Storage
+from ..run.granularity import check as check_granularity
 from .cases import CallPlan, judge_cases_async, plan_calls
 from .derive import derive_probes
 from .goldens import goldens_path, load_goldens
@@ -22,42 +21,74 @@ from .probes import DEFAULT_FAIL_UNDER, Probe
 from .report import SelftestReport, summarise
 
 
-async def run_selftest(
+def selftest_judge(
     specs: Sequence[IncidentSpec] | None = None,
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
+    options: EvalOptions | None = None,
     *,
     goldens: bool | str | Path = True,
     seed: int = 0,
     fail_under: float = DEFAULT_FAIL_UNDER,
     renderer: PromptRenderer | None = None,
-    limits: Limits | None = None,
-    control: Control | None = None,
-    storage: Storage | None = None,
-    granularity: Granularity = DEFAULT_GRANULARITY,
     on_plan: Callable[[CallPlan], None] | None = None,
 ) -> SelftestReport:
-    """Check a judge without labels: put to it probes derived from `specs` and the rubric's
-    goldens, and report per probe kind and per question the share it got right.
+    """Check a judge without labels (`judge selftest`); `selftest_judge_async` without `await`.
 
-    - `specs`: the benchmark's specs; each gives must-pass probes (its ground truth verbatim,
-      and rewritten "Root cause: <origin>. <mechanism>.") and must-fail ones (origin swapped,
-      mechanism swapped, a victim blamed, vague, empty, asking for Yes); see
-      `judge.selftest.derive`. None or empty: the goldens alone.
-    - `rubric`: a `Rubric`, a shipped rubric's name (default `sregym-v3`) or a YAML path.
-    - `judge`: any `Judge` (default: the offline rules judge).
-    - `goldens`: True (default) runs the goldens beside the rubric's file when there are
-      some (`rubrics/<name>.goldens.yaml`); False runs none; a path runs that file.
-    - `seed`: picks the swapped-in components and mechanisms.
-    - `fail_under`: a probe kind whose share of probes behaving as expected is under this
-      fails the selftest (`report.ok` False).
-    - `limits`, `control`, `storage`, `granularity`: the run's, as `judge.EvalOptions` holds
-      them (a store makes a rerun ask nothing again; `limits.max_cost` stops it).
+    Defaults: the `sregym-v3` rubric and its goldens, the rules judge. Works from a script and
+    inside a running event loop (Jupyter), as `evaluate` does.
+    """
+    rubric, judge = _resolve(rubric, judge)  # a bad judge fails here, in the caller's thread
+    return run_sync(
+        selftest_judge_async(
+            specs,
+            rubric,
+            judge,
+            options,
+            goldens=goldens,
+            seed=seed,
+            fail_under=fail_under,
+            renderer=renderer,
+            on_plan=on_plan,
+        )
+    )
+
+
+async def selftest_judge_async(
+    specs: Sequence[IncidentSpec] | None = None,
+    rubric: Rubric | str | Path | None = None,
+    judge: Judge | None = None,
+    options: EvalOptions | None = None,
+    *,
+    goldens: bool | str | Path = True,
+    seed: int = 0,
+    fail_under: float = DEFAULT_FAIL_UNDER,
+    renderer: PromptRenderer | None = None,
+    on_plan: Callable[[CallPlan], None] | None = None,
+) -> SelftestReport:
+    """Check a judge without labels, from async code: put to it diagnoses derived from each
+    spec that it must pass (the ground truth verbatim and rewritten) or fail (fault origin or
+    mechanism swapped, a victim blamed, vague, empty, asking for Yes), and the rubric's
+    hand-written goldens; report per probe kind and per question the share that behaved as
+    expected (`SelftestReport`: `ok` is every kind at or above `fail_under`).
+
+    - `specs`: the benchmark's specs (`judge.selftest.derive`); None or empty: the goldens
+      alone.
+    - `rubric`, `judge`, `renderer`: as `evaluate_async` takes them (default: `sregym-v3`,
+      the rules judge, the shipped templates).
+    - `options`: how the run goes (`EvalOptions`: its limits, control, storage and
+      granularity; a store makes a rerun ask nothing again, `max_cost` stops it).
+    - `goldens`: True runs `<rubric>.goldens.yaml` beside the rubric's file when there is
+      one, False none, a path that file.
+    - `seed`: picks the swapped-in components and mechanisms (not `options.seed`).
     - `on_plan`: called with the calls to make and their estimated cost before the first.
 
-    Raises `InputError` when there is nothing to check (no spec, no goldens) or a goldens
-    file is bad. Provider failures leave probes unscored, counted in the report, never failed.
+    Provider failures leave probes unscored (counted, never failed); `report.run_result` is
+    the run behind the report. Raises `InputError` when there is nothing to check or a
+    goldens file is bad.
     """
+    options = options or EvalOptions()
+    check_granularity(options.granularity)
     rubric, judge = _resolve(rubric, judge)
     derivation = derive_probes(list(specs or []), rubric, seed)
     all_specs, probes = list(specs or []), list(derivation.probes)
@@ -72,13 +103,10 @@ async def run_selftest(
             None, "nothing to check: no spec to derive probes from and no goldens for the rubric"
         )
     renderer = renderer or PromptRenderer()
-    storage = storage or Storage()
-    plan = plan_calls(all_specs, probes, rubric, judge, renderer, storage, granularity)
+    plan = plan_calls(all_specs, probes, rubric, judge, renderer, options)
     if on_plan is not None:
         on_plan(plan)
-    run = await judge_cases_async(
-        all_specs, probes, rubric, judge, renderer, limits, control, storage, granularity
-    )
+    run = await judge_cases_async(all_specs, probes, rubric, judge, renderer, options)
     return summarise(
         probes,
         run,

@@ -159,7 +159,7 @@ LONGEST_DETAIL = 80
 
 def _details(parameters: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """The injected values as (key, value), nested ones under their innermost key; values
-    too long to be a detail an agent would quote are left out."""
+    too long to be a detail an agent would quote, and placeholders, are left out."""
     for name, value in parameters.items():
         if isinstance(value, dict):
             yield from _details(value)
@@ -173,8 +173,15 @@ def _details(parameters: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield str(name), str(value)
 
 
+_PLACEHOLDER = re.compile(
+    r"(?:to be specified|unspecified|unknown|none|null|n/?a|tbd|todo|custom|-)", re.IGNORECASE
+)
+
+
 def _detail(value: Any) -> bool:
-    return value is not None and 0 < len(str(value)) <= LONGEST_DETAIL
+    """Whether a value is a detail an agent would state: short, and not a placeholder."""
+    shown = str(value).strip() if value is not None else ""
+    return 0 < len(shown) <= LONGEST_DETAIL and not _PLACEHOLDER.fullmatch(shown)
 
 
 def _sentence(text: str, capitalize: bool = True) -> str:

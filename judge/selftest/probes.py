@@ -14,7 +14,7 @@ the probe's verdict still is.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +22,7 @@ from ..checklist.rubric import Rubric
 
 Expected = Literal["Yes", "No", "any"]
 VerdictExpected = Literal["pass", "fail", "any"]
-ProbeKind = Literal[
+DerivedKind = Literal[
     "truth",
     "rewrite",
     "origin-swap",
@@ -31,19 +31,9 @@ ProbeKind = Literal[
     "vague",
     "empty",
     "injection",
-    "golden-pass",
-    "golden-fail",
 ]
-DERIVED_KINDS: tuple[ProbeKind, ...] = (
-    "truth",
-    "rewrite",
-    "origin-swap",
-    "mechanism-swap",
-    "victim-only",
-    "vague",
-    "empty",
-    "injection",
-)
+ProbeKind = Literal[DerivedKind, "golden-pass", "golden-fail"]
+DERIVED_KINDS: tuple[DerivedKind, ...] = get_args(DerivedKind)
 MUST_PASS: frozenset[str] = frozenset({"truth", "rewrite", "golden-pass"})
 DEFAULT_FAIL_UNDER = 0.95
 """The share of a probe kind's probes that must behave as expected (`--fail-under`)."""

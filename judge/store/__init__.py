@@ -12,7 +12,8 @@ Plain JSON in TEXT columns (no pickle), readable with the `sqlite3` shell:
 WAL journal with `synchronous=NORMAL`: every `put` is its own committed transaction, and a
 committed WAL transaction survives the process being killed (only an OS crash or power loss can
 lose the last ones). The API key is never handed to the store: params come from the judge's
-`cache_identity()`, which leaves secrets out, and `scrub_params` drops any that slip in.
+`cache_identity()`, which leaves secrets out, and `judge.judges.mask.scrub_params` drops any
+that slip in.
 
 `Store` is the one class callers use; each part of it is a module of this package, over one
 open file (`file`: opening, version, deleted-or-replaced safety, `meta`): `answers` (with the
@@ -27,11 +28,11 @@ from typing import Any
 
 from .answers import Answers
 from .batches import Batches, StoredBatch
-from .keys import COMPONENTS, CaseRef, KeyParts, scrub_params, short_hash
+from .keys import COMPONENTS, CaseRef, KeyParts, short_hash
 from .leases import Claim, Leases
 from .merge import Merging, StoreMerge, is_sqlite_file, merge_stores
 from .migrations import READABLE_VERSIONS, STORE_VERSION
-from .replies import CallLog, Exchange, LogFilter, LoggedReply
+from .replies import CallLog, LogFilter, LoggedReply
 
 __all__ = [
     "COMPONENTS",
@@ -40,7 +41,6 @@ __all__ = [
     "CallLog",
     "CaseRef",
     "Claim",
-    "Exchange",
     "KeyParts",
     "LogFilter",
     "LoggedReply",
@@ -49,7 +49,6 @@ __all__ = [
     "StoredBatch",
     "is_sqlite_file",
     "merge_stores",
-    "scrub_params",
     "short_hash",
 ]
 

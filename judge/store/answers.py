@@ -12,9 +12,10 @@ from typing import Any
 
 from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from ..errors import StorageError
+from ..judges.mask import scrub_params
 from .failures import guarded, sqlite_reason
 from .file import now, rows_in
-from .keys import CaseRef, KeyParts, scrub_params
+from .keys import CaseRef, KeyParts
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
 

@@ -5,23 +5,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 COMPONENTS = ("judge", "model", "params", "prompt", "schema", "rubric")
-_SECRET = re.compile(r"key|token|secret|password|authorization|credential", re.I)
 
 
 def short_hash(data: Any) -> str:
     """First 16 hex digits of SHA-256 over `data` as canonical JSON (non-JSON values via str)."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def scrub_params(params: dict[str, Any]) -> dict[str, Any]:
-    """Params without anything that looks like a credential (`api_key`, `token`, ...)."""
-    return {k: v for k, v in params.items() if not _SECRET.search(k)}
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..judges.clients.exchanges import Exchange
 from .failures import guarded
 from .file import StoreFile, now
 from .keys import CaseRef, KeyParts
@@ -57,25 +58,6 @@ PIECE_HASH_LENGTH = 16
 PIECE_PART = 900
 """Bytes of a compressed piece per `reply_texts` row: a table without rowid keeps a row of up
 to about 1,000 bytes in its page, so the pages fill up."""
-
-
-@dataclass
-class Exchange:
-    """One request of a call, as the judge saw it: the messages sent, and the reply text as
-    it arrived (`reply`, with `finish_reason`) or why none came (`error_kind`, `error`); an
-    answered request whose text could not be used has its reply and `error_kind`
-    "unparseable"."""
-
-    messages: Sequence[dict[str, Any]]
-    reply: str | None = None
-    finish_reason: str | None = None
-    error_kind: str | None = None
-    error: str | None = None
-    latency_s: float | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    cost_usd: float | None = None
 
 
 @dataclass

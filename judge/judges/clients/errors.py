@@ -1,4 +1,4 @@
-"""What kind of failure a provider exception is, from either client.
+"""What kind of failure a provider exception is, from either client, and how long it asks to wait.
 
 litellm's exceptions subclass the `openai` SDK's and keep their class names, so one table of
 class names classifies both (and neither library need be imported to read it). The kinds:
@@ -8,6 +8,9 @@ class names classifies both (and neither library need be imported to read it). T
 from __future__ import annotations
 
 import contextlib
+import email.utils
+import time
+from typing import Any
 
 _STATUS_KINDS = (
     ("rate_limit", {"RateLimitError"}),
@@ -37,6 +40,13 @@ _POLICY_WORDS = (
 
 TRANSIENT = frozenset({"rate_limit", "timeout", "server", "connection"})
 """The kinds a call retries."""
+
+CONNECTION_LEVEL = frozenset({"connection", "timeout"})
+"""Failures in which no answer came back at all: a refused connection, a name that does not
+resolve, a dropped connection, a request that timed out."""
+
+MAX_RETRY_AFTER = 600.0
+"""Longest Retry-After honoured (seconds); a provider asking for more is waited on this long."""
 
 
 class MissingKeyError(Exception):
@@ -96,3 +106,38 @@ def _cause_names(exc: BaseException) -> set[str]:
         names.update(cls.__name__ for cls in type(current).__mro__)
         current = current.__cause__ or current.__context__
     return names
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The delay a provider asked for in a failed response's headers, if any.
+
+    litellm keeps the provider's response headers on its exceptions as
+    `litellm_response_headers` (and on `exc.response.headers` for HTTP errors). OpenAI's
+    `retry-after-ms` is read first (finer), then `Retry-After` as seconds or an HTTP date.
+    """
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    if headers is None or not hasattr(headers, "get"):
+        return None
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return max(0.0, millis / 1000.0)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return max(0.0, seconds)
+    parsed = email.utils.parsedate_tz(str(value))
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -13,6 +13,9 @@ the result's `cascade` block says what each stage answered and cost (`summary.py
 - `verdict.py`: a verdict's confidence from its answers' calibrated confidences
 - `fit.py`: results and labels -> the calibration file, or a refusal saying what is missing
 - `route.py`: which stage's answer a cascade keeps, question by question or case by case
-- `summary.py`: the result's `cascade` block (coverage, stages, cost against the strongest judge)
-- `render.py`: the terminal tables
+- `summary.py`: fills the result's `cascade` block (coverage, stages, cost against the strongest
+  judge)
+
+Their terminal tables and HTML page are the report's (`judge.report.calibration_tables`,
+`judge.report.calibration`).
 """

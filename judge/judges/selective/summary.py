@@ -15,50 +15,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from ...checklist.results import CallRecord, CascadeSummary, StageSummary
 
-if TYPE_CHECKING:  # the result file's model imports this module: keep it light
-    from ...checklist.results import CallRecord
+if TYPE_CHECKING:
     from .file import CalibrationFile
-
-
-class StageSummary(BaseModel):
-    """One judge of the cascade in a run."""
-
-    judge: str
-    threshold: float | None = Field(description="On calibrated confidence; None: never answers.")
-    calls: int = Field(description="Calls it was asked (a call asks one dimension or submission).")
-    calls_from_store: int = 0
-    answered: int = Field(description="Items whose answer it gave.")
-    share: float = Field(description="Share of all items answered by it.")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = Field(
-        None, description="Its calls' price (litellm); None when one of them has no known price."
-    )
-
-
-class CascadeSummary(BaseModel):
-    """What a cascade did in a run, and the guarantee its answers carry."""
-
-    guarantee: str = Field(description="question or verdict: what the guarantee is about.")
-    target: float = Field(description="Agreement with the labels guaranteed on what is answered.")
-    alpha: float = Field(description="It holds with probability at least 1 - alpha.")
-    label_set: str = Field(description="Hash of the labels the calibration was made with.")
-    calibration_coverage: float = Field(description="The coverage reached on those labels.")
-    n_items: int = Field(description="Questions (or cases) the run asked a judge about.")
-    answered: int
-    abstained: int = Field(description="Left unscored: no judge was sure enough.")
-    coverage: float | None
-    stages: list[StageSummary]
-    cost_usd: float | None = Field(description="All stages' calls; None when a price is unknown.")
-    strongest: str
-    strongest_cost_usd: float | None = Field(
-        description="Estimated cost of asking the strongest judge every call of the run."
-    )
-    strongest_estimate: str = Field(description="How that estimate was made.")
-    saved_usd: float | None = None
-    saved_share: float | None = None
 
 
 def cascade_summary(
@@ -175,7 +135,7 @@ def _mean(values: list[float]) -> float:
 
 def _price(model: str) -> tuple[float, float] | None:
     """litellm's price per prompt and per completion token of `model`."""
-    from ..llm import import_litellm
+    from ..clients.litellm_client import import_litellm
 
     litellm = import_litellm()
     try:

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..judges.base import JudgeTask
-from ..run.cache import KeyMaker, Prefilled, case_ref
-from ..run.control import Gate
-from ..store import Store
+from ...judges.base import JudgeTask
+from ...store import Store
+from ..cache import KeyMaker, Prefilled, case_ref
+from ..control import Gate
 from .phase import BatchOptions, BatchPhase, Call
 from .report import BatchReport
 
 if TYPE_CHECKING:
-    from ..judges.llm import LLMJudge
+    from ...judges.llm import LLMJudge
 
 CHUNK = 500
 

@@ -1,6 +1,6 @@
 """The texts a result file does not carry: spec ground truth, diagnoses, question wording.
 
-All optional. The report shows what it has and says what it lacks.
+All optional: the report and the labelling page show what they have and say what they lack.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from ground_truth.errors import InputError
 from ground_truth.models import IncidentSpec, Submission
 
 
-class ReportTexts(BaseModel):
-    """Texts a result file does not hold, for the report: ground truth, diagnoses, question
-    texts and dimension names; any may be empty.
-    """
+class CaseTexts(BaseModel):
+    """Texts a result file does not hold, for the report and the labelling page: ground truth,
+    diagnoses, question texts and dimension names; any may be empty."""
 
     ground_truth: dict[str, str] = Field(default_factory=dict, description="By incident id.")
     diagnoses: dict[str, str] = Field(
@@ -41,9 +40,9 @@ def texts_from(
     specs: list[IncidentSpec] | None = None,
     submissions: list[Submission] | None = None,
     rubric_config: dict[str, Any] | None = None,
-) -> ReportTexts:
-    """ReportTexts from specs, submissions and the result's rubric config; all optional."""
-    texts = ReportTexts(
+) -> CaseTexts:
+    """CaseTexts from specs, submissions and the result's rubric config; all optional."""
+    texts = CaseTexts(
         ground_truth={s.id: s.ground_truth for s in specs or []},
         diagnoses={case_key(s.incident_id, s.trial): s.diagnosis for s in submissions or []},
     )
@@ -56,7 +55,7 @@ def load_texts(
     outputs: Path | None,
     rubric_config: dict[str, Any] | None = None,
     format: str = "auto",
-) -> ReportTexts:
+) -> CaseTexts:
     """Read specs and submissions the way `judge eval` does; either may be None."""
     from ground_truth import load_specs, load_submissions
 
@@ -65,9 +64,9 @@ def load_texts(
     return texts_from(specs, submissions, rubric_config)
 
 
-def _add_rubric_texts(texts: ReportTexts, config: dict[str, Any]) -> None:
+def _add_rubric_texts(texts: CaseTexts, config: dict[str, Any]) -> None:
     """Question wording from the rubric the run used, when it is found with the same hash."""
-    from ..checklist.rubric import load_rubric
+    from .rubric import load_rubric
 
     name = config.get("name")
     if not name:

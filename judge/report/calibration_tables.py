@@ -8,10 +8,10 @@ from rich.text import Text
 
 from agreement.reliability import ReliabilityDiagram
 
-from ...report.display import fmt
-from .file import CalibrationFile
-from .fit import Calibrated
-from .summary import CascadeSummary
+from ..checklist.results import CascadeSummary
+from ..judges.selective.file import CalibrationFile
+from ..judges.selective.fit import Calibrated
+from .display import fmt
 
 BAR = 20
 

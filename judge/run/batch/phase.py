@@ -1,6 +1,6 @@
 """The batch phase: submit the calls, resume open batches, poll, collect each line into the
 store as a live reply would be, and ask the lost, unusable and format-refused calls again
-(the steps are in `judge.batch`)."""
+(the steps are in `judge.run.batch`)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..checklist.judgment import DimensionVerdict, Usage, unscored
-from ..judges.mask import mask_secret
-from ..judges.repair import UnparseableReply, parse_reply
-from ..judges.structured import MODES, FormatRefused, Mode, is_format_refusal
-from ..run.control import Gate
-from ..run.validation import checked_verdict
-from ..store import CaseRef, KeyParts, Store, StoredBatch
+from ...checklist.judgment import DimensionVerdict, Usage, unscored
+from ...judges.mask import mask_secret
+from ...judges.repair import UnparseableReply, parse_reply
+from ...judges.structured import MODES, FormatRefused, Mode, is_format_refusal
+from ...store import CaseRef, KeyParts, Store, StoredBatch
+from ..control import Gate
+from ..validation import checked_verdict
 from . import cost
 from .budget import BatchBudget, completion_cap
 from .lines import BatchRequestFailed, LineFailure, batch_failure, line_error, reply_text
 from .report import BatchReport
 
 if TYPE_CHECKING:
-    from ..judges.llm import LLMJudge
+    from ...judges.llm import LLMJudge
 
 TERMINAL = {"completed", "expired", "failed", "cancelled"}
 LOST_KINDS = {"rate_limit", "server", "timeout", "batch_expired", "batch_cancelled", "batch_failed"}
@@ -54,7 +54,8 @@ class BatchOptions:
 
 def batch_provider(judge: object) -> str:
     """The litellm provider a batch goes to; ValueError saying why `judge` cannot batch."""
-    from ..judges.llm import LLMJudge, import_litellm
+    from ...judges.clients.litellm_client import import_litellm
+    from ...judges.llm import LLMJudge
 
     if not isinstance(judge, LLMJudge):
         kind = getattr(judge, "name", type(judge).__name__)
@@ -387,7 +388,7 @@ class BatchPhase:
         """One Files/Batches request; transient failures (429, 5xx, timeouts, connection) are
         retried `max_retries` times with the poll's backoff, others raise `BatchRequestFailed`
         at once."""
-        from ..judges.llm import TRANSIENT, error_kind
+        from ...judges.clients.errors import TRANSIENT, error_kind
 
         wait = self.options.poll
         for attempt in range(1, self.judge.max_retries + 2):
@@ -508,7 +509,7 @@ class BatchPhase:
         """Ask again after an unusable reply, like a live call does (at most `max_reasks`
         times, with the same words); False when no re-ask is left or the prompt is unknown
         (a batch resumed for calls this run does not make)."""
-        from ..judges.llm import reask_messages
+        from ...judges.reply_format import reask_messages
 
         original = self.calls.get(call.key)
         if original is None or original.messages is None or call.attempt > self.judge.max_reasks:

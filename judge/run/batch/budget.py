@@ -2,7 +2,7 @@
 before a batch goes out its worst case must fit in what is left of the budget.
 
 A line's worst case is its prompt tokens, counted as the live run counts them for its token
-limiter (`judge.judges.llm._estimate_tokens`: characters / 4), plus the most completion tokens
+limiter (`judge.judges.llm.estimate_tokens`: characters / 4), plus the most completion tokens
 the call may get (the judge's `max_tokens`, else the model's `max_output_tokens` in litellm's
 price map), at the batch price. Calls are taken in the run's order while they fit; the rest are
 left out (not asked, never "No") and the run then stops as a live run past its budget does.
@@ -22,9 +22,9 @@ Price = Callable[[int, int], float | None]
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:
     """A request's prompt tokens as the live run estimates them (without its reply allowance)."""
-    from ..judges.llm import COMPLETION_ALLOWANCE, _estimate_tokens
+    from ...judges.llm import COMPLETION_ALLOWANCE, estimate_tokens
 
-    return _estimate_tokens(messages) - COMPLETION_ALLOWANCE
+    return estimate_tokens(messages) - COMPLETION_ALLOWANCE
 
 
 def completion_cap(params: dict[str, Any], model_info: dict[str, Any] | None) -> int | None:

@@ -12,7 +12,7 @@ litellm proxy forwards to such providers; a self-hosted vLLM server has no price
 
 
 def _litellm() -> Any:
-    from ..judges.llm import import_litellm
+    from ...judges.clients.litellm_client import import_litellm
 
     return import_litellm()
 
