@@ -90,12 +90,6 @@ def test_the_default_store_is_not_written_for_the_rules_judge(
     assert code in (0, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one derived probe of the example: valkey_auth_disruption/origin-swap renames "
-    "`valkey-cart` but keeps `Valkey authentication is broken`, which the rules judge reads as "
-    "the origin (the one Valkey of astronomy-shop)",
-)
 def test_the_rules_judge_passes_on_the_bundled_example(capsys) -> None:
     code, report = selftest(capsys, "-g", str(GROUND_TRUTH), "--no-goldens")
     assert code == 0, report["exit_reason"]

@@ -13,6 +13,7 @@ from .cues import (
     CLAUSE_OPENING,
     COORDINATED,
     FAILING,
+    FAULT_SPEC_FIELDS,
     OBJECT_BEFORE,
     PRONOUN_SUBJECT,
     SUBJECT_AFTER,
@@ -245,3 +246,18 @@ def blame_only_the_named(diagnosis: Diagnosis) -> None:
     for mention in diagnosis.mentions:
         if mention.role == "blamed" and mention.inferred:
             mention.role, mention.inferred = "mentioned", False
+
+
+def the_fields_answer(diagnosis: Diagnosis) -> None:
+    """A diagnosis written as SREGym's structured root cause (`[fault_spec] component=X;
+    namespace=Y || description`) answers which component in its fields; the description
+    explains how: what else it names is the mechanism's context, not more culprits."""
+    fields = [m.span(1) for m in FAULT_SPEC_FIELDS.finditer(diagnosis.low)]
+    if not fields:
+        return
+    inside = [m for m in diagnosis.blamed if any(a <= m.start < b for a, b in fields)]
+    if not inside:
+        return
+    for mention in diagnosis.blamed:
+        if mention not in inside:
+            mention.role = "mentioned"

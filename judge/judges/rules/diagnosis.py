@@ -28,6 +28,7 @@ from .blame import (
     blame_the_subject,
     keep_to_the_headline,
     release_objects,
+    the_fields_answer,
 )
 from .cues import NO_FAULT, UNDETERMINED
 from .mentions import find_mentions
@@ -79,6 +80,7 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
         for start, end in ranked_sections(low, [], 1)
     ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
     headlines = keep_to_the_headline(diagnosis, sections)
+    the_fields_answer(diagnosis)
     said = _blanked(low, answer.names_only + _where(low, truth))
     diagnosis.headline = _spaced(Joined.of(said, headlines))
     diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))

@@ -178,7 +178,7 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
     for match in CANDIDATE.finditer(diagnosis.low):
         name = next(g for g in match.groups() if g)
         start = match.start(match.lastindex or 0)
-        if start in known_starts or name in namespaces or ":" in name:
+        if start in known_starts or name in namespaces or ":" in name or name in {"all", "*"}:
             continue
         ref = ComponentRef(name=name)
         if any(names.find(name, c) for c in truth.catalog) or any(

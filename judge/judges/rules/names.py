@@ -191,11 +191,12 @@ def name_regex(
     if name in {"*", "all"} and kind.lower() in KIND_ONLY:
         return re.compile(rf"\b(?:{KIND_ONLY[kind.lower()]})\b")
     if name in {"*", "all"} and kind.lower() == "node":
-        return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b|\bkubelet\b")
+        return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b(?!/)|\bkubelet\b")
     if name in {"*", "all"}:
         words = _WILDCARD_KIND.get(kind.lower(), _WILDCARD_KIND["deployment"])
         return re.compile(
-            rf"\b(?:all|every|each|across)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:{words})\b"
+            rf"\b(?:{words}|deployment|service|pod|workload)\s*/\s*(?:all|\*)(?![\w-])"
+            rf"|\b(?:all|every|each|across)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:{words})\b"
             rf"|\b(?:{words})\s+(?:are|were)\s+all\b|\bcluster[- ]wide\b|\bevery\s+\w+\s+(?:{words})\b"
         )
     if not parts:
