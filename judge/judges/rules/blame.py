@@ -7,6 +7,7 @@ is said to fail; under a located headline, what the section names only in passin
 from __future__ import annotations
 
 import bisect
+import re
 
 from .cues import (
     AFFECTING_BEFORE,
@@ -14,6 +15,8 @@ from .cues import (
     COORDINATED,
     FAILING,
     FAULT_SPEC_FIELDS,
+    HEADLINE_FILLER,
+    NAMED_ROOT_CAUSE,
     OBJECT_BEFORE,
     PRONOUN_SUBJECT,
     SUBJECT_AFTER,
@@ -250,9 +253,14 @@ def blame_only_the_named(diagnosis: Diagnosis) -> None:
 
 def the_fields_answer(diagnosis: Diagnosis) -> None:
     """A diagnosis written as SREGym's structured root cause (`[fault_spec] component=X;
-    namespace=Y || description`) answers which component in its fields; the description
-    explains how: what else it names is the mechanism's context, not more culprits."""
+    namespace=Y || description`), or opening with a root cause that is names only (`Root
+    cause: cache (Service).`, `Root cause: Pod ad in namespace otel-demo.`), answers which
+    component there; the rest explains how: what else it names is the mechanism's context, not
+    more culprits."""
     fields = [m.span(1) for m in FAULT_SPEC_FIELDS.finditer(diagnosis.low)]
+    fields += [
+        m.span(1) for m in NAMED_ROOT_CAUSE.finditer(diagnosis.low) if _names_only(diagnosis, m)
+    ]
     if not fields:
         return
     inside = [m for m in diagnosis.blamed if any(a <= m.start < b for a, b in fields)]
@@ -261,3 +269,16 @@ def the_fields_answer(diagnosis: Diagnosis) -> None:
     for mention in diagnosis.blamed:
         if mention not in inside:
             mention.role = "mentioned"
+
+
+def _names_only(diagnosis: Diagnosis, headline: re.Match[str]) -> bool:
+    """Whether a root-cause headline holds nothing but component names, their kinds and a
+    namespace (no verb: `Root cause: X is misconfigured` is a claim read as any other)."""
+    start, end = headline.span(1)
+    text = list(diagnosis.low[start:end])
+    for mention in diagnosis.mentions:
+        if start <= mention.start < end:
+            stop = min(end, mention.start + max(len(mention.written), 1))
+            text[mention.start - start : stop - start] = " " * (stop - mention.start)
+    rest = HEADLINE_FILLER.sub(" ", "".join(text))
+    return not rest.strip() and any(start <= m.start < end for m in diagnosis.blamed)

@@ -132,6 +132,14 @@ STEP_LINE = re.compile(rf"[ \t>*`-]*{_ENDPOINT}{ARROW}{_ENDPOINT}:\s")
 ALERT_LINE = re.compile(
     r"[ \t>*`-]*[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\s+(?:on|for|at)\s+[^\n:]{1,120}:\s"
 )
+# A labelled list of what the fault did (`Symptoms: A; B.`, `Affected: X, Y.`, `Impact: ...`), up
+# to the end of its line or the next label after a full stop.
+EFFECT_LABEL = re.compile(
+    r"(?:(?<=^)|(?<=[\n.:;])|(?<=\*\*))[ \t>*]*(?:symptoms?|alerts?|affected(?:\s+components?)?|impact(?:ed)?"
+    r"|victims?|observed)(?:\*\*)?\s*:(?:\*\*)?",
+    re.I,
+)
+NEXT_LABEL = re.compile(r"\.\s+(?:\*\*)?[A-Z][\w ]{0,30}(?:\*\*)?:|\n")
 # SREGym's structured root cause, `[fault_spec] component=X; namespace=Y || description` (what its
 # problems hand the judge, and a form an agent may be asked to answer in): the fields blame X in Y.
 FAULT_SPEC_FIELDS = re.compile(r"\[fault_spec\]\s*(component\s*=[^|\n]{0,400}?)\s*\|\|")
@@ -140,6 +148,15 @@ FAULT_SPEC_FIELDS = re.compile(r"\[fault_spec\]\s*(component\s*=[^|\n]{0,400}?)\
 ACCOUNT = re.compile(
     r"\b[a-z][\w-]*\s+user(?:'s)?(?![\w-])(?=\s*(?:[\w/-]+\s+){0,2}?(?:roles?|privileges?|permissions?"
     r"|passwords?|credentials?|grants?|access|account)\b)"
+)
+# A root cause written as a name (`Root cause: cache (Service).`, `Root cause: Pod ad in namespace
+# otel-demo.`): the headline up to its full stop, and what may sit around the names in one.
+NAMED_ROOT_CAUSE = re.compile(
+    r"(?:^|(?<=[\n>*]))[ \t*>]*root[ _-]?causes?\s*:\**\s*([^.\n]{1,200})"
+)
+HEADLINE_FILLER = re.compile(
+    r"\([\w\s-]{1,40}\)|\bin\s+(?:the\s+)?namespace\s+[\w-]+|\b(?:and|the|[a-z]*chaos|schedule|deployments?"
+    r"|services?|pods?|statefulsets?|daemonsets?|configmaps?|secrets?|nodes?|namespace)\b|[,;:/`'\"*]"
 )
 # An inline quote of pasted output: backticks or quotes around a log line.
 QUOTED_OUTPUT = re.compile(
@@ -302,6 +319,8 @@ CANDIDATE = re.compile(
     r"|persistentvolumeclaims?)\s*/\s*([a-z0-9][a-z0-9._-]*[a-z0-9])"
     r"|\bthe\s+[`'\"]?([a-z][a-z0-9]*(?:-[a-z0-9]+)+)[`'\"]?\s+(?:deployment|service|pod|statefulset|daemonset|configmap|secret)s?\b"
     r"|`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`"
+    r"|\b(?:deployment|service|statefulset|daemonset|configmap|secret|pod|cronjob|job|replicaset"
+    r"|networkpolicy|\w+chaos|schedule)\s+([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w.-])"
     r"|(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:service|svc|server|api|db|proxy|gateway|worker|controller|operator))"
     r"(?![\w.-])",
     re.I,

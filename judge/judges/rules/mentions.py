@@ -52,9 +52,13 @@ def _the_systems_own(component: ComponentRef, truth: Truth) -> bool:
     """A system that names its components by common words (SRE-Zero's `cache`, `database`,
     `web_server`) is written about with those words bare: there they are the components."""
     system = truth.system
-    return system is not None and any(
-        names.canonical(n) in {names.canonical(c) for c in system.components}
-        for n in component.all_names()
+    return (
+        system is not None
+        and system.plain_names
+        and any(
+            names.canonical(n) in {names.canonical(c) for c in system.components}
+            for n in component.all_names()
+        )
     )
 
 

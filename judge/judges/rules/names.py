@@ -93,6 +93,8 @@ _NOT_A_SERVICE_AFTER = (
     r"|accounts?|traffic|sessions?|requests?|queries|page|pages|results?|engine|box|bar|logs?"
     r"|paths?|flows?|actions?|operations?|ui|credentials?|roles?)\b)(?!-facing)"
 )
+# `quote this sentence`, `rate the answer`: a service word followed by an object is a verb.
+_NOT_A_VERB = r"(?![a-z0-9_-]|\s+(?:this|these|those|the|a|an|it|them|its|their)\b)"
 KIND_WORDS: dict[str, str] = {
     "configmap": r"config\s*map|configmap|config",
     "namespace": r"namespace|ns",
@@ -224,6 +226,8 @@ def name_regex(
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
         return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
+    if len(parts) == 1 and parts[0] in SERVICE_WORDS:
+        bare += _NOT_A_VERB
     if needs_kind and (strict or kind_low):
         kind_words = KIND_WORDS.get(kind_low) or (
             re.escape(kind_low) if kind_low else _SUFFIX_WORDS

@@ -24,6 +24,7 @@ from .cues import (
     CONSEQUENCE_OPENING,
     CONTEXT_LINE,
     EFFECT_CUE,
+    EFFECT_LABEL,
     EVIDENTIAL,
     EXONERATING,
     FAILING,
@@ -33,6 +34,7 @@ from .cues import (
     HOLDER_BEFORE,
     LINE,
     LIST_HEDGE,
+    NEXT_LABEL,
     NO_FAULT,
     NUMBERED_ITEM,
     OBSERVATION,
@@ -214,7 +216,7 @@ def _downstream_lines(text: str, low: str) -> list[tuple[int, int]]:
     blamed", for the lines ITBench's ground truth and its agents write one step or alert at a
     time. Each is read whole as an effect: its components suffer, its words still say what
     happened (the mechanism and the impact)."""
-    return [
+    lines = [
         line.span()
         for line in LINE.finditer(low)
         if line.end() > line.start()
@@ -223,6 +225,17 @@ def _downstream_lines(text: str, low: str) -> list[tuple[int, int]]:
             or ALERT_LINE.match(text, line.start(), line.end())
         )
     ]
+    return lines + _labelled_effects(text)
+
+
+def _labelled_effects(text: str) -> list[tuple[int, int]]:
+    """`Symptoms: A; B.`, `Affected: X, Y.`, `**Impact:** ...`: what follows such a label, up to
+    the end of its line or the next label, lists what the fault did."""
+    spans = []
+    for label in EFFECT_LABEL.finditer(text):
+        stop = NEXT_LABEL.search(text, label.end())
+        spans.append((label.start(), stop.start() + 1 if stop else len(text)))
+    return spans
 
 
 def _alternative_sections(low: str) -> list[tuple[int, int]]:

@@ -37,6 +37,9 @@ class System:
     second_deployments: bool = False
     spoken: tuple[tuple[str, str], ...] = ()
     """(component, the word the system's own texts call it by): SRE-Zero's `web` tier."""
+    plain_names: bool = False
+    """Its components are named by common words (`cache`, `database`): written bare, they are
+    the components."""
 
 
 _BOUTIQUE = (
@@ -120,6 +123,7 @@ SYSTEMS: tuple[System, ...] = (
         ("sre-zero", "srezero"),
         ("web_server", "database", "cache", "load_balancer", "message_queue"),
         spoken=(("web_server", "web"),),
+        plain_names=True,
     ),
 )
 BY_KEY = {s.key: s for s in SYSTEMS}
