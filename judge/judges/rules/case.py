@@ -6,7 +6,7 @@ which blamed components are the origin or not involved, and the quotes for a ter
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ground_truth.models import IncidentSpec
 
@@ -25,6 +25,8 @@ class Case:
     spec: IncidentSpec
     truth: Truth
     diagnosis: Diagnosis
+    memo: dict[str, Ruling] = field(default_factory=dict, repr=False)
+    """Rulings one rule asks of another (D2-Q3 of D2-Q1), kept for the case."""
 
     @classmethod
     def build(

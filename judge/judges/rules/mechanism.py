@@ -106,6 +106,15 @@ def mechanism_matched(qid: str, case: Case) -> Ruling:
     "a TLS issue" or "a configuration problem" is not enough). The mechanism is what the
     diagnosis claims as the cause; words it only uses elsewhere (an observed metric, a quoted
     log line) name no mechanism."""
+    ruling = case.memo.get("mechanism_matched")
+    if ruling is None:
+        ruling = case.memo["mechanism_matched"] = _mechanism_matched(qid, case)
+    if ruling.answer.question_id == qid:
+        return ruling
+    return Ruling(ruling.answer.model_copy(update={"question_id": qid}), ruling.basis)
+
+
+def _mechanism_matched(qid: str, case: Case) -> Ruling:
     d, truth = case.diagnosis, case.truth
     basis = basis_of(case, claim=_text_claim(case))
     if d.no_fault or not d.claim_text.strip():
