@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
@@ -30,8 +30,6 @@ from . import names, systems, taxonomy, times, values
 from .fields import Fields, read_fields
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
-MAX_PARAMETER_VALUES = 200
-MAX_PARAMETER_DEPTH = 12
 
 _CONSEQUENCE = re.compile(
     r",?\s+(?:so(?:\s+that)?|causing|which\s+(?:causes|caused|leads|led|results|prevents|breaks|makes)"
@@ -218,7 +216,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     )
     truth.contributing, truth.affected = _others(truth, spec, consequence)
     truth.values = values.truth_values(
-        _without_times(mechanism_text), truth, _parameter_values(spec.parameters)
+        values.without_times(mechanism_text), truth, values.parameter_values(spec.parameters)
     )
     return truth
 
@@ -268,18 +266,6 @@ def _states_no_fault(spec: IncidentSpec, fields: Fields) -> bool:
     """A truth that no fault was injected (AIOpsLab's no-op detection problems)."""
     declared = " ".join([spec.mechanism or "", spec.problem_class or "", *fields.types])
     return bool(_NO_FAULT.search(declared) or _NO_FAULT.search(spec.ground_truth))
-
-
-_TIMES = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    r"|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d{10,13}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
-)
-
-
-def _without_times(text: str) -> str:
-    """Dates, clock times, epoch timestamps and IP addresses say when and where a fault was
-    injected, not what it mutated."""
-    return _TIMES.sub(" ", text)
 
 
 # A node's own name (a number in it, or a role a cluster names its hosts by), not a function.
@@ -574,32 +560,3 @@ def _namespaces_of(components: list[ComponentRef], low: str) -> set[str]:
     best = max(counts.values(), default=0)
     winners = [ns for ns, n in counts.items() if n == best and n > 0]
     return set(winners) if len(winners) == 1 else set()
-
-
-# Parameters that say when a fault ran or which record it is, not what it mutated.
-_WHEN_KEY = re.compile(
-    r"(?:^|_)(?:time|date|datetime|timestamp|duration|st|ed|start|end|id)(?:_|$)", re.I
-)
-
-
-def _parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
-    """(key, value) leaves of a spec's `parameters`, bounded in depth and count: an alias bomb
-    or a 900-level value is cut short, never expanded."""
-    out: list[tuple[str, str]] = []
-    stack: list[tuple[str, Any, int]] = [("", parameters, 0)]
-    visited = 0
-    while stack and len(out) < MAX_PARAMETER_VALUES and visited < MAX_PARAMETER_VALUES * 10:
-        key, value, depth = stack.pop()
-        visited += 1
-        if isinstance(value, dict):
-            if depth < MAX_PARAMETER_DEPTH:
-                stack.extend(
-                    (str(k), v, depth + 1)
-                    for k, v in reversed(list(value.items())[:MAX_PARAMETER_VALUES])
-                )
-        elif isinstance(value, (list, tuple)):
-            if depth < MAX_PARAMETER_DEPTH:
-                stack.extend((key, v, depth + 1) for v in reversed(value[:MAX_PARAMETER_VALUES]))
-        elif value is not None and not isinstance(value, bool) and not _WHEN_KEY.search(key):
-            out.append((key, str(value).strip()))
-    return out

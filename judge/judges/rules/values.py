@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .truth import Truth
@@ -334,3 +334,46 @@ CONCRETE = re.compile(
     r"`[^`]{2,80}`|'[^'\s]{2,80}'|\"[^\"\s]{2,80}\"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
     r"|[\w.-]+:[\w.-]*\d[\w.-]*|\b\d{2,}\b|\b\w+\s*=\s*\S+|(?<![\w/])/[a-z][\w./-]+"
 )
+
+
+_TIMES = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d{10,13}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+)
+
+
+def without_times(text: str) -> str:
+    """Dates, clock times, epoch timestamps and IP addresses say when and where a fault was
+    injected, not what it mutated."""
+    return _TIMES.sub(" ", text)
+
+
+MAX_PARAMETER_VALUES = 200
+MAX_PARAMETER_DEPTH = 12
+# Parameters that say when a fault ran or which record it is, not what it mutated.
+_WHEN_KEY = re.compile(
+    r"(?:^|_)(?:time|date|datetime|timestamp|duration|st|ed|start|end|id)(?:_|$)", re.I
+)
+
+
+def parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, value) leaves of a spec's `parameters`, bounded in depth and count: an alias bomb
+    or a 900-level value is cut short, never expanded."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any, int]] = [("", parameters, 0)]
+    visited = 0
+    while stack and len(out) < MAX_PARAMETER_VALUES and visited < MAX_PARAMETER_VALUES * 10:
+        key, value, depth = stack.pop()
+        visited += 1
+        if isinstance(value, dict):
+            if depth < MAX_PARAMETER_DEPTH:
+                stack.extend(
+                    (str(k), v, depth + 1)
+                    for k, v in reversed(list(value.items())[:MAX_PARAMETER_VALUES])
+                )
+        elif isinstance(value, (list, tuple)):
+            if depth < MAX_PARAMETER_DEPTH:
+                stack.extend((key, v, depth + 1) for v in reversed(value[:MAX_PARAMETER_VALUES]))
+        elif value is not None and not isinstance(value, bool) and not _WHEN_KEY.search(key):
+            out.append((key, str(value).strip()))
+    return out
