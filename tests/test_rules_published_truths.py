@@ -500,6 +500,20 @@ def test_a_common_word_is_the_component_in_a_system_named_by_them():
     assert judged(web, "web worker saturation causing load balancer 503s.")[1]["D1-Q1"] == "Yes"
 
 
+def test_a_bare_first_word_is_not_the_origin_after_another_component_is_blamed():
+    """`Web TIMEOUT_MS is configured too low` (SRE-Zero's own evidence line) blames the web
+    server alone, and still does after another culprit it names second; after
+    `load_balancer timeout configuration too low.` the bare `Web` is not the origin blamed."""
+    spec = sre_zero("web_timeout_misconfig")
+    evidence = "Web TIMEOUT_MS is configured too low for normal upstream latency."
+    assert judged(spec, evidence)[0]
+    both = judged(spec, f"{evidence} The database is also slow and misconfigured.")[1]
+    assert both["D1-Q1"] == "Yes" and both["D1-Q3"] == "No", both
+    passed, answers = judged(spec, f"load_balancer timeout configuration too low. {evidence}")
+    assert not passed
+    assert all(answers[q] == "No" for q in ("D1-Q1", "D1-Q2", "D1-Q3")), answers
+
+
 def test_what_a_components_telemetry_shows_is_evidence_not_blame():
     spec = sre_zero("misleading_queue_backlog_db_rootcause")
     answers = judged(

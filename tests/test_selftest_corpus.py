@@ -48,13 +48,6 @@ def test_every_corpus_set_gives_every_probe_kind(rows) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="one corpus set misses a goal: SRE-Zero's fault origin swapped passes 1 of 39 "
-    "(web_timeout_misconfig keeps `Web TIMEOUT_MS is configured too low`, the origin by "
-    "SRE-Zero's own word `web`, which the SRE-Zero adapter does not list among web_server's "
-    "aliases, so the probe does not rename it; benchmarks/README.md, the table after issue 33)",
-)
 def test_the_rules_judge_meets_issue_33s_goals_on_every_corpus_set(rows) -> None:
     missed = [row["set"] for row in rows if not row["goals met"]]
     assert not missed, missed

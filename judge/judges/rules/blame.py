@@ -9,6 +9,9 @@ from __future__ import annotations
 import bisect
 import re
 
+from ground_truth.models import ComponentRef
+
+from . import names
 from .cues import (
     AFFECTING_BEFORE,
     CLAUSE_OPENING,
@@ -282,3 +285,34 @@ def _names_only(diagnosis: Diagnosis, headline: re.Match[str]) -> bool:
             text[mention.start - start : stop - start] = " " * (stop - mention.start)
     rest = HEADLINE_FILLER.sub(" ", "".join(text))
     return not rest.strip() and any(start <= m.start < end for m in diagnosis.blamed)
+
+
+def bare_words_yield(diagnosis: Diagnosis, contributing: list[ComponentRef]) -> None:
+    """The origin written by the first word of its name alone (`Web TIMEOUT_MS is too low` of
+    `web_server`, `redis` of `redis-cart`) is not the origin the diagnosis blames where it
+    first blames another component by name: after `load_balancer timeout configuration too
+    low.` the bare word is the owner of a setting read as evidence, not the culprit."""
+    blamed = diagnosis.blamed
+    bare = [m for m in blamed if m.origin and _bare_first_word(m)]
+    if not bare:
+        return
+    lead = blamed[0]
+    if lead.origin or lead.foreign or _bare_first_word(lead):
+        return
+    if any(same(lead.component, c) for c in contributing):
+        return
+    for mention in bare:
+        mention.origin = False
+
+
+def _bare_first_word(mention: Mention) -> bool:
+    """Written as one word that is the first of its component's name of several words and not
+    the name itself shorn of a kind (`user` of `user-service` is the name)."""
+    written = names.tokens(mention.written)
+    parts = names.tokens(mention.component.name)
+    return (
+        len(written) == 1
+        and len(parts) > 1
+        and parts[0] == written[0]
+        and names.canonical(mention.written) != names.canonical(mention.component.name)
+    )

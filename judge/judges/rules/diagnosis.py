@@ -23,6 +23,7 @@ import re
 
 from . import answers, names, taxonomy
 from .blame import (
+    bare_words_yield,
     blame_only_the_named,
     blame_the_failing,
     blame_the_subject,
@@ -81,6 +82,7 @@ def parse_diagnosis(text: str, truth: Truth, policy: SizePolicy | None = None) -
     ] + [(item.start, item.end, item.headline) for item in answer.claimed if item.headline]
     headlines = keep_to_the_headline(diagnosis, sections)
     the_fields_answer(diagnosis)
+    bare_words_yield(diagnosis, truth.contributing)
     said = _blanked(low, answer.names_only + _where(low, truth))
     diagnosis.headline = _spaced(Joined.of(said, headlines))
     diagnosis.stated_type = _spaced(Joined.of(low, [t for i in answer.claimed for t in i.types]))
