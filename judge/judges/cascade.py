@@ -9,8 +9,10 @@ chose for it (`judge.judges.selective.route`); a stage the calibration gave no t
 labels could not support the target) would never be kept, so it is not asked. What no stage
 settles is left unscored with the reason `below_guarantee`, never counted as No. On what is
 answered, agreement with the labels is at least the calibration's target with probability at
-least 1 - alpha, for cases drawn like the labelled ones. Each stage is an ordinary judge, so the run stores its calls under its own name
-as it would alone (a rerun is free), and its answers are kept in the result as a member's.
+least 1 - alpha, for cases drawn like the labelled ones. Each stage is an ordinary judge, so the
+run stores its calls under its own name as it would alone (a rerun is free), and its own
+answers are kept in the result's `member_judgments`; the result's `judgments` hold the
+cascade's, each naming the stage it came from.
 """
 
 from __future__ import annotations
@@ -176,7 +178,7 @@ class CascadeJudge:
                 if answer is not None:
                     last[qid] = answer
                 if qid in settled and answer is not None:
-                    kept[qid] = _calibrated(answer, settled[qid])
+                    kept[qid] = _calibrated(answer, settled[qid], stage.name)
                     self._record(task, qid, index)
             pending = [q for q in pending if q not in settled]
         answers = []
@@ -205,7 +207,9 @@ class CascadeJudge:
             if keep:
                 self._record(task, "verdict", index)
                 scores = router.calibrated(index, verdict.answers)
-                kept = [_calibrated(a, scores.get(a.question_id)) for a in verdict.answers]
+                kept = [
+                    _calibrated(a, scores.get(a.question_id), stage.name) for a in verdict.answers
+                ]
                 return _verdict(kept, members)
         self._record(task, "verdict", None)
         reason = router.abstain_reason(seen)
@@ -224,12 +228,13 @@ class CascadeJudge:
         self.tally.answered[key] = stage
 
 
-def _calibrated(answer: QuestionAnswer, probability: float | None) -> QuestionAnswer:
-    """A kept answer carries its calibrated confidence: the probability that it agrees with
-    the labels (the stage's own raw score is in the stage's answers)."""
-    if probability is None or answer.answer is None:
-        return answer
-    return answer.model_copy(update={"confidence_score": round(probability, 6)})
+def _calibrated(answer: QuestionAnswer, probability: float | None, stage: str) -> QuestionAnswer:
+    """A kept answer names its stage and carries its calibrated confidence: the probability
+    that it agrees with the labels (the stage's own raw score is in the stage's answers)."""
+    update: dict[str, object] = {"stage": stage}
+    if probability is not None and answer.answer is not None:
+        update["confidence_score"] = round(probability, 6)
+    return answer.model_copy(update=update)
 
 
 def _abstained(qid: str, last: QuestionAnswer | None, reason: str) -> QuestionAnswer:

@@ -310,13 +310,12 @@ def _population(
 
 def _scheme(result: EvalResult) -> _Scheme:
     """The rubric as the result ran it: its weights and threshold, and which questions each
-    weighted dimension asked (from the judgments of the result's own judge)."""
+    weighted dimension asked (from the result's judgments)."""
     rubric = result.config.get("rubric") or {}
     weights = dict(rubric.get("weights") or {})
-    own = (result.config.get("judge") or {}).get("label")
     questions: dict[str, set[str]] = {d: set() for d in weights}
     for j in result.judgments:
-        if j.dimension_id in questions and (own is None or j.judge == own):
+        if j.dimension_id in questions:
             questions[j.dimension_id].add(j.question_id)
     return _Scheme(
         questions={d: sorted(q) for d, q in questions.items()},

@@ -18,12 +18,10 @@ import numpy as np
 
 from agreement.reliability import ConfidenceCalibration
 
-from ...checklist.judgment import QuestionAnswer
+from ...checklist.judgment import BELOW_GUARANTEE, QuestionAnswer
 from ..confidence import stated_score
 from .file import CalibrationFile
 from .verdict import verdict_confidence
-
-BELOW_GUARANTEE = "below_guarantee"
 
 
 def calibrate_answers(
