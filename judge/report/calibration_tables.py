@@ -6,6 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from agreement.ranking import Ranking
 from agreement.reliability import ReliabilityDiagram
 
 from ..checklist.results import CascadeSummary
@@ -28,7 +29,8 @@ def reliability_table(calibrated: Calibrated) -> Group:
         f"{calibrated.n_fit} items, measured on {where})",
         title_justify="left",
     )
-    for column in ("judge", "n", "agreement", "ECE raw", "ECE calibrated", "maps"):
+    columns = ("judge", "n", "agreement", "AUROC raw", "AUROC calibrated", "ECE raw")
+    for column in (*columns, "ECE calibrated", "maps"):
         summary.add_column(column, justify="left" if column in ("judge", "maps") else "right")
     parts: list[Table | Text] = [summary]
     for stage in calibrated.stages:
@@ -38,12 +40,20 @@ def reliability_table(calibrated: Calibrated) -> Group:
             stage.identity.name,
             str(stage.n_scored),
             fmt(stage.agreement),
+            auroc_text(stage.raw_ranking),
+            auroc_text(stage.ranking),
             fmt(stage.raw.ece if stage.raw else None, 3),
             fmt(stage.calibrated.ece if stage.calibrated else None, 3),
             kinds,
         )
         if stage.calibrated is not None:
             parts.append(diagram_table(stage.calibrated, f"{stage.identity.name}, calibrated"))
+    summary.caption = (
+        "AUROC: how often an answer that agrees with the label is more confident than one that "
+        "does not (0.5: a coin), with its 95% interval resampling incidents. A threshold that "
+        "leaves answers out needs it above 0.5."
+    )
+    summary.caption_justify = "left"
     return Group(*parts)
 
 
@@ -77,24 +87,40 @@ def thresholds_table(calibration: CalibrationFile) -> Table:
         f"agreement {fmt(calibration.agreement)} on {calibration.labels.n_select} selection items",
         title_justify="left",
     )
-    for column in ("judge", "reaching", "threshold", "bound", "answered", "note"):
+    for column in ("judge", "reaching", "AUROC", "threshold", "bound", "answered", "note"):
         table.add_column(column, justify="left" if column in ("judge", "note") else "right")
     for stage in calibration.stages:
         selection = stage.selection
+        auroc = auroc_text(stage.ranking)
         if selection.status == "guaranteed":
+            note = (
+                "keeps every answer it gives: the guarantee is its agreement, not a selection"
+                if stage.selects is False
+                else ""
+            )
             table.add_row(
                 stage.judge.name,
                 str(stage.n_reaching),
+                auroc,
                 f"{selection.threshold:.3f}",
                 f"{selection.lower_bound:.3f}",
                 f"{selection.n_answered} ({selection.coverage:.2f})",
-                "",
+                note,
             )
         else:
             more = selection.more_labels_needed
             note = "never answers" + (f"; ~{more} more labels would do" if more else "")
-            table.add_row(stage.judge.name, str(stage.n_reaching), "—", "—", "0", note)
+            table.add_row(stage.judge.name, str(stage.n_reaching), auroc, "—", "—", "0", note)
     return table
+
+
+def auroc_text(ranking: Ranking | None) -> str:
+    """An AUROC with its 95% interval, "—" when undefined."""
+    if ranking is None or ranking.auroc is None:
+        return "—"
+    if ranking.ci_low is None or ranking.ci_high is None:
+        return f"{ranking.auroc:.2f}"
+    return f"{ranking.auroc:.2f} [{ranking.ci_low:.2f}, {ranking.ci_high:.2f}]"
 
 
 def cascade_table(summary: CascadeSummary) -> Table:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agreement.ranking import Ranking
 from agreement.reliability import ConfidenceCalibration, IsotonicMap, ReliabilityDiagram
 from agreement.selective import SelectiveResult
 from ground_truth.errors import InputError
@@ -44,6 +45,17 @@ class StageCalibration(BaseModel):
     selection: SelectiveResult = Field(
         description="The threshold on calibrated confidence (fixed-sequence testing with the "
         "exact Clopper-Pearson bound), or why there is none: then this judge never answers."
+    )
+    ranking: Ranking | None = Field(
+        None,
+        description="How its calibrated confidence ranks its answers on the selection items "
+        "that reached it: AUROC for agreeing with the label. A threshold that leaves answers "
+        "out is refused unless it ranks better than chance.",
+    )
+    selects: bool | None = Field(
+        None,
+        description="Its threshold leaves some of its answers out. False: it keeps every answer "
+        "it gives, so the guarantee is its agreement on the labels, not a selection.",
     )
     reliability_raw: ReliabilityDiagram | None = Field(
         None, description="Raw confidence against agreement on the selection items."

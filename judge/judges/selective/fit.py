@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agreement.ranking import Ranking, rank_confidence
 from agreement.reliability import (
     ConfidenceCalibration,
     IsotonicMap,
@@ -81,6 +82,10 @@ class StageFit:
     n_scored: int = 0
     confidence: list[float] = field(default_factory=list)
     agreed: list[bool] = field(default_factory=list)
+    ranking: Ranking | None = None
+    """How its confidence ranks its answers on the selection items (AUROC)."""
+    raw_ranking: Ranking | None = None
+    """The same for its raw confidence (the question guarantee)."""
 
 
 @dataclass
@@ -94,6 +99,7 @@ class Calibrated:
     fit_share: float
     seed: int
     items: list[Item]
+    select_items: list[Item] = field(default_factory=list)
 
 
 def stage_of(result: EvalResult, source: str) -> Stage:
@@ -102,8 +108,6 @@ def stage_of(result: EvalResult, source: str) -> Stage:
     label = judge.get("label") or judge.get("name") or "judge"
     answers: dict[tuple[str, str], dict[str, QuestionAnswer]] = {}
     for j in result.judgments:
-        if j.judge != label:
-            continue
         answers.setdefault((j.incident_id, j.trial), {})[j.question_id] = QuestionAnswer(
             question_id=j.question_id,
             answer=j.answer,
@@ -189,9 +193,12 @@ def fit_stages(
         )
     fit_items, select_items = _split(items, fit_share, seed)
     fits = [
-        _fit_stage(s, labels, fit_items, select_items, guarantee, rubric, min_count) for s in stages
+        _fit_stage(s, labels, fit_items, select_items, guarantee, rubric, min_count, seed)
+        for s in stages
     ]
-    return Calibrated(guarantee, fits, len(fit_items), len(select_items), fit_share, seed, items)
+    return Calibrated(
+        guarantee, fits, len(fit_items), len(select_items), fit_share, seed, items, select_items
+    )
 
 
 def choose_thresholds(
@@ -217,6 +224,9 @@ def choose_thresholds(
         alpha,
         names=[f.identity.name for f in fits],
         split_alpha=split_alpha,
+        clusters=[item[0] for item in calibrated.select_items],
+        answered=[[c != CANNOT_ANSWER for c in f.confidence] for f in fits],
+        seed=calibrated.seed,
     )
     if all(stage.threshold is None for stage in plan.stages):
         reason = _refusal(calibrated, plan, rubric, target, alpha)
@@ -249,6 +259,8 @@ def choose_thresholds(
                 verdict_map=fit.verdict_map,
                 n_reaching=stage.n_reaching,
                 selection=stage.selection,
+                ranking=stage.ranking,
+                selects=stage.selects,
                 reliability_raw=fit.raw,
                 reliability_calibrated=fit.calibrated,
             )
@@ -304,6 +316,7 @@ def _fit_stage(
     guarantee: Guarantee,
     rubric: RubricShape,
     min_count: int,
+    seed: int = 0,
 ) -> StageFit:
     name = stage.identity.name
     maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
@@ -329,6 +342,7 @@ def _fit_stage(
         confidence.append(CANNOT_ANSWER if value is None else value)
         raw.append(-1.0 if raw_value is None else raw_value)
     scored = [i for i, c in enumerate(confidence) if c != CANNOT_ANSWER]
+    clusters = [select_items[i][0] for i in scored]
     fit = StageFit(
         identity=stage.identity,
         maps=maps,
@@ -341,8 +355,21 @@ def _fit_stage(
         n_scored=len(scored),
         confidence=confidence,
         agreed=agreed,
+        ranking=_ranking(
+            [confidence[i] for i in scored], [agreed[i] for i in scored], clusters, seed
+        ),
+        raw_ranking=_ranking([raw[i] for i in scored], [agreed[i] for i in scored], clusters, seed)
+        if guarantee == "question"
+        else None,
     )
     return fit
+
+
+def _ranking(
+    confidence: list[float], agreed: list[bool], clusters: list[str], seed: int
+) -> Ranking | None:
+    """The AUROC of a confidence on the selection items (95% interval; chance at alpha 0.1)."""
+    return rank_confidence(confidence, agreed, clusters, seed=seed) if confidence else None
 
 
 def _question_maps(
