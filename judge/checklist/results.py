@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agreement.shift import ShiftTest
 from ground_truth.errors import InputError
 from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
@@ -158,6 +159,21 @@ class CascadeSummary(BaseModel):
     strongest_estimate: str = Field(description="How that estimate was made.")
     saved_usd: float | None = None
     saved_share: float | None = None
+    shift: ShiftTest | None = Field(
+        None,
+        description="This run's cases against the calibration set's, on what both have without "
+        "labels (`judge.judges.selective.shift`); None when the calibration file holds no "
+        "profile to compare with.",
+    )
+    guarantee_established: bool = Field(
+        True,
+        description="Whether the guarantee applies to this run: False when the run differs "
+        "from the calibration set (a shift) or cannot be compared with it, unless "
+        "--allow-shift; the answers stay either way.",
+    )
+    guarantee_note: str | None = Field(
+        None, description="Why the guarantee is not established, or kept despite a shift."
+    )
 
 
 class Orphan(BaseModel):

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from agreement.ranking import Ranking
 from agreement.reliability import ReliabilityDiagram
+from agreement.shift import ShiftTest
 
 from ..checklist.results import CascadeSummary
 from ..judges.selective.file import CalibrationFile
@@ -123,14 +124,23 @@ def auroc_text(ranking: Ranking | None) -> str:
     return f"{ranking.auroc:.2f} [{ranking.ci_low:.2f}, {ranking.ci_high:.2f}]"
 
 
-def cascade_table(summary: CascadeSummary) -> Table:
-    """A cascade run: the guarantee, coverage, each stage's share and cost."""
+def cascade_table(summary: CascadeSummary) -> Group:
+    """A cascade run: the guarantee (or why it is not established), coverage, each stage's
+    share and cost, and the shift check's features that differ."""
     coverage = fmt(summary.coverage)
+    counts = (
+        f"coverage {coverage} ({summary.answered} of {summary.n_items}, {summary.abstained} "
+        "unscored below_guarantee)"
+    )
+    if summary.guarantee_established:
+        promise = (
+            f"agreement >= {summary.target:g} with probability >= {1 - summary.alpha:g} on "
+            "what is answered"
+        )
+    else:
+        promise = f"the guarantee (agreement >= {summary.target:g}) is NOT established for this run"
     table = Table(
-        title=f"Cascade ({summary.guarantee} guarantee): agreement >= {summary.target:g} with "
-        f"probability >= {1 - summary.alpha:g} on what is answered; coverage {coverage} "
-        f"({summary.answered} of {summary.n_items}, {summary.abstained} unscored "
-        "below_guarantee)",
+        title=f"Cascade ({summary.guarantee} guarantee): {promise}; {counts}",
         title_justify="left",
     )
     for column in ("judge", "threshold", "calls", "from store", "answered", "share", "cost"):
@@ -155,6 +165,36 @@ def cascade_table(summary: CascadeSummary) -> Table:
         f"{summary.strongest} on every call ({summary.strongest_estimate}){saved}"
     )
     table.caption_justify = "left"
+    parts: list[Table | Text] = [table]
+    if summary.guarantee_note:
+        parts.append(Text(summary.guarantee_note, style="bold yellow"))
+    if summary.shift is not None and summary.shift.shifted:
+        parts.append(shift_table(summary.shift))
+    return Group(*parts)
+
+
+def shift_table(shift: ShiftTest, shown: int = 12) -> Table:
+    """The shift check's features, those that differ first."""
+    table = Table(
+        title=f"Shift check: this run ({shift.n_new} cases) against the calibration set "
+        f"({shift.n_reference}); features that differ at level {shift.level:g} (min-P "
+        f"adjusted, {shift.permutations} permutations of incidents)",
+        title_justify="left",
+    )
+    for column in ("feature", "calibration set", "this run", "distance", "p (adjusted)"):
+        table.add_column(
+            column, justify="right" if column in ("distance", "p (adjusted)") else "left"
+        )
+    for note in shift.unseen:
+        table.add_row(note, "", "", "", "unseen")
+    for feature in shift.features[:shown]:
+        table.add_row(
+            feature.feature + (" *" if feature.shifted else ""),
+            feature.reference,
+            feature.new,
+            f"{feature.statistic:.3f}",
+            f"{feature.adjusted:.3g}",
+        )
     return table
 
 

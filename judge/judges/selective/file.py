@@ -22,6 +22,7 @@ from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
 
 from .identity import JudgeIdentity
+from .shift import Profile
 from .verdict import RubricShape
 
 Guarantee = Literal["question", "verdict"]
@@ -104,6 +105,13 @@ class CalibrationFile(BaseModel):
     coverage: float = Field(description="Share of selection items some judge answers.")
     agreement: float | None = Field(
         None, description="Agreement with the labels on the selection items answered."
+    )
+    profile: Profile | None = Field(
+        None,
+        description="The labelled cases without their labels (incident, agent, format, "
+        "diagnosis length, the first asked judge's answers and confidence): what a run is "
+        "compared with before the guarantee applies to it. None in a file made before the "
+        "shift check: no run can then be shown to be like the calibration set.",
     )
 
     @property

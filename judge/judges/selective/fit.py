@@ -39,10 +39,12 @@ from ground_truth.errors import InputError
 
 from ...checklist.judgment import QuestionAnswer
 from ...checklist.results import EvalResult, tool_version
+from ...checklist.scoring import CaseResult
 from ..confidence import stated_score
 from .file import CANNOT_ANSWER, CalibrationFile, Guarantee, LabelSet, StageCalibration
 from .identity import JudgeIdentity, identity_of
 from .route import calibrate_answers
+from .shift import CaseProfile, Profile, profile_cases
 from .verdict import RubricShape, judge_verdict, verdict_confidence
 
 Item = tuple[str, str, str]
@@ -67,6 +69,7 @@ class Stage:
     identity: JudgeIdentity
     source: str
     answers: dict[tuple[str, str], dict[str, QuestionAnswer]]
+    cases: list[CaseResult] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +89,8 @@ class StageFit:
     """How its confidence ranks its answers on the selection items (AUROC)."""
     raw_ranking: Ranking | None = None
     """The same for its raw confidence (the question guarantee)."""
+    profile: list[CaseProfile] = field(default_factory=list)
+    """The labelled cases with its answers, as the shift check compares a run with them."""
 
 
 @dataclass
@@ -116,7 +121,7 @@ def stage_of(result: EvalResult, source: str) -> Stage:
             unscored_reason=j.unscored_reason,
         )
     identity = identity_of(judge, label, result.config.get("granularity"))
-    return Stage(identity, source, answers)
+    return Stage(identity, source, answers, list(result.cases))
 
 
 def rubric_of(results: Sequence[EvalResult], sources: Sequence[str]) -> tuple[str, RubricShape]:
@@ -268,6 +273,16 @@ def choose_thresholds(
         ],
         coverage=routing.coverage,
         agreement=routing.agreement,
+        profile=_profile(fits, plan, rubric),
+    )
+
+
+def _profile(fits: Sequence[StageFit], plan: CascadePlan, rubric: RubricShape) -> Profile:
+    """The labelled cases as the first judge a run asks (the first with a threshold) saw
+    them."""
+    first = next(i for i, stage in enumerate(plan.stages) if stage.threshold is not None)
+    return Profile(
+        judge=fits[first].identity.name, questions=rubric.questions, cases=fits[first].profile
     )
 
 
@@ -343,6 +358,8 @@ def _fit_stage(
         raw.append(-1.0 if raw_value is None else raw_value)
     scored = [i for i, c in enumerate(confidence) if c != CANNOT_ANSWER]
     clusters = [select_items[i][0] for i in scored]
+    labelled = {(i[0], i[1]) for i in [*fit_items, *select_items]}
+    cases = [c for c in stage.cases if (c.incident_id, c.trial) in labelled]
     fit = StageFit(
         identity=stage.identity,
         maps=maps,
@@ -361,6 +378,7 @@ def _fit_stage(
         raw_ranking=_ranking([raw[i] for i in scored], [agreed[i] for i in scored], clusters, seed)
         if guarantee == "question"
         else None,
+        profile=profile_cases(cases, stage.answers),
     )
     return fit
 
