@@ -1,0 +1,109 @@
+"""Confidence that ranks (issue 39): the AUROC of a judge's confidence for "this answer agrees
+with its label", with an interval that resamples incidents, beside every calibration; and a
+threshold that leaves answers out is refused when the confidence does not rank them better
+than chance on the calibration items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from agreement.ranking import auroc, rank_confidence
+from agreement.selective import (
+    SelectiveGuarantee,
+    SelectiveRefusal,
+    calibrate_cascade,
+    select_threshold,
+)
+from judge.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+
+
+def test_auroc_is_sklearns_with_ties_counted_half() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.random(500).round(1)  # many ties
+    y = rng.random(500) < 0.3 + 0.5 * x
+    assert auroc(x, y) == pytest.approx(roc_auc_score(y, x))
+    assert auroc([0.2, 0.9], [False, True]) == 1.0
+    assert auroc([0.5, 0.5], [False, True]) == 0.5
+    assert auroc([0.1, 0.9], [True, True]) is None
+
+
+def test_weights_count_an_answer_that_many_times() -> None:
+    x, y = [0.1, 0.5, 0.9], [False, True, False]
+    assert auroc(x, y, [1, 1, 2]) == pytest.approx(auroc([0.1, 0.5, 0.9, 0.9], [0, 1, 0, 0]))
+
+
+def test_a_coin_does_not_rank_and_an_informative_confidence_does() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.random(600)
+    clusters = [f"inc-{k // 3}" for k in range(600)]
+    coin = rank_confidence(x, rng.random(600) < 0.8, clusters)
+    assert not coin.ranks and coin.reason and "not above 0.5" in coin.reason
+    good = rank_confidence(x, rng.random(600) < 0.4 + 0.6 * x, clusters)
+    assert good.ranks and good.lower_bound is not None and good.lower_bound > 0.5
+    assert good.ci_low is not None and good.ci_low < good.auroc < good.ci_high  # type: ignore[operator]
+
+
+def test_with_no_wrong_answer_nothing_is_shown_to_rank() -> None:
+    ranking = rank_confidence([0.2, 0.5, 0.9], [True, True, True])
+    assert ranking.auroc is None and not ranking.ranks
+    assert ranking.reason == "no answer disagreed with its label: the AUROC is undefined"
+
+
+def test_a_selection_on_a_coin_is_refused() -> None:
+    """Agreement 0.88 whatever the confidence: the fixed sequence happens to clear 0.85 above
+    0.84 (21% of the answers), a selection that would rest on chance."""
+    rng = np.random.default_rng(0)
+    x, y = rng.random(300).round(2), rng.random(300) < 0.88
+    alone = select_threshold(x, y, 0.85, 0.1)
+    assert isinstance(alone, SelectiveGuarantee) and alone.coverage < 1
+    plan = calibrate_cascade([x], [y], 0.85, 0.1, clusters=[f"i{k // 3}" for k in range(300)])
+    stage = plan.stages[0]
+    assert isinstance(stage.selection, SelectiveRefusal) and stage.threshold is None
+    assert "does not rank" in stage.selection.reason
+    assert stage.ranking is not None and not stage.ranking.ranks and stage.selects
+
+
+def test_keeping_every_answer_needs_no_ranking() -> None:
+    """A threshold at or below every answer selects nothing: its guarantee is the judge's
+    agreement, which needs no ranking, and it says so."""
+    rng = np.random.default_rng(0)
+    x, y = rng.random(300).round(2), rng.random(300) < 0.97
+    plan = calibrate_cascade([x], [y], 0.8, 0.1, clusters=[f"i{k // 3}" for k in range(300)])
+    stage = plan.stages[0]
+    assert isinstance(stage.selection, SelectiveGuarantee) and stage.selection.coverage == 1.0
+    assert stage.selects is False
+
+
+def test_an_unanswered_item_is_left_out_of_the_ranking() -> None:
+    """An item a judge could not answer (confidence -1, never agreeing) would make any
+    confidence look as if it ranked."""
+    x = [-1.0] * 50 + [0.5] * 150
+    y = [False] * 50 + [True] * 120 + [False] * 30
+    answered = [[c >= 0 for c in x]]
+    plan = calibrate_cascade([x], [y], 0.6, 0.1, clusters=list(range(200)), answered=answered)
+    ranking = plan.stages[0].ranking
+    assert ranking is not None and ranking.n == 150 and ranking.auroc == 0.5 and not ranking.ranks
+
+
+def test_calibrate_prints_auroc_beside_ece_and_in_the_thresholds(tmp_path: Path, capsys) -> None:
+    result = tmp_path / "rules.json"
+    assert main(["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs",
+                 str(EXAMPLE / "outputs"), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
+    capsys.readouterr()
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", str(result), "--human", str(EXAMPLE / "labels.csv"),
+                 "--target-agreement", "0.8", "--alpha", "0.2", "--fit-share", "0",
+                 "--bootstrap", "50", "--calibration", str(cal)]) == 0  # fmt: skip
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "AUROC raw" in printed and "ECE raw" in printed
+    assert "keeps every answer it gives" in printed
+    from judge.judges.selective.file import load_calibration
+
+    stage = load_calibration(cal).stages[0]
+    assert stage.ranking is not None and stage.ranking.auroc is not None and stage.selects is False
