@@ -13,6 +13,7 @@ from agreement.shift import ShiftTest
 from ..checklist.results import CascadeSummary
 from ..judges.selective.file import CalibrationFile
 from ..judges.selective.fit import Calibrated
+from ..labelling.guarantee import GuaranteeCheck
 from .display import fmt
 
 BAR = 20
@@ -200,3 +201,42 @@ def shift_table(shift: ShiftTest, shown: int = 12) -> Table:
 
 def _usd(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
+
+
+def check_table(check: GuaranteeCheck) -> Group:
+    """`judge calibrate --check`: the promise tested on a run's labels, and what it says."""
+    table = Table(
+        title=f"Promise check ({check.guarantee} guarantee: agreement >= {check.target:g}, "
+        f"alpha {check.alpha:g}); labels by {check.labeller}, {check.design}",
+        title_justify="left",
+    )
+    for column in ("", "items", "incidents", "agreement", "effective n", "bounds", "verdict"):
+        table.add_column(column, justify="left" if column in ("", "verdict") else "right")
+    bounds = (
+        f"[{check.lower_bound:.3f}, {check.upper_bound:.3f}]"
+        if check.lower_bound is not None and check.upper_bound is not None
+        else "—"
+    )
+    table.add_row(
+        "answered by the cascade",
+        str(check.n_answered),
+        str(check.n_incidents),
+        fmt(check.agreement, 3),
+        fmt(check.effective_n, 1),
+        bounds,
+        check.verdict,
+    )
+    if check.abstained:
+        table.add_row(
+            "abstained (first judge's own answers)",
+            str(check.abstained),
+            "",
+            fmt(check.abstained_agreement, 3),
+            "",
+            "",
+            "",
+        )
+    parts: list[Table | Text] = [table, Text(check.message)]
+    if check.shift is not None and check.shift.shifted:
+        parts.append(shift_table(check.shift))
+    return Group(*parts)

@@ -186,9 +186,12 @@ def fit_stages(
     seed: int = 0,
     min_count: int = DEFAULT_MIN_COUNT,
     label_files: Sequence[str] = (),
+    maps: Sequence[StageCalibration] | None = None,
 ) -> Calibrated:
     """Each stage's maps (on the fitting items) and reliability diagrams (on the selection
-    items); InputError when the labels and the results share no item."""
+    items); InputError when the labels and the results share no item. `maps`: keep these
+    stages' maps (an earlier calibration's) instead of fitting new ones: every labelled item
+    then goes to choosing the thresholds (`fit_share` must be 0)."""
     if not 0.0 <= fit_share < 1.0:
         raise InputError("--fit-share", f"expected a share from 0 up to (not) 1, got {fit_share}")
     items = _items(stages, labels, guarantee)
@@ -196,10 +199,22 @@ def fit_stages(
         raise NothingLabelled(
             label_files[0] if label_files else "--human", _nothing_labelled(labels, guarantee)
         )
+    if maps is not None and (fit_share or len(maps) != len(stages)):
+        raise ValueError("maps: one per stage, and only with fit_share 0")
     fit_items, select_items = _split(items, fit_share, seed)
     fits = [
-        _fit_stage(s, labels, fit_items, select_items, guarantee, rubric, min_count, seed)
-        for s in stages
+        _fit_stage(
+            s,
+            labels,
+            fit_items,
+            select_items,
+            guarantee,
+            rubric,
+            min_count,
+            seed,
+            None if maps is None else maps[n],
+        )
+        for n, s in enumerate(stages)
     ]
     return Calibrated(
         guarantee, fits, len(fit_items), len(select_items), fit_share, seed, items, select_items
@@ -332,13 +347,17 @@ def _fit_stage(
     rubric: RubricShape,
     min_count: int,
     seed: int = 0,
+    kept: StageCalibration | None = None,
 ) -> StageFit:
     name = stage.identity.name
-    maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
-    verdict_map = None
-    if guarantee == "verdict":
-        x, y = _verdict_points(stage, labels, fit_items, maps, rubric)
-        verdict_map = fit_isotonic(x, y) if x else None
+    if kept is not None:
+        maps, verdict_map = kept.maps, kept.verdict_map
+    else:
+        maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
+        verdict_map = None
+        if guarantee == "verdict":
+            x, y = _verdict_points(stage, labels, fit_items, maps, rubric)
+            verdict_map = fit_isotonic(x, y) if x else None
     raw: list[float] = []
     confidence: list[float] = []
     agreed: list[bool] = []
