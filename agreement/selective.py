@@ -80,6 +80,11 @@ class SelectiveRefusal(BaseModel):
     alpha: float
     n: int = Field(description="Calibration answers.")
     reason: str
+    cause: Literal["bound", "ranking"] = Field(
+        "bound",
+        description="bound: no threshold's agreement clears the bound; ranking: one did, but "
+        "it leaves answers out on a confidence that does not rank them better than chance.",
+    )
     best_threshold: float | None = None
     best_agreement: float | None = Field(None, description="Observed above best_threshold.")
     best_coverage: float | None = None
@@ -343,6 +348,7 @@ def _ranked(
             reason=f"its threshold {selection.threshold:.4g} would keep {selection.n_answered} "
             f"of {selection.n} items on a confidence that does not rank its answers "
             f"({ranking.reason}); abstaining would drop right and wrong answers alike",
+            cause="ranking",
         )
     return stage.model_copy(update={"ranking": ranking, "selects": selects, "selection": selection})
 

@@ -508,6 +508,11 @@ def _refusal(
         f"({calibrated.n_select} selection items; each judge tested at alpha "
         f"{plan.stage_alpha:.3g}): {reasons}"
     )
+    if any(r.cause == "ranking" for r in refusals):
+        return (
+            head + ". A confidence that ranks the judge's answers (or more labelled incidents, "
+            "which narrow the AUROC's interval) would let a threshold be chosen"
+        )
     needs = [r.more_labels_needed for r in refusals if r.more_labels_needed is not None]
     if not needs:
         return (
