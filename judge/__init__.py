@@ -9,6 +9,7 @@ The Python API for harnesses::
     case.composite, case.passed, case.judgments              # every question's answer
 
 From async code: `await evaluate_submission_async(...)`, `await evaluate_async(...)`.
+Check a judge without labels: `selftest_judge(specs)` (`judge selftest`).
 Your own judge: see `help(judge.Judge)` and `register_judge`.
 """
 
@@ -50,6 +51,8 @@ _EXPORTS = {
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
     "judge.checklist.rubric": ["Rubric", "load_rubric"],
     "judge.checklist.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
+    "judge.selftest.check": ["selftest_judge", "selftest_judge_async"],
+    "judge.selftest.report": ["SelftestReport"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -74,6 +77,7 @@ __all__ = [
     "RequestGate",
     "Rubric",
     "RulesJudge",
+    "SelftestReport",
     "Storage",
     "Submission",
     "estimate_with_labels",
@@ -92,6 +96,8 @@ __all__ = [
     "register_judge",
     "render_prompts",
     "run_sync",
+    "selftest_judge",
+    "selftest_judge_async",
     "write_result",
 ]
 
@@ -128,6 +134,8 @@ if TYPE_CHECKING:
     from .judges.cascade import CascadeJudge
     from .judges.selective.file import CalibrationFile, load_calibration
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
+    from .selftest.check import selftest_judge, selftest_judge_async
+    from .selftest.report import SelftestReport
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,8 @@ from judge.checklist.rubric import load_rubric
 REPO = Path(__file__).resolve().parents[1]
 PROBE = (
     "from judge.checklist.rubric import load_rubric, rubrics_dir; "
-    "r = load_rubric('sregym-v3'); print(rubrics_dir(), r.hash)"
+    "from judge.selftest.goldens import goldens_path; "
+    "r = load_rubric('sregym-v3'); print(rubrics_dir(), r.hash, goldens_path(r))"
 )
 
 
@@ -40,6 +41,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_holds_rubrics_and_templates(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "judge/_rubrics/sregym-v3.yaml" in names
+    assert "judge/_rubrics/sregym-v3.goldens.yaml" in names  # `judge selftest --rubric`
     for template in sorted((REPO / "judge" / "templates").glob("*.j2")):
         assert f"judge/templates/{template.name}" in names
     assert "judge/__main__.py" in names
@@ -70,6 +72,7 @@ def test_installed_wheel_loads_the_default_rubric(wheel: Path, tmp_path: Path) -
     where = "import judge, ground_truth; print(judge.__file__); print(ground_truth.__file__)"
     for module_file in _run([sys.executable, "-c", where], tmp_path, env).split():
         assert Path(module_file).is_relative_to(site), "imported from the checkout, not the wheel"
-    rubric_dir, digest = _run([sys.executable, "-c", PROBE], tmp_path, env).split()
+    rubric_dir, digest, goldens = _run([sys.executable, "-c", PROBE], tmp_path, env).split()
     assert Path(rubric_dir).is_relative_to(site)
+    assert Path(goldens) == Path(rubric_dir) / "sregym-v3.goldens.yaml"
     assert digest == load_rubric("sregym-v3").hash

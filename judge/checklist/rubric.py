@@ -109,8 +109,9 @@ def rubrics_dir() -> Path:
 
 
 def available_rubrics() -> list[str]:
-    """Names of the shipped rubrics, sorted ([] if none)."""
-    return sorted(p.stem for p in rubrics_dir().glob("*.yaml"))
+    """Names of the shipped rubrics, sorted ([] if none); a rubric's goldens
+    (`<name>.goldens.yaml`, `judge selftest`) are not rubrics."""
+    return sorted(p.stem for p in rubrics_dir().glob("*.yaml") if not p.stem.endswith(".goldens"))
 
 
 def resolve_rubric_path(name_or_path: str | Path) -> Path:

@@ -47,6 +47,7 @@ from . import report as report_command
 from . import resolve as resolve_command
 from . import rubric as rubric_command
 from . import schema as schema_command
+from . import selftest as selftest_command
 from . import store as store_command
 from .common import (
     EXIT_BAD_INPUT,
@@ -61,6 +62,7 @@ from .common import (
 COMMANDS = [
     eval_command,
     check_command,
+    selftest_command,
     report_command,
     agreement_command,
     estimate_command,

@@ -34,6 +34,49 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add_input_arguments(p, short_flags=True)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
+    add_judge_arguments(p)
+    p.add_argument(
+        "-r",
+        "--result-file",
+        type=Path,
+        metavar="FILE",
+        help="the result JSON to write (default: results.json); evaluation_results.json with "
+        "--result-format itbench; the store and --dry-run's prompts go beside it unless given",
+    )
+    p.add_argument("--dimensions", help="comma-separated dimension ids to score (weights rescaled)")
+    p.add_argument(
+        "--k", type=int, help="k of pass@k and pass^k (default: fewest trials of an incident)"
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="write the rendered prompts; call no judge"
+    )
+    p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
+    p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
+    p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
+    p.add_argument(
+        "--granularity",
+        choices=("dimension", "submission"),
+        default="submission",
+        help="one judge call per submission (default: every question in one call, as SREGym's "
+        "and ITBench's judges ask; a third of the calls and half the prompt tokens) or per "
+        "submission and dimension (each dimension gets the model's whole attention; the "
+        "answers stored by earlier versions' default)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="judge only shard I of N (a stable hash of incident, trial, dimension); "
+        "put the shards' results together with `judge merge`",
+    )
+    add_export_arguments(p)
+    add_itbench_arguments(p, "eval")
+    add_run_control_arguments(p)
+    p.set_defaults(handler=cmd_eval)
+
+
+def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    """Which judge answers and how it reaches its model: `judge eval`'s flags, the same in
+    every command that asks a judge (`judge selftest`; `judges.judge_from_args` reads them)."""
     p.add_argument(
         "--judge-model",
         action="append",
@@ -115,51 +158,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "other providers), litellm or openai",
     )
     p.add_argument(
-        "-r",
-        "--result-file",
-        type=Path,
-        metavar="FILE",
-        help="the result JSON to write (default: results.json); evaluation_results.json with "
-        "--result-format itbench; the store and --dry-run's prompts go beside it unless given",
-    )
-    p.add_argument(
         "--max-concurrent", type=int, default=5, help="judge calls in flight (default 5)"
     )
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds per model call (default 120)"
     )
-    p.add_argument("--dimensions", help="comma-separated dimension ids to score (weights rescaled)")
     p.add_argument(
         "--prompt-template", type=Path, help="directory of templates overriding the shipped ones"
     )
-    p.add_argument(
-        "--k", type=int, help="k of pass@k and pass^k (default: fewest trials of an incident)"
-    )
-    p.add_argument(
-        "--dry-run", action="store_true", help="write the rendered prompts; call no judge"
-    )
-    p.add_argument("--prompts-file", type=Path, help="where --dry-run writes prompts (JSONL)")
-    p.add_argument("--fail-under", type=float, help="exit 1 when the pass rate is below this")
-    p.add_argument("--json", action="store_true", help="print the overall summary as JSON")
-    p.add_argument(
-        "--granularity",
-        choices=("dimension", "submission"),
-        default="submission",
-        help="one judge call per submission (default: every question in one call, as SREGym's "
-        "and ITBench's judges ask; a third of the calls and half the prompt tokens) or per "
-        "submission and dimension (each dimension gets the model's whole attention; the "
-        "answers stored by earlier versions' default)",
-    )
-    p.add_argument(
-        "--shard",
-        metavar="I/N",
-        help="judge only shard I of N (a stable hash of incident, trial, dimension); "
-        "put the shards' results together with `judge merge`",
-    )
-    add_export_arguments(p)
-    add_itbench_arguments(p, "eval")
-    add_run_control_arguments(p)
-    p.set_defaults(handler=cmd_eval)
 
 
 def add_run_control_arguments(p: argparse.ArgumentParser) -> None:
@@ -405,7 +411,8 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
     return EXIT_OK
 
 
-def _announce(judge, args, out) -> None:
+def announce(judge, args, out) -> None:
+    """Say which judge answers (and where), before anything is asked."""
     if judge.name == "rules":
         out.print(
             "Judge: rules (offline and deterministic; no model configured. "
@@ -431,13 +438,13 @@ def _panel_agreement(result, out) -> None:
 
 
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
-    from ..api import Control, EvalOptions, Limits, Storage, evaluate_async, run_sync
+    from ..api import EvalOptions, evaluate_async, run_sync
     from ..checklist.results import write_result
 
     out = console(stderr=args.json)
-    _announce(judge, args, out)
-    store = _store_path(args, judge, out)
-    batch = _batch_options(args, judge, store)
+    announce(judge, args, out)
+    store = store_path(args, judge, out)
+    batch = batch_options(args, judge, store)
     check_writable(
         [
             ("--result-file", args.result_file),
@@ -447,33 +454,20 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         ],
         _inputs(args),
     )
+    limits, control, storage = run_options(args, latch, store, batch)
     options = EvalOptions(
         k=args.k,
         shard=args.shard,
         granularity=args.granularity,
-        limits=Limits(
-            max_concurrent=args.max_concurrent,
-            rpm=args.rpm,
-            tpm=args.tpm,
-            cooldown_after=args.cooldown_after,
-            cooldown=args.cooldown,
-            max_errors=args.max_errors,
-            max_cost=args.max_cost,
-        ),
-        control=Control(
-            pause_file=args.pause_file,
-            handle_signals=True,
-            signal_latch=latch,
-            grace=args.grace,
-            progress=not args.no_progress,
-        ),
-        storage=Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text),
+        limits=limits,
+        control=control,
+        storage=storage,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
-    code, reason = _outcome(result, args, latch)
+    code, reason = run_outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
     itbench = write_itbench(result, args, args.result_file)
@@ -506,6 +500,31 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     return code
 
 
+def run_options(args, latch, store: Path | None, batch):
+    """The run's `Limits`, `Control` and `Storage` from the run-control flags
+    (`add_run_control_arguments`), signals handled through `latch`."""
+    from ..run.options import Control, Limits, Storage
+
+    limits = Limits(
+        max_concurrent=args.max_concurrent,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        cooldown_after=args.cooldown_after,
+        cooldown=args.cooldown,
+        max_errors=args.max_errors,
+        max_cost=args.max_cost,
+    )
+    control = Control(
+        pause_file=args.pause_file,
+        handle_signals=True,
+        signal_latch=latch,
+        grace=args.grace,
+        progress=not args.no_progress,
+    )
+    storage = Storage(store=store, refresh=args.refresh, batch=batch, log_text=args.log_text)
+    return limits, control, storage
+
+
 def _late_signal(latch) -> str:
     return (
         f"interrupted by {latch.received.name} after the last call; "
@@ -517,8 +536,9 @@ def _inputs(args):
     return inputs_of(args, "ground_truth", "outputs", "rubric", "prompt_template", "replay_store")
 
 
-def _store_path(args, judge, out) -> Path | None:
-    """The store for judges worth caching (LLM judges); None for rules and replay runs."""
+def store_path(args, judge, out, default: Path | None = None) -> Path | None:
+    """The store for judges worth caching (LLM judges); None for rules and replay runs.
+    Unless `--store` names one: `default`, else the result file's with suffix .sqlite."""
     from ground_truth.errors import InputError
 
     from ..run.cache import is_cacheable, leaves
@@ -529,7 +549,7 @@ def _store_path(args, judge, out) -> Path | None:
         raise InputError("--resume", "--resume keeps stored answers, --refresh drops them")
     if args.no_store or not any(is_cacheable(leaf) for leaf in leaves(judge)):
         return None
-    path = args.store or args.result_file.with_suffix(".sqlite")
+    path = args.store or default or args.result_file.with_suffix(".sqlite")
     if args.resume:
         if not path.is_file():
             raise InputError(path, "nothing to resume: no store here", field="--resume")
@@ -537,7 +557,7 @@ def _store_path(args, judge, out) -> Path | None:
     return path
 
 
-def _batch_options(args, judge, store: Path | None):
+def batch_options(args, judge, store: Path | None):
     """`--batch`'s settings; exit 2 when the judge or the store cannot run a batch."""
     from ground_truth.errors import InputError
 
@@ -554,7 +574,7 @@ def _batch_options(args, judge, store: Path | None):
     return BatchOptions(poll=args.batch_poll, max_poll=max(60.0, args.batch_poll))
 
 
-def _outcome(result, args, latch=None) -> tuple[int, str | None]:
+def run_outcome(result, args, latch=None) -> tuple[int, str | None]:
     """The exit code and, for any code but 0, why. Checked in this order: a stopped run
     (130 or 3), a signal after the last call (130), a failed provider (3: every call failed,
     or credentials refused), too many questions lost to failed calls (3, `--max-unscored`),

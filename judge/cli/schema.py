@@ -11,13 +11,16 @@ from .common import EXIT_OK
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `schema` subcommand."""
     p = commands.add_parser("schema", help="print the JSON Schema of a file format")
-    p.add_argument("kind", choices=["spec", "submission", "result", "rubric", "calibration"])
+    p.add_argument(
+        "kind",
+        choices=["spec", "submission", "result", "rubric", "calibration", "goldens", "selftest"],
+    )
     p.set_defaults(handler=cmd_schema)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    """`judge schema`: print the JSON Schema of a spec, submission, result, rubric or
-    calibration file."""
+    """`judge schema`: print the JSON Schema of a spec, submission, result, rubric,
+    calibration or goldens file, or of `judge selftest --json`'s report."""
     from pydantic import BaseModel
 
     from ground_truth.models import IncidentSpec, Submission
@@ -25,6 +28,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from ..checklist.results import EvalResult
     from ..checklist.rubric import Rubric
     from ..judges.selective.file import CalibrationFile
+    from ..selftest.goldens import GoldenFile
+    from ..selftest.report import SelftestReport
 
     models: dict[str, type[BaseModel]] = {
         "spec": IncidentSpec,
@@ -32,6 +37,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         "result": EvalResult,
         "rubric": Rubric,
         "calibration": CalibrationFile,
+        "goldens": GoldenFile,
+        "selftest": SelftestReport,
     }
     print(json.dumps(models[args.kind].model_json_schema(), indent=2))
     return EXIT_OK

@@ -1,0 +1,1 @@
+"""`judge selftest`: checks any judge without labels, on cases derived from the specs."""
