@@ -40,7 +40,8 @@ DEFAULT_PERMUTATIONS = 1000
 @dataclass
 class Sample:
     """One set of cases: each case's cluster (incident), numeric features (NaN: missing)
-    and categorical features (None is a category of its own: "not recorded")."""
+    and categorical features (None is a category of its own: "not recorded"; a feature one
+    set never records is not tested)."""
 
     clusters: list[Hashable]
     numbers: dict[str, list[float]] = field(default_factory=dict)
@@ -130,6 +131,10 @@ def shift_test(
     for name in [n for n in reference.categories if n in new.categories]:
         a_cat, b_cat = list(reference.categories[name]), list(new.categories[name])
         _check_length(name, a_cat, reference, b_cat, new)
+        if all(v is None for v in a_cat) or all(v is None for v in b_cat):
+            where = "the reference" if all(v is None for v in a_cat) else "the new cases"
+            untested.append(f"{name}: not recorded in {where}")
+            continue
         unseen += _unseen(name, a_cat, b_cat)
         if len(set(a_cat) | set(b_cat)) < 2:
             continue

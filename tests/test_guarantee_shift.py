@@ -57,6 +57,15 @@ def test_missing_values_are_left_out_and_a_constant_feature_is_not_tested() -> N
     assert test.features[0].statistic == pytest.approx(1.0)
 
 
+def test_a_feature_one_side_never_recorded_is_not_tested() -> None:
+    """A calibration made from results older than the format field records none: its runs
+    are not all a shift for that."""
+    ref = as_sample([f"i{k}" for k in range(30)], categories={"format": [None] * 30})
+    new = as_sample([f"n{k}" for k in range(30)], categories={"format": ["native"] * 30})
+    test = shift_test(ref, new)
+    assert not test.shifted and test.untested == ["format: not recorded in the reference"]
+
+
 def test_min_p_never_adjusts_a_p_value_down() -> None:
     rng = np.random.default_rng(2)
     tests = [(float(rng.random()), rng.random(200)) for _ in range(5)]
