@@ -246,7 +246,8 @@ def pair_rows(
         run = judged(apply_to, rubric, CascadeJudge([RulesJudge()], calibration))
         summary = run.cascade
         agreement, n = answered_agreement(run, apply_to.labels)
-        flagged = summary.shift is not None and summary.shift.shifted
+        shift = summary.shift_test()
+        flagged = shift is not None and shift.shifted
         held = agreement is not None and agreement >= target
         row.update(
             threshold=stage.threshold,
@@ -258,9 +259,7 @@ def pair_rows(
             n_labelled_answered=n,
             held=held,
             shift=flagged,
-            differing=[f.feature for f in summary.shift.features if f.shifted]
-            if summary.shift
-            else [],
+            differing=[f.feature for f in shift.features if f.shifted] if shift else [],
             text_only=text_only_shift(calibration, run),
             established=summary.guarantee_established,
             check=spot_check(run, apply_to, calibration, args),

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agreement.shift import ShiftTest
 from ground_truth.errors import InputError
 from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
@@ -159,11 +158,11 @@ class CascadeSummary(BaseModel):
     strongest_estimate: str = Field(description="How that estimate was made.")
     saved_usd: float | None = None
     saved_share: float | None = None
-    shift: ShiftTest | None = Field(
+    shift: dict[str, Any] | None = Field(
         None,
         description="This run's cases against the calibration set's, on what both have without "
-        "labels (`judge.judges.selective.shift`); None when the calibration file holds no "
-        "profile to compare with.",
+        "labels (`judge.judges.selective.shift`): an `agreement.shift.ShiftTest` as JSON "
+        "(`shift_test()` reads it back); None when the calibration file holds no profile.",
     )
     guarantee_established: bool = Field(
         True,
@@ -174,6 +173,15 @@ class CascadeSummary(BaseModel):
     guarantee_note: str | None = Field(
         None, description="Why the guarantee is not established, or kept despite a shift."
     )
+
+    def shift_test(self) -> Any:
+        """The shift check as an `agreement.shift.ShiftTest` (None when there was none). Kept
+        as plain data in the model: a run imports no statistics package before it needs one."""
+        if self.shift is None:
+            return None
+        from agreement.shift import ShiftTest
+
+        return ShiftTest.model_validate(self.shift)
 
 
 class Orphan(BaseModel):

@@ -169,8 +169,9 @@ def cascade_table(summary: CascadeSummary) -> Group:
     parts: list[Table | Text] = [table]
     if summary.guarantee_note:
         parts.append(Text(summary.guarantee_note, style="bold yellow"))
-    if summary.shift is not None and summary.shift.shifted:
-        parts.append(shift_table(summary.shift))
+    shift = summary.shift_test()
+    if shift is not None and shift.shifted:
+        parts.append(shift_table(shift))
     return Group(*parts)
 
 

@@ -186,7 +186,7 @@ def with_shift_check(
             }
         )
     shift = check_run(profile, result)
-    update: dict[str, Any] = {"shift": shift}
+    update: dict[str, Any] = {"shift": shift.model_dump(mode="json")}
     if shift.shifted:
         differs = "; ".join(shift.differing)
         note = f"shift: this run differs from the calibration set in {differs}"
