@@ -96,10 +96,12 @@ def test_calibrate_prints_auroc_beside_ece_and_in_the_thresholds(tmp_path: Path,
     assert main(["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs",
                  str(EXAMPLE / "outputs"), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
     capsys.readouterr()
-    cal = tmp_path / "cal.json"
+    cal, page = tmp_path / "cal.json", tmp_path / "cal.html"
     assert main(["calibrate", str(result), "--human", str(EXAMPLE / "labels.csv"),
                  "--target-agreement", "0.8", "--alpha", "0.2", "--fit-share", "0",
-                 "--bootstrap", "50", "--calibration", str(cal)]) == 0  # fmt: skip
+                 "--bootstrap", "50", "--calibration", str(cal), "--html", str(page)]) == 0  # fmt: skip
+    html = page.read_text(encoding="utf-8")
+    assert "AUROC raw" in html and "keeps every answer it gives" in html
     printed = " ".join(capsys.readouterr().out.split())
     assert "AUROC raw" in printed and "ECE raw" in printed
     assert "keeps every answer it gives" in printed
