@@ -250,12 +250,12 @@ def test_replay_and_a_repeat_panel_at_submission_granularity(
         first = _eval(gt, out, tmp_path / "r.json", *llm, *whole, "--repeat", "2")
         n = len(first["cases"])
         assert len(server.calls) == 2 * n
-    assert {j["judge"] for j in first["judgments"]} >= {"llm:openai/fake-judge#1"}
+    assert {j["judge"] for j in first["member_judgments"]} >= {"llm:openai/fake-judge#1"}
     store = tmp_path / "r.sqlite"
     replayed = _eval(gt, out, tmp_path / "p.json", "--judge-model", f"replay:{store}",
                      "--replay-judge", "llm:openai/fake-judge#1", *whole)  # fmt: skip
     assert replayed["overall"]["n_unscored_questions"] == 0
-    member = [j for j in first["judgments"] if j["judge"] == "llm:openai/fake-judge#1"]
+    member = [j for j in first["member_judgments"] if j["judge"] == "llm:openai/fake-judge#1"]
     assert [(j["question_id"], j["answer"]) for j in replayed["judgments"]] == [
         (j["question_id"], j["answer"]) for j in member
     ]
