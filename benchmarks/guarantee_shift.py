@@ -30,7 +30,9 @@ flagged). The measured agreement is over R's labelled answers, a finite sample: 
 the target is not by itself a broken guarantee, whose probability is over calibration draws.
 
 Then the rules judge's confidence: AUROC (answer agrees with labeller a) and ECE per source,
-per family, and pooled per split (tune: the rules were tuned there; test: never looked at).
+per family, and pooled per split (tune: the rules were tuned there; test: never looked at),
+raw and through calibration maps fitted on the other split: by question (as `judge
+calibrate` fitted them before) and by question and answer (as it fits them now).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import validity_real as real  # noqa: E402
 
 from agreement import LabelFileError  # noqa: E402
 from agreement.ranking import rank_confidence  # noqa: E402
-from agreement.reliability import reliability_diagram  # noqa: E402
+from agreement.reliability import fit_confidence_calibration, reliability_diagram  # noqa: E402
 from ground_truth import IncidentSpec, InputError, Submission  # noqa: E402
 from judge import EvalOptions, evaluate, load_rubric  # noqa: E402
 from judge.judges.cascade import CascadeJudge  # noqa: E402
@@ -322,43 +324,55 @@ def spot_check(result: Any, side: Side, calibration: Any, args: argparse.Namespa
 
 
 def confidence_rows(result: Any, side: Side, split: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """The rules judge's raw confidence per source, family and split: AUROC and ECE."""
-    points: list[tuple[str, str, float, bool]] = []  # source, incident, confidence, agreed
+    """The rules judge's confidence per source, family and split: AUROC and ECE, raw and then
+    through maps fitted on the other split (by question and answer, as `judge calibrate` fits
+    them; by question alone, as it did before), so no answer is scored by a map it fitted."""
+    points: list[Point] = []
+    split_of = {s: name for name, sources in split.items() for s in sources}
     for j in result.judgments:
         label = side.labels.get(j.key)
         if label is None or j.answer is None or j.confidence_score is None:
             continue
+        source = side.sources[(j.incident_id, j.trial)]
         points.append(
-            (
-                side.sources[(j.incident_id, j.trial)],
+            Point(
+                source,
+                split_of[source],
                 j.incident_id,
+                j.question_id,
+                j.answer,
                 j.confidence_score,
                 j.answer == label,
             )
         )
-    groups: dict[str, list[tuple[str, str, float, bool]]] = {}
-    split_of = {s: name for name, sources in split.items() for s in sources}
+    _map_by_other_split(points)
+    groups: dict[str, list[Point]] = {}
     for point in points:
-        source = point[0]
-        for key in (source, f"family {family(source)}", f"{split_of[source]} split (pooled)"):
+        for key in (
+            point.source,
+            f"family {family(point.source)}",
+            f"{point.split} split (pooled)",
+        ):
             groups.setdefault(key, []).append(point)
     rows = []
     for key, group in groups.items():
-        x = [p[2] for p in group]
-        y = [p[3] for p in group]
-        ranking = rank_confidence(x, y, [p[1] for p in group], seed=0)
-        rows.append(
-            {
-                "scope": key,
-                "split": split_of.get(key, ""),
-                "n": len(group),
-                "agreement": float(np.mean(y)),
+        y = [p.agreed for p in group]
+        row: dict[str, Any] = {
+            "scope": key,
+            "split": split_of.get(key, ""),
+            "n": len(group),
+            "agreement": float(np.mean(y)),
+        }
+        for kind in ("raw", "by_question", "by_answer"):
+            x = [getattr(p, kind) for p in group]
+            ranking = rank_confidence(x, y, [p.incident for p in group], seed=0)
+            row[kind] = {
                 "auroc": ranking.auroc,
                 "ci_low": ranking.ci_low,
                 "ci_high": ranking.ci_high,
                 "ece": reliability_diagram(x, y).ece,
             }
-        )
+        rows.append(row)
     order = {"tune": 0, "test": 1, "": 2}
     return sorted(
         rows,
@@ -368,6 +382,46 @@ def confidence_rows(result: Any, side: Side, split: dict[str, list[str]]) -> lis
             r["scope"],
         ),
     )
+
+
+@dataclass
+class Point:
+    """One labelled answer of the rules judge, its confidence raw and mapped."""
+
+    source: str
+    split: str
+    incident: str
+    question: str
+    answer: str
+    raw: float
+    agreed: bool
+    by_question: float = 0.0
+    by_answer: float = 0.0
+
+
+def _map_by_other_split(points: list[Point]) -> None:
+    """Each split's answers mapped by maps fitted on the other split's answers."""
+    for this, other in (("tune", "test"), ("test", "tune")):
+        train = [p for p in points if p.split == other]
+        mine = [p for p in points if p.split == this]
+        args = (
+            [p.raw for p in train],
+            [p.agreed for p in train],
+            ["rules"] * len(train),
+            [p.question for p in train],
+        )
+        by_question = fit_confidence_calibration(*args)
+        by_answer = fit_confidence_calibration(*args, answers=[p.answer for p in train])
+        x = [p.raw for p in mine]
+        judges = ["rules"] * len(mine)
+        questions = [p.question for p in mine]
+        for p, q, a in zip(
+            mine,
+            by_question.predict(x, judges, questions),
+            by_answer.predict(x, judges, questions, [p.answer for p in mine]),
+            strict=True,
+        ):
+            p.by_question, p.by_answer = float(q), float(a)
 
 
 # --- printing --------------------------------------------------------------------------------
@@ -406,19 +460,24 @@ def pair_table(rows: list[dict[str, Any]]) -> str:
 
 def confidence_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| source / scope | split | answers | agreement | AUROC [95% CI] | ECE |",
-        "|---|---|---:|---:|---|---:|",
+        "| source / scope | split | answers | agreement | AUROC raw [95% CI] | ECE raw "
+        "| AUROC mapped by question | AUROC mapped by question and answer [95% CI] | ECE mapped by answer |",
+        "|---|---|---:|---:|---|---:|---:|---|---:|",
     ]
     for r in rows:
-        auroc = (
-            "undefined"
-            if r["auroc"] is None
-            else f"{r['auroc']:.2f} [{_f(r['ci_low'])}, {_f(r['ci_high'])}]"
-        )
+        raw, by_question, by_answer = r["raw"], r["by_question"], r["by_answer"]
         lines.append(
-            f"| {r['scope']} | {r['split']} | {r['n']} | {r['agreement']:.3f} | {auroc} | {r['ece']:.3f} |"
+            f"| {r['scope']} | {r['split']} | {r['n']} | {r['agreement']:.3f} | {_auroc(raw)} | "
+            f"{raw['ece']:.3f} | {_f(by_question['auroc'])} | {_auroc(by_answer)} | "
+            f"{by_answer['ece']:.3f} |"
         )
     return "\n".join(lines)
+
+
+def _auroc(cell: dict[str, Any]) -> str:
+    if cell["auroc"] is None:
+        return "undefined"
+    return f"{cell['auroc']:.2f} [{_f(cell['ci_low'])}, {_f(cell['ci_high'])}]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -445,7 +504,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     silent = [r for r in rows if r["outcome"] == "SILENT FAILURE"]
     print(f"\n{len(rows)} rows: {len(silent)} silent failures.\n")
     confidence = confidence_rows(judged(real_all, rubric, RulesJudge()), real_all, split)
-    print("The rules judge's raw confidence for 'agrees with labeller a' (incidents resampled):\n")
+    print(
+        "The rules judge's confidence for 'agrees with labeller a' (incidents resampled), raw "
+        "and through maps fitted on the other split:\n"
+    )
     print(confidence_table(confidence))
     if args.json:
         args.json.write_text(

@@ -12,6 +12,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from agreement.ranking import auroc, rank_confidence
+from agreement.reliability import ConfidenceCalibration, fit_confidence_calibration
 from agreement.selective import (
     SelectiveGuarantee,
     SelectiveRefusal,
@@ -109,3 +110,55 @@ def test_calibrate_prints_auroc_beside_ece_and_in_the_thresholds(tmp_path: Path,
 
     stage = load_calibration(cal).stages[0]
     assert stage.ranking is not None and stage.ranking.auroc is not None and stage.selects is False
+
+
+# --- maps by answer: a Yes and a No at the same confidence are not equally often right ------
+
+
+def _yes_errs(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A judge whose Yes answers agree 65% of the time and its No answers 97%, whatever its
+    confidence says (the rules judge's shape on real agents' text: credit from shared words)."""
+    answers = np.where(rng.random(n) < 0.4, "Yes", "No")
+    confidence = rng.random(n)
+    agreed = rng.random(n) < np.where(answers == "Yes", 0.65, 0.97)
+    return confidence, agreed, answers
+
+
+def test_maps_by_answer_rank_what_the_answer_predicts() -> None:
+    rng = np.random.default_rng(3)
+    fit_on, held_out = _yes_errs(rng, 600), _yes_errs(rng, 600)
+    judges, questions = ["rules"] * 600, ["Q1"] * 600
+    plain = fit_confidence_calibration(*fit_on[:2], judges, questions)
+    by_answer = fit_confidence_calibration(*fit_on[:2], judges, questions, answers=fit_on[2])
+    x, y, values = held_out
+    assert rank_confidence(x, y).auroc < 0.6
+    assert rank_confidence(plain.predict(x, judges, questions), y).auroc < 0.6
+    ranked = rank_confidence(by_answer.predict(x, judges, questions, values), y, seed=0)
+    assert ranked.auroc > 0.7 and ranked.ci_low > 0.5
+
+
+def test_an_answer_takes_the_narrowest_map_there_is() -> None:
+    rng = np.random.default_rng(4)
+    x, y, values = _yes_errs(rng, 200)
+    questions = np.where(np.arange(200) < 175, "Q1", "Q2")  # Q2: 25 answers
+    maps = fit_confidence_calibration(
+        x, y, ["rules"] * 200, list(questions), answers=values, min_count=30
+    )
+    n_q2_yes = int(((questions == "Q2") & (values == "Yes")).sum())
+    assert n_q2_yes < 30
+    assert maps.map_for("rules", "Q1", "Yes")[1] == "question-answer"
+    assert maps.map_for("rules", "Q2", "Yes")[1] == "answer"
+    assert maps.map_for("rules", "Q1")[1] == "question"
+    assert maps.map_for("rules", "Q2")[1] == "judge"
+    assert maps.map_for("other", "Q1", "Yes")[1] == "pooled"
+
+
+def test_maps_written_before_the_answer_maps_still_read(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    x, y, _ = _yes_errs(rng, 100)
+    old = fit_confidence_calibration(x, y, ["rules"] * 100, ["Q1"] * 100).model_dump()
+    del old["answers"]
+    for entry in old["questions"]:
+        del entry["answer"]
+    read = ConfidenceCalibration.model_validate(old)
+    assert read.map_for("rules", "Q1", "Yes")[1] == "question"

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from ..checklist.results import write_json_atomic
 from . import plots
-from .calibration_tables import auroc_text
+from .calibration_tables import auroc_text, map_counts
 from .html import render_page
 
 if TYPE_CHECKING:
@@ -68,11 +68,11 @@ def _stage(fit: StageFit) -> StageView:
         ece_calibrated=fit.calibrated.ece if fit.calibrated else None,
         auroc_raw=auroc_text(fit.raw_ranking),
         auroc_calibrated=auroc_text(fit.ranking),
-        maps=f"{len(maps.questions)} per question, {len(maps.judges)} per judge, one pooled "
-        f"(at least {maps.min_count} answers for a map of its own)",
+        maps=f"{map_counts(maps)}, one pooled (at least {maps.min_count} answers for a map "
+        "of its own)",
         questions=[
             {
-                "question": q.question,
+                "question": q.question if q.answer is None else f"{q.question} ({q.answer})",
                 "n": q.map.n,
                 "n_agreed": q.map.n_agreed,
                 "points": _points(q.map.thresholds, q.map.values),

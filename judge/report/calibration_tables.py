@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agreement.ranking import Ranking
-from agreement.reliability import ReliabilityDiagram
+from agreement.reliability import ConfidenceCalibration, ReliabilityDiagram
 from agreement.shift import ShiftTest
 
 from ..checklist.results import CascadeSummary
@@ -37,7 +37,7 @@ def reliability_table(calibrated: Calibrated) -> Group:
     parts: list[Table | Text] = [summary]
     for stage in calibrated.stages:
         maps = stage.maps
-        kinds = f"{len(maps.questions)} per question, {len(maps.judges)} per judge, pooled"
+        kinds = f"{map_counts(maps)}, pooled"
         summary.add_row(
             stage.identity.name,
             str(stage.n_scored),
@@ -114,6 +114,15 @@ def thresholds_table(calibration: CalibrationFile) -> Table:
             note = "never answers" + (f"; ~{more} more labels would do" if more else "")
             table.add_row(stage.judge.name, str(stage.n_reaching), auroc, "—", "—", "0", note)
     return table
+
+
+def map_counts(maps: ConfidenceCalibration) -> str:
+    """How many maps of each kind a stage's calibration has."""
+    by_answer = sum(q.answer is not None for q in maps.questions)
+    return (
+        f"{len(maps.questions) - by_answer} per question, {by_answer} per question and answer, "
+        f"{len(maps.answers)} per answer, {len(maps.judges)} per judge"
+    )
 
 
 def auroc_text(ranking: Ranking | None) -> str:

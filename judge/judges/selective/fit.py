@@ -423,6 +423,7 @@ def _question_maps(
     x: list[float] = []
     y: list[bool] = []
     questions: list[str] = []
+    values: list[str] = []
     cases = {(i[0], i[1]) for i in fit_items}
     for case in sorted(cases):
         answers = stage.answers.get(case, {})
@@ -435,15 +436,18 @@ def _question_maps(
             answer = answers.get(qid)
             label = labels.get((case[0], case[1], qid))
             score = None if answer is None else stated_score(answer)
-            if score is None or label is None:
+            if answer is None or answer.answer is None or score is None or label is None:
                 continue
             x.append(score)
-            y.append(answer.answer == label)  # type: ignore[union-attr]
+            y.append(answer.answer == label)
             questions.append(qid)
+            values.append(answer.answer)
     if not x:
         identity = IsotonicMap(thresholds=[0.0, 1.0], values=[0.0, 1.0], n=0, n_agreed=0)
         return ConfidenceCalibration(min_count=min_count, pooled=identity, judges={}, questions=[])
-    return fit_confidence_calibration(x, y, [name] * len(x), questions, min_count=min_count)
+    return fit_confidence_calibration(
+        x, y, [name] * len(x), questions, answers=values, min_count=min_count
+    )
 
 
 def _verdict_points(

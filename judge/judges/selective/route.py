@@ -32,7 +32,7 @@ def calibrate_answers(
     for answer in answers:
         raw = stated_score(answer)
         if raw is not None:
-            chosen, _ = maps.map_for(judge, answer.question_id)
+            chosen, _ = maps.map_for(judge, answer.question_id, answer.answer)
             out[answer.question_id] = float(chosen.predict(np.array([raw]))[0])
     return out
 
