@@ -9,19 +9,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS
 from sklearn.metrics import roc_auc_score
 
-from agreement.ranking import auroc, rank_confidence
-from agreement.reliability import ConfidenceCalibration, fit_confidence_calibration
-from agreement.selective import (
+from agreement import (
+    ConfidenceCalibration,
     SelectiveGuarantee,
     SelectiveRefusal,
+    auroc,
     calibrate_cascade,
+    fit_confidence_calibration,
+    rank_confidence,
     select_threshold,
 )
 from judge.cli import main
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 def test_auroc_is_sklearns_with_ties_counted_half() -> None:
@@ -94,8 +95,8 @@ def test_an_unanswered_item_is_left_out_of_the_ranking() -> None:
 
 def test_calibrate_prints_auroc_beside_ece_and_in_the_thresholds(tmp_path: Path, capsys) -> None:
     result = tmp_path / "rules.json"
-    assert main(["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs",
-                 str(EXAMPLE / "outputs"), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
+    assert main(["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs",
+                 str(EXAMPLE_OUTPUTS), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
     capsys.readouterr()
     cal, page = tmp_path / "cal.json", tmp_path / "cal.html"
     assert main(["calibrate", str(result), "--human", str(EXAMPLE / "labels.csv"),

@@ -9,15 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS
 
 from agreement import read_result
 from ground_truth import InputError, load_specs, load_submissions
-from judge import evaluate
-from judge.checklist.results import SCHEMA_VERSION, load_result, write_result
+from judge import CascadeJudge, RulesJudge, evaluate, load_result, write_result
+from judge.checklist.results import SCHEMA_VERSION
 from judge.cli import main
-from judge.judges.cascade import CascadeJudge
 from judge.judges.panel import PanelJudge
-from judge.judges.rules import RulesJudge
 from judge.judges.selective.fit import (
     choose_thresholds,
     fit_stages,
@@ -26,7 +25,6 @@ from judge.judges.selective.fit import (
     stage_of,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 LABELS = EXAMPLE / "labels.csv"
 
 
@@ -36,7 +34,7 @@ def cascade_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
     least sure answers, written as a version 2 result."""
     from agreement import read_ratings
 
-    specs, subs = load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")
+    specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)
     rules = evaluate(specs, subs)
     rubric_hash, shape = rubric_of([rules], ["rules"])
     people = read_ratings([LABELS])
@@ -151,7 +149,7 @@ def test_an_unknown_version_names_the_readable_ones(tmp_path: Path) -> None:
 
 
 def test_a_panels_members_are_apart_too() -> None:
-    specs, subs = load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")[:2]
+    specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)[:2]
     panel = PanelJudge([RulesJudge("a"), RulesJudge("b"), RulesJudge("c")])
     result = evaluate(specs, subs, judge=panel)
     assert {j.judge for j in result.judgments} == {panel.name}

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS
 from scipy.stats import ks_2samp
 
-from agreement.selective import SelectiveGuarantee, select_threshold
-from agreement.shift import as_sample, min_p, shift_test
+from agreement import SelectiveGuarantee, select_threshold, shift_test
+from agreement.shift import as_sample, min_p
 from ground_truth import load_specs, load_submissions
-from judge import evaluate
+from judge import CascadeJudge, RulesJudge, evaluate
 from judge.cli import main
-from judge.judges.cascade import CascadeJudge
-from judge.judges.rules import RulesJudge
 from judge.judges.selective.fit import (
     choose_thresholds,
     fit_stages,
@@ -34,7 +33,6 @@ from judge.judges.selective.fit import (
 )
 from judge.judges.selective.shift import CaseProfile, Profile, compare
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 QUESTIONS = ["Q1", "Q2", "Q3"]
 SEEDS = 100
 
@@ -171,7 +169,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from agreement import read_ratings
 
     folder = tmp_path_factory.mktemp("calibrated")
-    result = evaluate(load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs"))
+    result = evaluate(load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS))
     stage = stage_of(result, "rules")
     rubric_hash, shape = rubric_of([result], ["rules"])
     people = read_ratings([EXAMPLE / "labels.csv"])
@@ -188,7 +186,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _shifted_outputs(target: Path) -> Path:
     """The example's outputs by another agent that prefixes each diagnosis with its long
     transcript of commands."""
-    shutil.copytree(EXAMPLE / "outputs", target)
+    shutil.copytree(EXAMPLE_OUTPUTS, target)
     transcript = "".join(
         f"$ kubectl get pods -n app-{k} -o wide\n(no resources found)\n" for k in range(40)
     )
@@ -202,9 +200,7 @@ def _shifted_outputs(target: Path) -> Path:
 
 def test_the_calibration_set_itself_keeps_its_guarantee(calibrated: Path) -> None:
     judge = CascadeJudge([RulesJudge()], calibrated)
-    result = evaluate(
-        load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs"), judge=judge
-    )
+    result = evaluate(load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS), judge=judge)
     summary = result.cascade
     assert summary is not None and summary.shift is not None
     assert not summary.shift_test().shifted and summary.guarantee_established
@@ -216,7 +212,7 @@ def test_a_shifted_run_keeps_its_answers_and_loses_the_promise(
     calibrated: Path, tmp_path: Path
 ) -> None:
     outputs = _shifted_outputs(tmp_path / "outputs")
-    specs = load_specs(EXAMPLE / "ground_truth")
+    specs = load_specs(EXAMPLE_GT)
     result = evaluate(
         specs, load_submissions(outputs), judge=CascadeJudge([RulesJudge()], calibrated)
     )
@@ -240,7 +236,7 @@ def test_the_command_says_shift_and_the_report_withholds_the_guarantee(
     calibrated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     outputs = _shifted_outputs(tmp_path / "outputs")
-    argv = ["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs", str(outputs),
+    argv = ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
             "--judge-model", "cascade:rules", "--calibration", str(calibrated), "--no-progress"]  # fmt: skip
     result_file, html = tmp_path / "r.json", tmp_path / "r.html"
     assert main([*argv, "--result-file", str(result_file), "--html", str(html)]) == 0
@@ -256,8 +252,8 @@ def test_the_command_says_shift_and_the_report_withholds_the_guarantee(
 
 
 def test_allow_shift_is_a_cascade_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs",
-            str(EXAMPLE / "outputs"), "--allow-shift", "--result-file", str(tmp_path / "r.json")]  # fmt: skip
+    argv = ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs",
+            str(EXAMPLE_OUTPUTS), "--allow-shift", "--result-file", str(tmp_path / "r.json")]  # fmt: skip
     assert main(argv) == 2
     assert "--allow-shift" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()

@@ -10,16 +10,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS
 
-from agreement import read_ratings
-from agreement.selective import clopper_pearson_lower
+from agreement import clopper_pearson_lower, read_ratings
 from ground_truth import load_specs, load_submissions
-from judge import evaluate
-from judge.checklist.results import write_result
+from judge import (
+    CascadeJudge,
+    RulesJudge,
+    check_guarantee,
+    evaluate,
+    load_calibration,
+    write_result,
+)
 from judge.cli import main
-from judge.judges.cascade import CascadeJudge
-from judge.judges.rules import RulesJudge
-from judge.judges.selective.file import load_calibration
 from judge.judges.selective.fit import (
     choose_thresholds,
     fit_stages,
@@ -27,16 +30,14 @@ from judge.judges.selective.fit import (
     rubric_of,
     stage_of,
 )
-from judge.labelling.guarantee import _bounds, check_guarantee
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
+from judge.labelling.guarantee import _bounds
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The rules judge calibrated on the example's labels, its cascade run on the example."""
     folder = tmp_path_factory.mktemp("check")
-    specs, subs = load_specs(EXAMPLE / "ground_truth"), load_submissions(EXAMPLE / "outputs")
+    specs, subs = load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS)
     rules = evaluate(specs, subs)
     rubric_hash, shape = rubric_of([rules], ["rules"])
     people = read_ratings([EXAMPLE / "labels.csv"])

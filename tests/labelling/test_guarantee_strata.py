@@ -9,14 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE, EXAMPLE_GT, EXAMPLE_OUTPUTS
 
-from agreement.ppi import ppi_mean
-from agreement.ppi_strata import stratified_ppi_mean
-from judge.checklist.scoring import CaseResult
+from agreement import ppi_mean, stratified_ppi_mean
+from judge import CaseResult
 from judge.cli import main
 from judge.labelling.estimate import stratum
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sregym-mini"
 
 
 def _population(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
@@ -101,8 +99,8 @@ def test_an_incident_family_drops_the_instance_number(incident: str, family: str
 @pytest.mark.slow  # a judge run and three commands: seconds
 def test_the_command_estimates_by_stratum(tmp_path: Path, capsys) -> None:
     result = tmp_path / "r.json"
-    assert main(["eval", "--ground-truth", str(EXAMPLE / "ground_truth"), "--outputs",
-                 str(EXAMPLE / "outputs"), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
+    assert main(["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs",
+                 str(EXAMPLE_OUTPUTS), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
     capsys.readouterr()
     labels = str(EXAMPLE / "labels.csv")
     assert (
