@@ -99,8 +99,8 @@ class _Version(argparse.Action):
 
 EXIT_CODES = """exit codes:
   0    done
-  1    --fail-under not met, `check --strict` found something, `calibrate --check`
-       did not find the promise holding
+  1    --fail-under not met, `check --strict` found something, or
+       `calibrate --check` did not find the promise holding
   2    bad input or usage: a file or flag, named with what was expected
   3    the judge failed: provider errors, unusable replies, a budget reached
   4    a file the command writes failed: disk full, read-only, broken store
