@@ -280,6 +280,7 @@ def cascade_judge(args: str = "", **options: Any) -> CascadeJudge:
     from . import make_judge
 
     calibration = options.pop("calibration", None)
+    options["logprobs"] = True  # the calibration's scores are the token probabilities
     names = [n.strip() for n in args.split(",") if n.strip()]
     if not names:
         raise ValueError("cascade: name its judges, cheapest first: cascade:rules,MODEL,...")
