@@ -343,7 +343,8 @@ def test_the_python_api_runs_a_cascade_from_a_calibration_file(
 
     path = calibrated / "api.json"
     write_calibration(_without_threshold(load_calibration(calibrated / "cal.json"), 1), path)
-    cascade = CascadeJudge([RulesJudge(), make_judge(MODEL, api_base="http://127.0.0.1:9")], path)
+    stage = make_judge(MODEL, api_base="http://127.0.0.1:9", logprobs=True)  # as calibrated
+    cascade = CascadeJudge([RulesJudge(), stage], path)
     options = EvalOptions(granularity="dimension")  # as the calibration was made
     result = evaluate(load_specs(EXAMPLE_GT), world.subs, judge=cascade, options=options)
     routed = _expected(world, load_calibration(calibrated / "cal.json"))
