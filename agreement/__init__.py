@@ -23,6 +23,8 @@ from agreement.ppi import (
     rank_for_labelling,
     sample_for_labelling,
 )
+from agreement.ppi_strata import StratifiedEstimate, StratumEstimate, stratified_ppi_mean
+from agreement.ranking import Ranking, auroc, rank_confidence
 from agreement.ratings import (
     LEVELS,
     Answer,
@@ -73,6 +75,7 @@ from agreement.selective import (
     route_cascade,
     select_threshold,
 )
+from agreement.shift import FeatureShift, ShiftTest, shift_test
 from agreement.stats import (
     ClusterBootstrap,
     Estimate,
@@ -95,6 +98,7 @@ __all__ = [
     "ClusterBootstrap",
     "ConfidenceCalibration",
     "Estimate",
+    "FeatureShift",
     "IsotonicMap",
     "ItemKey",
     "LabelCandidate",
@@ -105,6 +109,7 @@ __all__ = [
     "PPIEstimate",
     "PairStats",
     "QuestionMap",
+    "Ranking",
     "RaterLabels",
     "RatingTable",
     "ReliabilityBin",
@@ -112,9 +117,13 @@ __all__ = [
     "SelectiveGuarantee",
     "SelectiveRefusal",
     "SelectiveResult",
+    "ShiftTest",
+    "StratifiedEstimate",
+    "StratumEstimate",
     "active_ppi_mean",
     "active_ppi_mean_difference",
     "agreement_report",
+    "auroc",
     "binary_uncertainty",
     "calibrate",
     "calibrate_cascade",
@@ -134,6 +143,7 @@ __all__ = [
     "pairwise",
     "ppi_mean",
     "ppi_mean_difference",
+    "rank_confidence",
     "rank_for_labelling",
     "read_labels",
     "read_ratings",
@@ -145,6 +155,8 @@ __all__ = [
     "route_cascade",
     "sample_for_labelling",
     "select_threshold",
+    "shift_test",
+    "stratified_ppi_mean",
     "table2_markdown",
     "table2_rows",
     "write_label_template",

@@ -50,6 +50,7 @@ _EXPORTS = {
     "judge.judges.cascade": ["CascadeJudge"],
     "judge.judges.selective.file": ["CalibrationFile", "load_calibration"],
     "judge.labelling.estimate": ["LabelledEstimates", "estimate_with_labels"],
+    "judge.labelling.guarantee": ["GuaranteeCheck", "check_guarantee"],
     "judge.checklist.prompts": ["PromptRenderer"],
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
     "judge.checklist.rubric": ["Rubric", "load_rubric"],
@@ -69,6 +70,7 @@ __all__ = [
     "EvalOptions",
     "EvalResult",
     "Gated",
+    "GuaranteeCheck",
     "IncidentSpec",
     "Judge",
     "JudgeTask",
@@ -83,6 +85,7 @@ __all__ = [
     "SelftestReport",
     "Storage",
     "Submission",
+    "check_guarantee",
     "estimate_with_labels",
     "evaluate",
     "evaluate_async",
@@ -137,6 +140,7 @@ if TYPE_CHECKING:
     from .judges.cascade import CascadeJudge
     from .judges.selective.file import CalibrationFile, load_calibration
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
+    from .labelling.guarantee import GuaranteeCheck, check_guarantee
     from .selftest.check import selftest_judge, selftest_judge_async
     from .selftest.report import SelftestReport
 

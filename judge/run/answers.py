@@ -6,7 +6,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
+from ..checklist.judgment import (
+    DimensionVerdict,
+    Judgment,
+    QuestionAnswer,
+    Usage,
+    abstained,
+    compact,
+)
 from ..checklist.results import CallRecord
 from ..checklist.scoring import DimensionScore, dimension_score
 from ..judges.panel import PANEL_TIE
@@ -66,7 +73,8 @@ def _judgments(unit: Unit, verdict: DimensionVerdict, judge_name: str) -> list[J
 
 
 def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
-    """A panel's members' own answers, under their names (they do not enter the scores)."""
+    """A panel's members' or a cascade's stages' own answers, under their names (they do not
+    enter the scores)."""
     return [
         _judgment(unit, a, name)
         for name, member in (verdict.members or {}).items()
@@ -88,6 +96,8 @@ def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
             unscored_reason=answer.unscored_reason,
             judge=judge_name,
             prompt_hash=unit.hash,
+            stage=answer.stage,
+            abstained=abstained(answer),
         )
     )
 

@@ -141,6 +141,8 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            stage=None,
+            abstained=False,
         )
     )
     b = compact(
@@ -152,6 +154,8 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            stage=None,
+            abstained=False,
         )
     )
     partial = compact(Judgment(**full, judge="r", prompt_hash="h"))
