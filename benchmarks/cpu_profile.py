@@ -1,7 +1,20 @@
-"""Where the CPU time of a judgment goes (provider wait excluded).
+"""Where the CPU time of a judgment goes (provider wait excluded), and what a call costs the
+whole process at 5 to 100 in flight.
 
     python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--client auto|litellm|openai]
         [--model MODEL] [--granularity dimension|submission] [--json PATH]
+    python benchmarks/cpu_profile.py --in-flight 5,20,50,100 [--latency 0.2] [--rounds 160]
+        [--code DIR ...] [--repeats 1] [--json PATH]
+
+With `--in-flight`, whole `judge eval` commands (defaults: one call per submission, the
+`openai` client, a store) run against the fake provider in its own process with latency L;
+each in-flight limit K gets `--rounds` x K submissions, so every row's physical limit
+(N / K x L) is the same. Printed per row and per `--code` checkout (the checkouts taken in
+turn, so a loaded machine weighs on each alike): the command's CPU (user + system, from
+`getrusage` of the child) per call, the same beyond start-up (less a run of K submissions),
+wall / the physical limit, and the provider's requests.
+
+Without `--in-flight`:
 
 1. A real run through the judge's client (`--client`; `auto` is the `openai` SDK for the
    default model) to the fake provider (its own process, no latency). Its CPU is split into
@@ -25,6 +38,8 @@ import cProfile
 import json
 import os
 import pstats
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -170,10 +185,119 @@ def profiled(judge, specs, subs, store: Path) -> cProfile.Profile:
     return profile
 
 
+class Row(NamedTuple):
+    code: str
+    in_flight: int
+    calls: int
+    wall: float
+    cpu: float
+    cpu_small: float
+    requests: int
+    latency: float
+
+    @property
+    def limit(self) -> float:
+        return self.calls / self.in_flight * self.latency
+
+    @property
+    def ms_per_call(self) -> float:
+        return 1000 * self.cpu / self.calls
+
+    @property
+    def marginal_ms(self) -> float:
+        """CPU per call beyond start-up: less a run of `in_flight` submissions."""
+        return 1000 * (self.cpu - self.cpu_small) / (self.calls - self.in_flight)
+
+
+def eval_command(code: Path, outputs: Path, tmp: Path, url: str, in_flight: int) -> float:
+    """The CPU seconds (user + system) of one `judge eval` of `outputs` run from `code`."""
+    from benchmarks.synth import GROUND_TRUTH
+
+    result = tmp / f"r{time.monotonic_ns()}.json"
+    command = [
+        sys.executable, "-m", "judge", "eval", "--ground-truth", str(GROUND_TRUTH),
+        "--outputs", str(outputs), "--result-file", str(result),
+        "--judge-model", "openai/fake-judge", "--api-base", url,
+        "--max-concurrent", str(in_flight), "--no-progress",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for path in tmp.glob("r*"):
+        path.unlink()
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def concurrency(args: argparse.Namespace) -> list[Row]:
+    """Whole commands at each in-flight limit, each checkout in turn."""
+    from benchmarks.synth import write_submissions
+
+    rows: list[Row] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp_dir,
+        provider_process("--latency", str(args.latency)) as (url, log),
+    ):
+        tmp = Path(tmp_dir)
+        for k in args.in_flight:
+            calls = args.rounds * k
+            outputs = write_submissions(calls, tmp / f"n{k}")
+            small = write_submissions(k, tmp / f"small{k}")
+            for _ in range(args.repeats):
+                for code in args.code:
+                    cpu_small = eval_command(code, small, tmp, url, k)
+                    seen = sum(1 for _ in log.open()) if log.exists() else 0
+                    start = time.perf_counter()
+                    cpu = eval_command(code, outputs, tmp, url, k)
+                    wall = time.perf_counter() - start
+                    time.sleep(0.3)  # the provider logs each request as it ends
+                    requests = sum(1 for _ in log.open()) - seen
+                    row = Row(str(code), k, calls, wall, cpu, cpu_small, requests, args.latency)
+                    rows.append(row)
+                    print(
+                        f"  {k} in flight, {calls} calls, {code}: wall {wall:.1f} s "
+                        f"({wall / row.limit:.3f}x the limit), {row.ms_per_call:.2f} ms CPU a "
+                        f"call ({row.marginal_ms:.2f} beyond start-up), {requests} requests; "
+                        f"load {os.getloadavg()[0]:.1f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    return rows
+
+
+def concurrency_table(rows: list[Row]) -> str:
+    """One line per (checkout, in flight): the least CPU and wall of its repeats."""
+    lines = [
+        "| code | in flight | calls | wall / limit | CPU ms per call | beyond start-up |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    keys = sorted({(r.code, r.in_flight) for r in rows}, key=lambda kv: (kv[1], kv[0]))
+    for code, k in keys:
+        mine = [r for r in rows if r.code == code and r.in_flight == k]
+        best = min(mine, key=lambda r: r.cpu)
+        wall = min(r.wall for r in mine)
+        lines.append(
+            f"| {code} | {k} | {best.calls} | {wall / best.limit:.3f} | "
+            f"{best.ms_per_call:.2f} | {best.marginal_ms:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     from judge.judges.llm import LLMJudge
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--in-flight",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        help="whole commands at these in-flight limits (e.g. 5,20,50,100)",
+    )
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--rounds", type=int, default=160, help="submissions per in-flight slot")
+    parser.add_argument(
+        "--code", type=Path, action="append", help="a checkout whose judge runs (repeatable)"
+    )
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("submissions", nargs="?", type=int, default=100)
     parser.add_argument(
         "--model",
@@ -187,6 +311,19 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write the headline numbers to this file")
     args = parser.parse_args()
+    if args.in_flight:
+        args.code = [c.resolve() for c in args.code or [REPO]]
+        load = os.getloadavg()[0]
+        rows = concurrency(args)
+        print(
+            f"{os.cpu_count()} CPUs, load average {load:.1f} at the start and "
+            f"{os.getloadavg()[0]:.1f} at the end; latency {args.latency} s, "
+            f"{args.rounds} rounds; least of {args.repeats}"
+        )
+        print(concurrency_table(rows))
+        if args.json:
+            args.json.write_text(json.dumps([r._asdict() for r in rows], indent=2) + "\n")
+        return
     GRANULARITY[0] = args.granularity
     n = args.submissions
     calls = n * (3 if args.granularity == "dimension" else 1)

@@ -268,7 +268,9 @@ def cost_runs(
         stores = {h: Path(tmp) / f"{h}.sqlite" for h in ("A", "B")}
 
         def llm(model: str) -> LLMJudge:
-            return LLMJudge(f"openai/{model}", api_base=provider.url, api_key="sk-fake")
+            return LLMJudge(  # a cascade's stages ask for log-probabilities, as `cascade:` does
+                f"openai/{model}", api_base=provider.url, api_key="sk-fake", logprobs=True
+            )
 
         alone: dict[str, dict[str, Any]] = {}
         stages: dict[str, list[Any]] = {}

@@ -1,6 +1,16 @@
-"""How much the reply log (issue 24) grows a store, and what it costs a run.
+"""How much the reply log (issue 24) grows a store, what it costs a run, and how many bytes a
+run writes per answer.
 
     python benchmarks/store_logs.py [--json PATH] [--diagnosis-chars C] [N ...]   # N: 10000
+    python benchmarks/store_logs.py --writes [--code DIR ...] [--json PATH] [N ...]
+
+`--writes`: for each N and each checkout (`--code`, taken in turn), `judge eval` on N synthetic
+submissions (20 in flight, no latency) with its store (the reply log on, as by default) and
+with `--no-store`; each command's own `/proc/self/io` is read as it exits. Per answer (one
+call's answer, a `judgments` row): `write_bytes` (what the process sent towards the disk:
+each page counted once however often it was rewritten before it was written out) and `wchar`
+(every byte handed to `write`), of the whole command and of the store alone (with store less
+without: the result file and the run's spill file are written either way).
 
 For each N, two runs of `judge eval --judge-model openai/fake-judge` on N synthetic
 submissions (`synth.py`: the example's 32 diagnoses cycled, every prompt unique) against the
@@ -129,15 +139,88 @@ def measure(n: int, tmp: Path, url: str, chars: int | None) -> dict[str, float |
     }
 
 
+IO_WRAPPER = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(open("/proc/self/io").read()))
+sys.argv[0] = "judge"
+runpy.run_module("judge", run_name="__main__", alter_sys=True)
+"""
+"""Runs `python -m judge ...` and writes its `/proc/self/io` to a file as it exits (`judge`
+runs its exit handlers before it leaves)."""
+
+
+def written(code: Path, outputs: Path, tmp: Path, url: str, *extra: str) -> dict[str, int]:
+    """`/proc/self/io` of one `judge eval` run from `code`."""
+    io_file = tmp / "io.txt"
+    command = [
+        sys.executable, "-c", IO_WRAPPER, str(io_file), "eval",
+        "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
+        "--result-file", str(tmp / "w.json"), "--judge-model", "openai/fake-judge",
+        "--api-base", url, "--max-concurrent", "20", "--no-progress", *extra,
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    subprocess.run(command, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
+    fields = dict(line.split(": ") for line in io_file.read_text().splitlines())
+    for path in tmp.glob("w.*"):
+        path.unlink()
+    return {k: int(v) for k, v in fields.items()}
+
+
+def writes(args: argparse.Namespace) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory() as tmp_dir, provider_process() as (url, _):
+        tmp = Path(tmp_dir)
+        for n in args.sizes:
+            outputs = write_submissions(n, tmp / f"in{n}")
+            for code in args.code:
+                store = tmp / "w.sqlite"
+                stored = written(code, outputs, tmp, url, "--store", str(store))
+                bare = written(code, outputs, tmp, url, "--no-store")
+                row: dict[str, object] = {"code": str(code), "submissions": n, "answers": n}
+                for field in ("write_bytes", "wchar"):
+                    row[f"{field}_per_answer"] = round(stored[field] / n)
+                    row[f"store_{field}_per_answer"] = round((stored[field] - bare[field]) / n)
+                rows.append(row)
+                print(
+                    f"  {n} answers, {code}: per answer write_bytes {row['write_bytes_per_answer']}"
+                    f" (store {row['store_write_bytes_per_answer']}), wchar "
+                    f"{row['wchar_per_answer']} (store {row['store_wchar_per_answer']}); load "
+                    f"{os.getloadavg()[0]:.1f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[10_000])
+    parser.add_argument("--writes", action="store_true", help="bytes written per answer")
+    parser.add_argument(
+        "--code", type=Path, action="append", help="a checkout whose judge runs (repeatable)"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     parser.add_argument(
         "--diagnosis-chars", type=int, help="make each diagnosis this long (default: as is)"
     )
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
+    if args.writes:
+        args.code = [c.resolve() for c in args.code or [REPO]]
+        found = writes(args)
+        print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
+        print("| code | answers | write_bytes / answer (store) | wchar / answer (store) |")
+        print("|---|---:|---:|---:|")
+        for r in found:
+            print(
+                f"| {r['code']} | {r['answers']} | {r['write_bytes_per_answer']} "
+                f"({r['store_write_bytes_per_answer']}) | {r['wchar_per_answer']} "
+                f"({r['store_wchar_per_answer']}) |"
+            )
+        if args.json:
+            args.json.write_text(json.dumps(found, indent=2) + "\n")
+        return
     rows = []
     print(
         f"{'submissions':>11} {'calls':>6} {'requests':>8} {'texts':>6} {'base MB':>8} "

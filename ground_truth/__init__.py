@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported by `judge --help`
+    from typing import Any
 
 # Names load on first use, so a command that only needs InputError stays fast.
 _EXPORTS = {

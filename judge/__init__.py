@@ -16,7 +16,10 @@ Your own judge: see `help(judge.Judge)` and `register_judge`.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported by `judge --help`
+    from typing import Any
 
 # Names load on first use, so `judge --help` and `import judge.testing` stay fast.
 _EXPORTS = {

@@ -1,7 +1,8 @@
 """The `judge` command. Thin: parse arguments, call the library, print, pick the exit code.
 
-Each command group lives in its own module exposing `register(subparsers)`; handlers import
-what they need when they run, so `judge --help` stays fast (it never imports litellm).
+Each command group lives in its own module exposing `register(subparsers)`, imported only when
+its command runs (`COMMANDS`); handlers import what they need when they run, so `judge --help`
+stays fast (it imports the parser alone, never litellm).
 
 Exit codes (`judge eval` records its own in the result file as `exit_code` / `exit_reason`):
 
@@ -35,25 +36,13 @@ import contextlib
 import gc
 import os
 import sys
-import threading
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from importlib import import_module
 
 from ground_truth.errors import InputError, visible
 
 from ..errors import StorageError
-from . import agreement as agreement_command
-from . import check as check_command
-from . import estimate as estimate_command
-from . import eval as eval_command
 from . import flags
-from . import merge as merge_command
-from . import report as report_command
-from . import resolve as resolve_command
-from . import rubric as rubric_command
-from . import schema as schema_command
-from . import selftest as selftest_command
-from . import store as store_command
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -64,19 +53,39 @@ from .common import (
     internal_error,
 )
 
-COMMANDS = [
-    eval_command,
-    check_command,
-    selftest_command,
-    report_command,
-    agreement_command,
-    estimate_command,
-    resolve_command,
-    rubric_command,
-    schema_command,
-    store_command,
-    merge_command,
-]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported by `judge --help`
+    from typing import NoReturn
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("eval", "score diagnoses against ground truth"),
+    "check": ("check", "lint ground truth and outputs without calling any judge"),
+    "selftest": (
+        "selftest",
+        "check a judge on cases derived from the specs (no outputs, no labels)",
+    ),
+    "report": ("report", "HTML report and CSV/JSONL/JUnit exports of a result file"),
+    "agreement": ("agreement", "agreement among judges and people (Cohen's kappa and more)"),
+    "calibrate": (
+        "agreement",
+        "how well judges match people: threshold sweep, confidence calibration, guarantees",
+    ),
+    "labels": ("agreement", "label sheets for people"),
+    "estimate": (
+        "estimate",
+        "the pass rate and means corrected with labels (prediction-powered inference)",
+    ),
+    "resolve": ("resolve", "run the resolution checks on trajectories (no judge)"),
+    "rubric": ("rubric", "validate, show or list rubrics"),
+    "schema": ("schema", "print the JSON Schema of a file format"),
+    "store": ("store", "inspect a judgment store (the SQLite cache)"),
+    "merge": ("merge", "merge the results (and stores) of `judge eval --shard I/N` runs"),
+}
+"""Each subcommand: the module under `judge.cli` whose `register(subparsers)` adds it, and
+the line `judge --help` shows for it (the same as the module's `help=`, which
+`tests/test_cli_help.py` checks). A command's module is imported only when it is the command
+run: `judge --help` imports the parser alone (each module pulls in its own: yaml, pydantic,
+the loaders)."""
 
 
 def _version() -> str:
@@ -130,16 +139,23 @@ def _with_exit_codes(parser: argparse.ArgumentParser) -> None:
                 _with_exit_codes(sub)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `judge` argument parser, with every subcommand in COMMANDS registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `judge` argument parser. Without `argv` every subcommand is registered in full;
+    with it only the one `argv` names is, and the others by their names and help lines."""
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
-        module.register(commands)
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    for name, (module, line) in COMMANDS.items():
+        if name in commands.choices:
+            continue
+        if named is None or COMMANDS.get(named, ("", ""))[0] == module:
+            import_module(f"{__name__}.{module}").register(commands)
+        else:
+            commands.add_parser(name, help=line)
     flags.apply(parser)
     _with_exit_codes(parser)
     return parser
@@ -162,7 +178,8 @@ def run() -> NoReturn:
     -m judge`) or a tracer (coverage) gets the usual exit instead."""
     gc.set_threshold(*COMMAND_GC_THRESHOLDS)
     code = main()
-    if threading.active_count() > 1 or sys.getprofile() or sys.gettrace():
+    threads = sys.modules.get("threading")  # never imported: no other thread
+    if (threads and threads.active_count() > 1) or sys.getprofile() or sys.gettrace():
         raise SystemExit(code)  # a profiler or coverage writes its data at the usual exit
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
@@ -176,7 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad input or no command, 4 for a storage error, 130 when interrupted, and 70 for any other
     exception (one line on stderr, the traceback written to a file).
     """
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
     if handler is None:

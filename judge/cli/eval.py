@@ -152,6 +152,14 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
         "evidence-first (the quote before the Yes/No, a short chain of thought)",
     )
     p.add_argument(
+        "--confidence",
+        choices=("stated", "logprobs"),
+        default="stated",
+        help="each LLM answer's confidence score: stated (default: the High/Medium/Low the "
+        "model gives) or logprobs (the Yes/No token's probability, asked of the provider: "
+        "replies ~30x larger; what `judge calibrate` fits best; a cascade always asks)",
+    )
+    p.add_argument(
         "--client",
         choices=("auto", "litellm", "openai"),
         default="auto",

@@ -27,21 +27,31 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` is not imported by `judge --help`
+    from typing import Any, Literal
+
+    PathRole = Literal["file", "folder", "any"]
 
 
-@dataclass(frozen=True)
 class Number:
     """An integer or a finite number within [low, high] (above low when `above` is set, below
-    high when `below` is)."""
+    high when `below` is). The checks are plain classes: `dataclasses` imports `inspect` (and
+    `ast`, `dis`), and `typing` is more again of what `judge --help` would import."""
 
-    kind: type[int] | type[float]
-    low: float
-    high: float
-    above: bool = False
-    below: bool = False
+    __slots__ = ("above", "below", "high", "kind", "low")
+
+    def __init__(
+        self,
+        kind: type[int] | type[float],
+        low: float,
+        high: float,
+        above: bool = False,
+        below: bool = False,
+    ) -> None:
+        self.kind, self.low, self.high, self.above, self.below = kind, low, high, above, below
 
     def describe(self) -> str:
         what = "an integer" if self.kind is int else "a number"
@@ -69,12 +79,13 @@ class Number:
         return low_ok and high_ok
 
 
-@dataclass(frozen=True)
 class Parsed:
     """A flag whose text becomes a value through `parse` (a `ValueError` refuses it)."""
 
-    parse: Callable[[str], Any]
-    expected: str
+    __slots__ = ("expected", "parse")
+
+    def __init__(self, parse: Callable[[str], Any], expected: str) -> None:
+        self.parse, self.expected = parse, expected
 
     def describe(self) -> str:
         return self.expected
@@ -86,8 +97,6 @@ class Parsed:
             raise _refused(self.expected, text) from None
 
 
-PathRole = Literal["file", "folder", "any"]
-
 _ROLE_WORDS: dict[str, str] = {
     "file": "a file (a name, not a folder)",
     "folder": "a folder",
@@ -95,13 +104,15 @@ _ROLE_WORDS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
 class PathFlag:
     """A path flag: never empty (which would mean the working directory); a `file` has a name
     and is not an existing folder, a `folder` is not an existing file. Whether an input exists
     is its reader's to say, with what it expected there."""
 
-    role: PathRole = "any"
+    __slots__ = ("role",)
+
+    def __init__(self, role: PathRole = "any") -> None:
+        self.role = role
 
     def describe(self) -> str:
         return _ROLE_WORDS[self.role]

@@ -34,6 +34,7 @@ def judge_from_args(args: argparse.Namespace) -> Judge:
             "structured_output": args.structured_output,
             "reply_order": args.reply_order,
             "client": args.client,
+            "logprobs": getattr(args, "confidence", "stated") == "logprobs",
         }
         if args.samples > 1:
             options["samples"] = args.samples

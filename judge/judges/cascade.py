@@ -291,6 +291,7 @@ def cascade_judge(args: str = "", **options: Any) -> CascadeJudge:
     from . import make_judge
 
     calibration = options.pop("calibration", None)
+    options["logprobs"] = True  # the calibration's scores are the token probabilities
     allow_shift = bool(options.pop("allow_shift", False))
     names = [n.strip() for n in args.split(",") if n.strip()]
     if not names:

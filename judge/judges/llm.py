@@ -122,10 +122,15 @@ class LLMJudge:
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
-        self.logprobs = logprobs
+        self.logprobs = bool(logprobs)
         """Whether each request asks for the answer tokens' log-probabilities (the answers'
-        confidence, `judge.judges.confidence`); None: when litellm says the provider returns
-        them, decided at the first request."""
+        confidence, `judge.judges.confidence`: `--confidence logprobs`, and a cascade's
+        stages). Off by default: a reply with them is ~30x larger (every token of it with its
+        likeliest alternatives), and reading it was the largest part of a call's CPU; the
+        confidence is then the level the model states. Through litellm they are asked only of
+        a provider litellm says returns them (decided at the first request)."""
+        self._ask_logprobs: int | None = None
+        """What each request asks (`TOP_LOGPROBS` alternatives, or None), once decided."""
         self.cache_marker: bool | None = None
         """Whether the shared start of each prompt is marked `cache_control` (see
         `judge.judges.clients.litellm_client.needs_cache_marker`; decided at the first
@@ -184,6 +189,8 @@ class LLMJudge:
         """What changes this judge's answers. Not the endpoint (`api_base`), the timeout or the
         retry settings: the same model asked the same prompt elsewhere is the same judgment."""
         params = {"temperature": self.temperature, "seed": self.seed, **self.extra_params}
+        if self.logprobs:  # the answers' scores differ; a run without keeps the keys it had
+            params["logprobs"] = TOP_LOGPROBS
         return {
             "model": self.model,
             "params": scrub_params(params),
@@ -194,8 +201,8 @@ class LLMJudge:
         if self.cache_marker is None:
             await self.client.ready()
             self.cache_marker = self.client.cache_marker()
-            if self.logprobs is None:
-                self.logprobs = self.client.name == "openai" or supports_logprobs(self.model)
+            if self.logprobs and (self.client.name == "openai" or supports_logprobs(self.model)):
+                self._ask_logprobs = TOP_LOGPROBS
         asked = task.prompt.cache_marked() if self.cache_marker else list(task.prompt.messages)
         messages = list(asked)
         usage = Usage(prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
@@ -389,7 +396,7 @@ class LLMJudge:
                     sent = time.monotonic()
                     try:
                         reply = await self.client.complete(
-                            request, self.timeout, TOP_LOGPROBS if self.logprobs else None
+                            request, self.timeout, self._ask_logprobs
                         )
                     except Exception as exc:
                         refused = mode != "prompt" and is_format_refusal(exc)

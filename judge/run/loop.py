@@ -62,6 +62,9 @@ SPILL_FROM_UNITS = 1000
 """Runs of this many units or more keep their judgments and call records in a temporary file
 (`judge.run.sink`), smaller ones in memory: there they take under 5 MB, and a harness that
 keeps many small results (one `evaluate_submission` per submission) would hold a file each."""
+GROUP_FROM_UNITS = SPILL_FROM_UNITS
+"""Runs of this many units or more commit their answers to the store a batch at a time
+(`judge.store.grouped`); smaller ones each at once, where the bytes written are few."""
 CUT_OFF = "cut_off"
 ADMIT_SECONDS = 0.005
 """The longest the unit source holds the event loop (reading and planning units) before the
@@ -95,6 +98,8 @@ class Run:
         self.stats = RunStats()
         self.reporter = Reporter(self.stats, every=control.progress_every, enabled=control.progress)
         self.store, self._owns_store = _open_store(storage.store)
+        if self.store is not None and storage.group_commits:
+            self._group_commits(self.store)
         self.gate = _gate(limits, control, self.stats, self._note)
         self.leaves = leaves(judge)
         self.leases = lease_book(self.store, len(self.leaves))
@@ -206,6 +211,8 @@ class Run:
         self.verdicts.extend([None] * len(batch))
         if self.storage.spill is None and len(self.units) >= SPILL_FROM_UNITS:
             self._spill()
+        if self.storage.group_commits is None and len(self.units) >= GROUP_FROM_UNITS:
+            self._group_commits(self.store)
         planner.add(batch)
         for index, unit in enumerate(batch, start):
             queue.put((index, unit))
@@ -280,13 +287,32 @@ class Run:
             self.reporter.stop()
             with contextlib.suppress(StorageError):  # a hint for later runs; the loss is reported
                 remember(self.leaves, self.store)
+            unsaved = self._end_group()
             if self._owns_store and self.store is not None:
                 self.store.close()
+        if unsaved is not None:
+            raise unsaved
         for failure in (w.exception() for w in workers if w.done() and not w.cancelled()):
             if failure is not None:
                 raise failure
         if self.source_error is not None:
             raise self.source_error
+
+    def _group_commits(self, store: Store | None) -> None:
+        if store is not None:
+            store.group_commits(on_failure=lambda exc: self.gate.stop("storage", str(exc)))
+
+    def _end_group(self) -> StorageError | None:
+        """Commit the answers waiting for their batch (after a stop too: they are paid for);
+        the error when that failed, which fails the run as a failed write of an answer does."""
+        if self.store is None:
+            return None
+        try:
+            self.store.end_group()
+        except StorageError as exc:
+            self.gate.stop("storage", str(exc))
+            return exc
+        return None
 
     async def _fill_from_batch(self, options: BatchOptions) -> Prefilled:
         """Batch mode: the calls the store cannot answer go out as provider batches, whose

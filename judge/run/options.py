@@ -70,7 +70,7 @@ class Storage:
     """Where a run reads and keeps what it has.
 
     - `store`: a `Store` or a path; answers found there are not asked again (unless
-      `refresh`), and every finished call is written to it at once.
+      `refresh`), and every finished call is written to it.
     - `batch`: send the calls the store cannot answer as one provider batch job first
       (`judge.run.batch`); the run then serves them from the store.
     - `spill`: keep the result's judgments and call records in a temporary file and read them
@@ -78,6 +78,9 @@ class Storage:
       `SPILL_FROM_UNITS` units on.
     - `log_text`: keep each request's prompt and raw reply text in the store's reply log
       (`judge.store.replies`); False keeps only their latency, tokens, cost and errors.
+    - `group_commits`: commit finished calls to the store a batch at a time
+      (`judge.store.grouped`: a kill loses the calls in flight and at most one batch) or
+      each at once; None: in batches from `GROUP_FROM_UNITS` units on.
     """
 
     store: Store | str | Path | None = None
@@ -85,3 +88,4 @@ class Storage:
     batch: BatchOptions | None = None
     spill: bool | None = None
     log_text: bool = True
+    group_commits: bool | None = None

@@ -9,16 +9,17 @@ Plain JSON in TEXT columns (no pickle), readable with the `sqlite3` shell:
     sqlite3 results.sqlite "select judge, dimension_id, json_extract(answers, '$[0].answer')
                             from judgments limit 5"
 
-WAL journal with `synchronous=NORMAL`: every `put` is its own committed transaction, and a
-committed WAL transaction survives the process being killed (only an OS crash or power loss can
-lose the last ones). The API key is never handed to the store: params come from the judge's
+WAL journal with `synchronous=NORMAL`: every `put` is its own committed transaction, or, in a
+large run, commits with its batch (`grouped`: one transaction a few seconds or a thousand
+answers); a committed WAL transaction survives the process being killed (only an OS crash or
+power loss can lose the last ones). The API key is never handed to the store: params come from the judge's
 `cache_identity()`, which leaves secrets out, and `judge.judges.mask.scrub_params` drops any
 that slip in.
 
 `Store` is the one class callers use; each part of it is a module of this package, over one
 open file (`file`: opening, version, deleted-or-replaced safety, `meta`): `answers` (with the
 `replies` behind each: every request's prompt and raw reply, `judge store logs`), `leases`,
-`batches` and `merge`. `keys` is what answers are stored under, `migrations` the schema, and
+`batches` and `merge`; `grouped` is the batch of answers waiting for its commit. `keys` is what answers are stored under, `migrations` the schema, and
 `failures` SQLite's errors in words. Import from `judge.store`, not from its modules.
 """
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
 from ..errors import StorageError
 from ..judges.mask import scrub_params
+from . import grouped
 from .failures import guarded, sqlite_reason
 from .file import now, rows_in
+from .grouped import Pending, Put
 from .keys import CaseRef, KeyParts
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
@@ -41,10 +43,72 @@ class Answers(Replies, PromptKeys):
     def __init__(self, path: str | Path, readonly: bool = False):
         super().__init__(path, readonly)
         self._known_params: set[str] = set()
+        self._pending: Pending | None = None
+
+    def group_commits(
+        self,
+        seconds: float | None = None,
+        answers: int | None = None,
+        on_failure: Callable[[StorageError], None] | None = None,
+    ) -> None:
+        """From now on write answers a batch at a time (`judge.store.grouped`): committed once
+        the oldest has waited `seconds` (on the running event loop; default `GROUP_SECONDS`)
+        or `answers` are waiting (default `GROUP_ANSWERS`).
+        Without an event loop each answer is committed at once, as before. `on_failure` is
+        told of a batch whose commit failed while no `put` was there to raise it."""
+        if self._pending is None:
+            self._pending = Pending(
+                self.flush,
+                grouped.GROUP_SECONDS if seconds is None else seconds,
+                grouped.GROUP_ANSWERS if answers is None else answers,
+                on_failure=on_failure,
+            )
+
+    def end_group(self) -> None:
+        """Commit the waiting batch and write each answer at once again; raise the error of a
+        batch whose commit failed on its timer."""
+        try:
+            self.flush()
+        finally:
+            pending, self._pending = self._pending, None
+        if pending is not None and pending.failed is not None:
+            raise pending.failed
+
+    @guarded
+    def flush(self) -> None:
+        """Commit the answers waiting for their batch, with the leases they release. A batch
+        whose commit fails is lost (the error is raised; the run stops on it)."""
+        if self._pending is None or not (self._pending.puts or self._pending.releases):
+            return
+        self._commit(*self._pending.take())
+
+    def _commit(self, puts: list[Put], releases: list[tuple[str, str]]) -> None:
+        self._check_file()
+        written: set[str] = set()
+        with self._transaction():
+            for put in puts:
+                self._insert(put, written)
+            if releases:
+                self._db.executemany("DELETE FROM leases WHERE key = ? AND owner = ?", releases)
+        self._known_texts |= written
+
+    def _release_later(self, key: str, owner: str) -> bool:
+        return self._pending is not None and self._pending.release_later(key, owner)
+
+    def close(self) -> None:
+        """Commit a waiting batch, then close (a failed commit is raised, the file closed)."""
+        try:
+            if self._pending is not None:
+                self.end_group()
+        finally:
+            super().close()
 
     @guarded
     def get(self, parts: KeyParts) -> DimensionVerdict | None:
         """The stored answer for exactly these parts, or None."""
+        waiting = self._pending.answer(parts.key) if self._pending is not None else None
+        if waiting is not None:
+            return _verdict(*waiting[10:14])
         row = self._db.execute(
             "SELECT answers, attempts, requests, usage FROM judgments WHERE key = ?",
             (parts.key,),
@@ -54,12 +118,18 @@ class Answers(Replies, PromptKeys):
     @guarded
     def keys_present(self, keys: Iterable[str]) -> set[str]:
         sql = "SELECT key FROM judgments WHERE key IN ({marks})"
-        return {row[0] for row in rows_in(self._db, sql, keys)}
+        wanted = list(keys)
+        found = {row[0] for row in rows_in(self._db, sql, wanted)}
+        if self._pending is not None:
+            found |= {k for k in wanted if self._pending.answer(k) is not None}
+        return found
 
     @guarded
     def miss_reason(self, parts: KeyParts, case: CaseRef) -> str | None:
         """Why the store's answers for this case and dimension do not fit `parts`: the parts in
         which the closest stored answer differs (None when there is none)."""
+        if self._pending is not None and self._pending.holds_case(case):
+            self.flush()
         rows = self._db.execute(
             "SELECT judge, model, params_hash, prompt_hash, schema_hash, rubric_hash"
             " FROM judgments WHERE incident_id = ? AND trial = ? AND dimension_id = ?"
@@ -172,14 +242,26 @@ class Answers(Replies, PromptKeys):
     ) -> None:
         """Record a finished call: an answer (replacing an older one) or an error row, the
         requests it made (`log`, see `judge.store.replies`) and the inputs its prompt was
-        rendered from (`prompt_inputs`, see `judge.store.prompt_keys`)."""
-        self._check_file()
-        with self._db:
-            insert(self._db, parts, case, verdict)
-            if prompt_inputs is not None:
-                insert_prompt_keys(self._db, [(prompt_inputs, parts.prompt)])
-            written = self._insert_log(parts, case, log) if log is not None else set()
-        self._known_texts |= written
+        rendered from (`prompt_inputs`, see `judge.store.prompt_keys`). Committed at once, or
+        with its batch after `group_commits`."""
+        row = answer_row(parts, case, verdict) if verdict.error is None else None
+        put = Put(parts, case, verdict, log, prompt_inputs, row)
+        if self._pending is not None:
+            if self._pending.add(put):
+                self.flush()
+            return
+        self._commit([put], [])
+
+    def _insert(self, put: Put, written: set[str]) -> None:
+        """One put's rows, inside the caller's transaction."""
+        if put.row is not None:
+            self._db.execute(_INSERT_ANSWER, put.row)
+        else:
+            _insert_error(self._db, put.parts, put.case, put.verdict)
+        if put.prompt_inputs is not None:
+            insert_prompt_keys(self._db, [(put.prompt_inputs, put.parts.prompt)])
+        if put.log is not None:
+            self._insert_log(put.parts, put.case, put.log, written)
 
 
 def insert(
@@ -188,34 +270,30 @@ def insert(
     """Write a finished call's answer (replacing an older one) or error row, inside the
     caller's transaction."""
     if verdict.error is None:
-        _insert_answer(db, parts, case, verdict)
+        db.execute(_INSERT_ANSWER, answer_row(parts, case, verdict))
     else:
         _insert_error(db, parts, case, verdict)
 
 
-def _insert_answer(
-    db: sqlite3.Connection, parts: KeyParts, case: CaseRef, verdict: DimensionVerdict
-) -> None:
+def answer_row(parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> tuple[Any, ...]:
+    """An answer's `judgments` row, its columns in `JUDGMENT_COLUMNS`' order."""
     answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
-    db.execute(
-        _INSERT_ANSWER,
-        (
-            parts.key,
-            parts.judge,
-            parts.model,
-            parts.params,
-            parts.prompt,
-            parts.schema,
-            parts.rubric,
-            case.incident_id,
-            case.trial,
-            case.dimension_id,
-            answers,
-            verdict.attempts,
-            verdict.requests,
-            _dump(verdict.usage),
-            now(),
-        ),
+    return (
+        parts.key,
+        parts.judge,
+        parts.model,
+        parts.params,
+        parts.prompt,
+        parts.schema,
+        parts.rubric,
+        case.incident_id,
+        case.trial,
+        case.dimension_id,
+        answers,
+        verdict.attempts,
+        verdict.requests,
+        _dump(verdict.usage),
+        now(),
     )
 
 

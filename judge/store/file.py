@@ -192,6 +192,24 @@ class StoreFile:
         with contextlib.suppress(sqlite3.Error):
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (`BEGIN IMMEDIATE`: the write lock is taken at the start, so
+        it waits on another process's lock there rather than failing halfway). The connection
+        commits each statement by itself otherwise (`isolation_level=None`), and `with db:`
+        does not begin a transaction."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _release_later(self, key: str, owner: str) -> bool:
+        """Whether a lease's release waits for the batch of its key's answer (`Answers`)."""
+        return False
+
     def close(self) -> None:
         self._db.close()
         if self._lost is not None and not self.path.exists():

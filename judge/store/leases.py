@@ -86,5 +86,8 @@ class Leases(StoreFile):
 
     @guarded
     def release(self, key: str, owner: str) -> None:
+        """Drop our lease, or have it dropped with the batch that commits the key's answer."""
+        if self._release_later(key, owner):
+            return
         with self._db:
             self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))

@@ -166,10 +166,12 @@ class Replies(StoreFile):
         self._known_texts: set[str] = set()
         """Pieces this connection has committed or found: not written again."""
 
-    def _insert_log(self, parts: KeyParts, case: CaseRef, log: CallLog) -> set[str]:
-        """Write a call's requests inside the caller's transaction; the pieces it wrote,
-        which the caller adds to `_known_texts` once the transaction is committed."""
-        written: set[str] = set()
+    def _insert_log(
+        self, parts: KeyParts, case: CaseRef, log: CallLog, written: set[str] | None = None
+    ) -> set[str]:
+        """Write a call's requests inside the caller's transaction; the pieces written in it
+        (added to `written`), which the caller adds to `_known_texts` once it is committed."""
+        written = set() if written is None else written
         if not log.exchanges or not has_table(self._db, "replies"):
             return written
         questions = " ".join(log.question_ids)
@@ -236,7 +238,7 @@ class Replies(StoreFile):
         if not log.exchanges:
             return
         self._check_file()
-        with self._db:
+        with self._transaction():
             written = self._insert_log(parts, case, log)
         self._known_texts |= written
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +41,19 @@ def write_submissions(path: Path, n: int) -> Path:
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+GROUPED_JUDGE = (
+    "import runpy, sys; from judge.run import loop; from judge.store import grouped;"
+    " loop.GROUP_FROM_UNITS = 1; grouped.GROUP_SECONDS = 0.2; sys.argv[0] = 'judge';"
+    " runpy.run_module('judge', run_name='__main__', alter_sys=True)"
+)
+
+
+def judge_command(grouped: bool = False) -> list[str]:
+    """`python -m judge`; `grouped`: committing its answers to the store in batches from the
+    first (`judge.store.grouped`, which a run does from 1,000 calls on), each at most 0.2 s
+    old, so that a test's small run has its batches."""
+    if grouped:
+        return [sys.executable, "-c", GROUPED_JUDGE]
+    return [sys.executable, "-m", "judge"]

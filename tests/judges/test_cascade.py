@@ -114,7 +114,8 @@ def calibrated(world: World, tmp_path_factory) -> Path:
     labels = world.write_labels(folder / "labels.csv")
     with world.provider() as provider:
         assert _eval(folder, "rules.json") == 0
-        assert _eval(folder, "mini.json", "--judge-model", MODEL, "--api-base", provider.url) == 0
+        assert _eval(folder, "mini.json", "--judge-model", MODEL, "--api-base", provider.url,
+                     "--confidence", "logprobs") == 0  # fmt: skip
     code = main(["calibrate", str(folder / "rules.json"), str(folder / "mini.json"),
                  "--human", str(labels), "--target-agreement", "0.9", "--alpha", "0.1",
                  "--fit-share", "0", "--calibration", str(folder / "cal.json"),
@@ -272,7 +273,8 @@ def test_the_verdict_guarantee_keeps_or_escalates_whole_cases(world: World, tmp_
     with world.provider() as provider:
         url = ["--api-base", provider.url]
         assert _eval(tmp_path, "rules.json", *whole) == 0
-        assert _eval(tmp_path, "mini.json", "--judge-model", MODEL, *url, *whole) == 0
+        logprobs = ["--confidence", "logprobs"]
+        assert _eval(tmp_path, "mini.json", "--judge-model", MODEL, *url, *whole, *logprobs) == 0
         code = main(["calibrate", str(tmp_path / "rules.json"), str(tmp_path / "mini.json"),
                      "--human", str(labels), "--target-agreement", "0.7", "--alpha", "0.2",
                      "--guarantee", "verdict", "--fit-share", "0",
@@ -348,7 +350,8 @@ def test_the_python_api_runs_a_cascade_from_a_calibration_file(
 
     path = calibrated / "api.json"
     write_calibration(_without_threshold(load_calibration(calibrated / "cal.json"), 1), path)
-    cascade = CascadeJudge([RulesJudge(), make_judge(MODEL, api_base="http://127.0.0.1:9")], path)
+    stage = make_judge(MODEL, api_base="http://127.0.0.1:9", logprobs=True)  # as calibrated
+    cascade = CascadeJudge([RulesJudge(), stage], path)
     options = EvalOptions(granularity="dimension")  # as the calibration was made
     result = evaluate(load_specs(EXAMPLE_GT), world.subs, judge=cascade, options=options)
     routed = _expected(world, load_calibration(calibrated / "cal.json"))

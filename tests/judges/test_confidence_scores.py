@@ -139,7 +139,7 @@ def test_the_llm_judge_reads_its_answers_probabilities_over_http() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")[:2]
     with FakeProvider(FakeProviderConfig(confidence_policy=_confident)) as provider:
-        judge = LLMJudge("openai/gpt-4o-mini", api_base=provider.url, api_key="sk-x")
+        judge = LLMJudge("openai/gpt-4o-mini", api_base=provider.url, api_key="sk-x", logprobs=True)
         result = evaluate(specs, subs, judge=judge)
         asked = provider.calls
     scores = {j.question_id: j.confidence_score for j in result.judgments}
@@ -152,7 +152,7 @@ def test_a_server_that_ignores_logprobs_gives_the_stated_level() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")[:1]
     with FakeProvider(FakeProviderConfig(logprobs=False)) as provider:
-        judge = LLMJudge("openai/gpt-4o-mini", api_base=provider.url, api_key="sk-x")
+        judge = LLMJudge("openai/gpt-4o-mini", api_base=provider.url, api_key="sk-x", logprobs=True)
         result = evaluate(specs, subs, judge=judge)
     assert {j.confidence_score for j in result.judgments} <= set(STATED.values())
     assert all(j.confidence_score == STATED[j.confidence] for j in result.judgments)  # type: ignore[index]

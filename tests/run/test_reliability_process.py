@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers import EXAMPLE, EXAMPLE_GT, REPO
+from helpers.fake_runs import judge_command
 
 from ground_truth import load_submissions
 from judge.cli import main
@@ -47,9 +48,11 @@ def _lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
-def _eval_command(outputs: Path, result: Path, url: str, *extra: str) -> list[str]:
+def _eval_command(
+    outputs: Path, result: Path, url: str, *extra: str, grouped: bool = False
+) -> list[str]:
     return [
-        sys.executable, "-m", "judge", "eval",
+        *judge_command(grouped), "eval",
         "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
         "--result-file", str(result), "--judge-model", "openai/fake-judge",
         "--api-base", url, "--max-concurrent", "2", "--granularity", "dimension", *extra,
@@ -71,6 +74,13 @@ def _stored_prompts(store: Path) -> set[str]:
         return {row[0] for row in db.execute("SELECT prompt_hash FROM judgments")}
 
 
+def _committed_yet(store: Path) -> bool:
+    try:
+        return store.exists() and bool(_stored_prompts(store))
+    except sqlite3.OperationalError:  # not yet created, or being migrated
+        return False
+
+
 @pytest.fixture
 def provider_process(tmp_path: Path):
     log, url_file = tmp_path / "calls.jsonl", tmp_path / "url"
@@ -88,17 +98,21 @@ def provider_process(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path: Path, provider_process) -> None:
+@pytest.mark.parametrize("grouped", [False, True], ids=["each", "grouped"])
+def test_kill_9_then_resume_equals_an_uninterrupted_run(
+    tmp_path: Path, provider_process, grouped: bool
+) -> None:
     url, log = provider_process
     outputs, result, store = tmp_path / "subs.jsonl", tmp_path / "r.json", tmp_path / "r.sqlite"
     _write_submissions(outputs)
     env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGE_API_KEY": "sk-test"}
 
     first = subprocess.Popen(
-        _eval_command(outputs, result, url), cwd=tmp_path, env=env,
+        _eval_command(outputs, result, url, grouped=grouped), cwd=tmp_path, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     _wait_for(lambda: _lines(log) >= N_CALLS // 3, "a third of the calls")
+    _wait_for(lambda: _committed_yet(store), "a committed answer")
     first.kill()  # SIGKILL: no handler runs, nothing is flushed on the way out
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
@@ -108,7 +122,7 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path: Path, provider
     assert 0 < len(answered) < N_CALLS
 
     resumed = subprocess.run(
-        _eval_command(outputs, result, url, "--resume"), cwd=tmp_path, env=env,
+        _eval_command(outputs, result, url, "--resume", grouped=grouped), cwd=tmp_path, env=env,
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import EXAMPLE, REPO
-from helpers.fake_runs import write_submissions
+from helpers.fake_runs import judge_command, write_submissions
 
 from judge import DimensionVerdict, QuestionAnswer
 from judge.run.leases import Deferred, LeaseBook, UnitQueue, owner_gone
@@ -93,9 +93,11 @@ def test_units_put_back_come_after_all_others_and_the_queue_moves_elsewhere() ->
     assert list(alone) == list(range(100))  # never put back: the units' own order
 
 
-def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Path) -> list[str]:
+def _eval_command(
+    outputs: Path, result: Path, store: Path, url: str, pause: Path, grouped: bool
+) -> list[str]:
     return [
-        sys.executable, "-m", "judge", "eval", "--ground-truth", str(EXAMPLE / "ground_truth"),
+        *judge_command(grouped), "eval", "--ground-truth", str(EXAMPLE / "ground_truth"),
         "--outputs", str(outputs), "--result-file", str(result), "--store", str(store),
         "--judge-model", "openai/fake-judge", "--api-base", url, "--max-concurrent", "2",
         "--pause-file", str(pause), "--no-progress", "--granularity", "dimension",
@@ -103,8 +105,12 @@ def _eval_command(outputs: Path, result: Path, store: Path, url: str, pause: Pat
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("processes", [2, 4])
-def test_processes_sharing_a_store_never_ask_twice_and_lose_nothing(tmp_path, processes) -> None:
+@pytest.mark.parametrize(
+    ("processes", "grouped"), [(2, False), (4, False), (3, True)], ids=["2", "4", "3-grouped"]
+)
+def test_processes_sharing_a_store_never_ask_twice_and_lose_nothing(
+    tmp_path, processes, grouped
+) -> None:
     outputs, store, pause = tmp_path / "subs.jsonl", tmp_path / "shared.sqlite", tmp_path / "PAUSE"
     write_submissions(outputs, 24)
     pause.touch()  # every process is started and waiting before any call is made
@@ -112,7 +118,7 @@ def test_processes_sharing_a_store_never_ask_twice_and_lose_nothing(tmp_path, pr
     with FakeProvider(FakeProviderConfig(latency=0.05, seed=2)) as server:
         runs = [
             subprocess.Popen(
-                _eval_command(outputs, tmp_path / f"r{i}.json", store, server.url, pause),
+                _eval_command(outputs, tmp_path / f"r{i}.json", store, server.url, pause, grouped),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

@@ -10,8 +10,9 @@ through this client and litellm's, on the fake provider, every fault shape):
 - the request: `POST {base}/chat/completions` with the body as given (model without its
   `openai/` prefix), `Authorization: Bearer KEY`, OpenAI's organisation and project headers
   from `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID`, the base URL from `api_base`, `OPENAI_BASE_URL`
-  or `OPENAI_API_BASE` (default `https://api.openai.com/v1`), the SDK's connection limits,
-  no retries (retries are the judge's), one timeout per request;
+  or `OPENAI_API_BASE` (default `https://api.openai.com/v1`), the SDK's limit of 1,000
+  connections, no retries (retries are the judge's), one timeout per request; the connections
+  are pooled per event loop for every judge on it (`judge.judges.clients.pool`);
 - the failures (`judge.judges.clients.http_errors`): the SDK's exception classes by name and
   status code, their message, status, body and response headers (`Retry-After`), and
   connection failures and timeouts raised from httpx's own exception;
@@ -36,6 +37,7 @@ from pydantic_core import from_json
 from .errors import MissingKeyError
 from .http_errors import connection_error, status_error
 from .loading import Background
+from .pool import shared_transport
 from .prices import PRICES, PriceMap, cost, priced_entry
 from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, reply_of
 
@@ -64,8 +66,6 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key-given"
 """Sent to a self-hosted endpoint when no key is configured, as the SDK would have to: most
 local servers ignore it."""
-MAX_CONNECTIONS, MAX_KEEPALIVE = 1000, 100
-"""The `openai` SDK's connection limits (`DEFAULT_CONNECTION_LIMITS`)."""
 
 
 def _parse(body: bytes) -> Any:
@@ -79,8 +79,8 @@ def _parse(body: bytes) -> Any:
 
 
 class OpenAIClient:
-    """Requests through one `httpx.AsyncClient` per event loop (its connections belong to the
-    loop that opened them)."""
+    """Requests through one `httpx.AsyncClient` per event loop, whose connections are the
+    loop's shared pool (`shared_transport`)."""
 
     name = "openai"
 
@@ -153,9 +153,7 @@ class OpenAIClient:
             client = httpx.AsyncClient(
                 base_url=self._base_url().rstrip("/") + "/",
                 headers=self._headers(),
-                limits=httpx.Limits(
-                    max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE
-                ),
+                transport=shared_transport(httpx),
                 follow_redirects=True,
             )
             self._clients[loop] = client

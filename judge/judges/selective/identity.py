@@ -5,8 +5,11 @@ judge: the same model at another temperature, with another reply order, or asked
 at a time instead of a whole submission at once answers differently. `identity_of` reads it
 from a judge's `describe()` (or a result's `config.judge`, which is that plus `label`) and the
 run's granularity. It leaves out what does not change an answer: timeouts, retries, the
-endpoint, the reply format the server settled on, and whether token log-probabilities were
-asked (the provider decides that, the same way each time).
+endpoint and the reply format the server settled on. Token log-probabilities change what a
+score means: an llm judge that did not ask for them (`--confidence stated`, the default since
+they became optional) is marked `confidence: stated`, so a cascade, whose stages ask for them,
+refuses a calibration fitted on stated levels; a judge that asked, and results made before
+they were optional, carry no mark.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ def identity_of(
     }
     if description.get("reply_order") is not None:
         params["reply_order"] = description["reply_order"]
+    if kind == "llm" and description.get("logprobs") is False:
+        params["confidence"] = "stated"
     members = description.get("members")
     if members:
         params["members"] = [
