@@ -21,7 +21,7 @@ probability. `judge calibrate` maps it to one with labelled data. The steps were
 tune split of the real-agent validity set and the tune half of the hand-written set only (a
 logistic fit rounded by hand): on the real-agent tune split Yes answers agreed with the
 project's labels (labeller a) 0.91 of the time against 0.97 for No, impact Yes 0.76, answers
-on conflicting clauses 0.60 against 0.95, and the answers that went wrong came from diagnoses
+on conflicting clauses 0.60 against 0.96, and the answers that went wrong came from diagnoses
 blaming 1.9 components on average against 1.2 for those that agreed.
 """
 
