@@ -43,9 +43,10 @@ def cascade_result(tmp_path_factory: pytest.TempPathFactory) -> Path:
     calibration = choose_thresholds(fitted, labels, rubric_hash, shape, target=0.8, alpha=0.2)
     stage = calibration.stages[0]
     assert stage.threshold is not None
-    # a stricter threshold than chosen, so that some answers abstain
+    # a stricter threshold than chosen, so that some answers abstain (on the rules judge's
+    # confidence since issue 39, 0.5 drops 29 of the 288 answers and leaves 18 cases whole)
     strict = stage.model_copy(
-        update={"selection": stage.selection.model_copy(update={"threshold": 0.9})}
+        update={"selection": stage.selection.model_copy(update={"threshold": 0.5})}
     )
     calibration = calibration.model_copy(update={"stages": [strict]})
     result = evaluate(specs, subs, judge=CascadeJudge([RulesJudge()], calibration))

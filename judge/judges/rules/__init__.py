@@ -89,7 +89,10 @@ class RulesJudge:
         return self.answer(task)
 
     def answer(self, task: JudgeTask) -> DimensionVerdict:
-        return DimensionVerdict(answers=[with_confidence(r) for r in self.rulings(task)])
+        case = self._case(task)
+        rules = [bind(q.rule, q.text) for q in task.dimension.questions]
+        rulings = zip(self.rulings(task), rules, strict=True)
+        return DimensionVerdict(answers=[with_confidence(r, rule, case) for r, rule in rulings])
 
     def rulings(self, task: JudgeTask) -> list[Ruling]:
         """Each question's answer with what it rests on (`Basis`), in the dimension's order."""
