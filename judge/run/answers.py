@@ -6,7 +6,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer, Usage, compact
+from ..checklist.judgment import (
+    DimensionVerdict,
+    JudgeIdentity,
+    Judgment,
+    QuestionAnswer,
+    Usage,
+    compact,
+)
 from ..checklist.results import CallRecord
 from ..checklist.scoring import DimensionScore, dimension_score
 from ..judges.panel import PANEL_TIE
@@ -62,19 +69,21 @@ def _add(keep: Sink, models: list[Judgment]) -> range:
 
 
 def _judgments(unit: Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
-    return [_judgment(unit, a, judge_name) for a in verdict.answers]
+    return [_judgment(unit, a, judge_name, verdict.identity) for a in verdict.answers]
 
 
 def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
     """A panel's members' own answers, under their names (they do not enter the scores)."""
     return [
-        _judgment(unit, a, name)
+        _judgment(unit, a, name, member.identity)
         for name, member in (verdict.members or {}).items()
         for a in member.answers
     ]
 
 
-def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
+def _judgment(
+    unit: Unit, answer: QuestionAnswer, judge_name: str, identity: JudgeIdentity | None = None
+) -> Judgment:
     return compact(
         Judgment(
             incident_id=unit.submission.incident_id,
@@ -88,6 +97,7 @@ def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
             unscored_reason=answer.unscored_reason,
             judge=judge_name,
             prompt_hash=unit.hash,
+            identity=identity,
         )
     )
 

@@ -10,12 +10,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
+from ..checklist.judgment import DimensionVerdict, JudgeIdentity, QuestionAnswer, Usage
 from ..errors import StorageError
 from ..judges.mask import scrub_params
 from .failures import guarded, sqlite_reason
 from .file import now, rows_in
 from .keys import CaseRef, KeyParts
+from .migrations import IDENTITY_COLUMNS, has_columns
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
 
@@ -24,10 +25,13 @@ JUDGMENT_COLUMNS = (
     "incident_id", "trial", "dimension_id", "answers", "attempts", "requests", "usage",
     "created_at",
 )  # fmt: skip
-"""Named wherever rows are written or copied, so a column a migration adds breaks neither."""
+"""Named wherever rows are written or copied, so a column a migration adds breaks neither;
+the judge's identity (`IDENTITY_COLUMNS`, from version 3) is named apart: an older store
+opened read-only has none."""
+_WRITTEN = (*JUDGMENT_COLUMNS, *IDENTITY_COLUMNS)
 _INSERT_ANSWER = (
-    f"INSERT OR REPLACE INTO judgments ({', '.join(JUDGMENT_COLUMNS)})"
-    f" VALUES ({','.join('?' * len(JUDGMENT_COLUMNS))})"
+    f"INSERT OR REPLACE INTO judgments ({', '.join(_WRITTEN)})"
+    f" VALUES ({','.join('?' * len(_WRITTEN))})"
 )
 ERROR_COLUMNS = (
     "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
@@ -41,13 +45,17 @@ class Answers(Replies, PromptKeys):
     def __init__(self, path: str | Path, readonly: bool = False):
         super().__init__(path, readonly)
         self._known_params: set[str] = set()
+        identity = has_columns(self._db, "judgments", IDENTITY_COLUMNS)
+        self._answer_columns = "answers, attempts, requests, usage, " + (
+            ", ".join(IDENTITY_COLUMNS) if identity else "NULL, NULL, NULL"
+        )
+        """What `_verdict` reads of a row: an older store opened read-only has no identity."""
 
     @guarded
     def get(self, parts: KeyParts) -> DimensionVerdict | None:
         """The stored answer for exactly these parts, or None."""
         row = self._db.execute(
-            "SELECT answers, attempts, requests, usage FROM judgments WHERE key = ?",
-            (parts.key,),
+            f"SELECT {self._answer_columns} FROM judgments WHERE key = ?", (parts.key,)
         ).fetchone()
         return None if row is None else _verdict(*row)
 
@@ -93,7 +101,7 @@ class Answers(Replies, PromptKeys):
     ) -> list[tuple[str, DimensionVerdict]]:
         """Stored answers to this prompt under this rubric dimension: (judge name, verdict)."""
         sql = (
-            "SELECT judge, answers, attempts, requests, usage FROM judgments"
+            f"SELECT judge, {self._answer_columns} FROM judgments"
             " WHERE prompt_hash = ? AND rubric_hash = ?"
         )
         args: list[Any] = [prompt_hash, rubric_hash]
@@ -215,8 +223,15 @@ def _insert_answer(
             verdict.requests,
             _dump(verdict.usage),
             now(),
+            *_identity_row(verdict.identity),
         ),
     )
+
+
+def _identity_row(identity: JudgeIdentity | None) -> tuple[str | None, str | None, int | None]:
+    if identity is None:
+        return None, None, None
+    return identity.model_version, identity.system_fingerprint, identity.seed
 
 
 def _insert_error(
@@ -249,11 +264,20 @@ def _dump(model: Any) -> str | None:
     return None if model is None else model.model_dump_json()
 
 
-def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
+def _verdict(
+    answers: str,
+    attempts: int,
+    requests: int,
+    usage: str | None,
+    model_version: str | None = None,
+    fingerprint: str | None = None,
+    seed: int | None = None,
+) -> DimensionVerdict:
     return DimensionVerdict(
         answers=[QuestionAnswer.model_validate(a) for a in json.loads(answers)],
         attempts=attempts,
         requests=requests,
         usage=Usage.model_validate_json(usage) if usage else None,
         cached=True,
+        identity=JudgeIdentity.of(model_version, fingerprint, seed),
     )
