@@ -62,7 +62,7 @@ class Merging(StoreFile):
                 ).fetchone()[0]
                 before = one("SELECT count(*) FROM judgments").fetchone()[0]
                 (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
-                copied = JUDGMENT_COLUMNS
+                copied: tuple[str, ...] = JUDGMENT_COLUMNS
                 if has_columns(self._db, "judgments", IDENTITY_COLUMNS, schema="src"):
                     copied += IDENTITY_COLUMNS
                 answers = ", ".join(copied)

@@ -319,7 +319,9 @@ def check_version(db: sqlite3.Connection, path: Path, readonly: bool) -> None:
     )
 
 
-def has_columns(db: sqlite3.Connection, table: str, names: Sequence[str], schema: str = "main") -> bool:
+def has_columns(
+    db: sqlite3.Connection, table: str, names: Sequence[str], schema: str = "main"
+) -> bool:
     """Whether `schema.table` has every column in `names` (a store opened read-only is not
     migrated, so an older one may lack what later migrations add)."""
     found = {row[1] for row in db.execute(f"PRAGMA {schema}.table_info({table})")}
