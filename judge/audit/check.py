@@ -14,7 +14,7 @@ from ground_truth.models import IncidentSpec, Submission
 
 from ..api import EvalOptions, run_sync
 from ..checklist.prompts import PromptRenderer
-from ..checklist.results import RunUsage
+from ..checklist.results import EvalResult, RunUsage
 from ..checklist.rubric import Rubric, load_rubric
 from ..judges import Judge, check_judge, make_judge
 from ..judges.panel import PanelJudge
@@ -118,7 +118,7 @@ async def audit_judge_async(
     ]
     if on_plan is not None:
         on_plan(_total(plans, len(cases)))
-    answers, runs, base, stopped = await _run_arms(specs, arm_plan.arms, plans, options, on_arm)
+    answers, runs, results = await _run_arms(specs, arm_plan.arms, plans, options, on_arm)
     report = compare_arms(arm_plan, answers, rubric, judge, cases, seed, tolerance, bootstrap)
     report.arms, report.plan = runs, _total(plans, len(cases))
     report.sampled = len(cases) < len(matched)
@@ -126,7 +126,8 @@ async def audit_judge_async(
     report.audit_calls = sum(p.calls + p.stored for p in plans[1:])
     report.cost_ratio = report.audit_calls / report.run_calls if report.run_calls else None
     report.self_grading = self_grading(matched, list(arm_plan.families))
-    report._base, report._stopped = base, stopped
+    report._results = results
+    stopped = report.stopped
     report.complete = stopped is None
     if stopped is not None:
         report.notes.append(f"the audit stopped before its last arm: {stopped.message}")
@@ -137,7 +138,7 @@ async def _run_arms(specs, arms: list[Arm], plans: list[CallPlan], options: Eval
     """Each arm in turn, within what is left of `max_cost`; the first arm that stops ends it."""
     answers: dict[str, ArmAnswers] = {}
     runs: list[ArmRun] = []
-    base = stopped = None
+    results: dict[str, EvalResult] = {}
     spent = 0.0
     for arm, plan in zip(arms, plans, strict=True):
         limits = options.limits
@@ -149,14 +150,12 @@ async def _run_arms(specs, arms: list[Arm], plans: list[CallPlan], options: Eval
         spent += (run.result.usage.cost_usd if run.result.usage else None) or 0.0
         answers[arm.name] = arm_answers(arm, run)
         runs.append(_arm_run(arm, plan, run))
+        results[arm.name] = run.result
         if on_arm is not None:
             on_arm(runs[-1])
-        if base is None:
-            base = run.result
         if run.result.stopped is not None:
-            stopped = run.result.stopped
             break
-    return answers, runs, base, stopped
+    return answers, runs, results
 
 
 def arm_answers(arm: Arm, run: CaseRun) -> ArmAnswers:

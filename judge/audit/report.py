@@ -123,15 +123,19 @@ class AuditReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
     exit_code: int | None = None
     exit_reason: str | None = None
-    _base: EvalResult | None = PrivateAttr(default=None)
-    _stopped: RunStop | None = PrivateAttr(default=None)
+    _results: dict[str, EvalResult] = PrivateAttr(default_factory=dict)
+
+    @property
+    def results(self) -> dict[str, EvalResult]:
+        """Each arm's run, by arm name, in the order they ran (not part of the JSON)."""
+        return self._results
 
     @property
     def base_result(self) -> EvalResult | None:
         """The base arm's run: the cases as `judge eval` scores them (not part of the JSON)."""
-        return self._base
+        return self._results.get("base")
 
     @property
     def stopped(self) -> RunStop | None:
         """Why the audit stopped before its last arm, if it did."""
-        return self._stopped
+        return next((r.stopped for r in self._results.values() if r.stopped), None)

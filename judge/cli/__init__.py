@@ -38,6 +38,7 @@ from ground_truth.errors import InputError, visible
 
 from ..errors import StorageError
 from . import agreement as agreement_command
+from . import audit as audit_command
 from . import check as check_command
 from . import estimate as estimate_command
 from . import eval as eval_command
@@ -63,6 +64,7 @@ COMMANDS = [
     eval_command,
     check_command,
     selftest_command,
+    audit_command,
     report_command,
     agreement_command,
     estimate_command,

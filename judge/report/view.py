@@ -14,7 +14,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -32,7 +32,10 @@ from .replies import ReplySource
 from .safe_text import visible
 from .sections import Table, agreement_tables, cascade_section, resolution_rows
 
-OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates")
+if TYPE_CHECKING:
+    from .audit import AuditView
+
+OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates", "audit")
 
 
 @dataclass
@@ -100,6 +103,8 @@ class ReportView:
     entities: dict[str, Any] | None = None
     estimates: EstimatesView | None = None
     """Means corrected with labels (`judge report --labels`)."""
+    audit: AuditView | None = None
+    """The judge's audit (`judge audit --html`)."""
     n_unscored: int = 0
     n_call_errors: int = 0
     n_resolution_cases: int = 0
@@ -177,6 +182,10 @@ def build_view(
         view.agreement, view.agreement_raw = agreement_tables(extra["agreement"])
     if "estimates" in extra:
         view.estimates = estimates_view(extra["estimates"])
+    if "audit" in extra:
+        from .audit import from_section as audit_view  # the audit's models, only when needed
+
+        view.audit = audit_view(extra["audit"])
     view.cascade = cascade_section(result)
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
