@@ -28,8 +28,7 @@ from ..checklist.rubric import Rubric, content_hash
 from ..judges import Judge
 from ..judges.base import Composite
 from ..judges.llm import LLMJudge
-from ..run.cache import leaves
-from .families import EXAMPLE_MODEL, family_of, other_family
+from .families import EXAMPLE_MODEL, family_of, judge_models, other_family
 from .padding import pad, shorten
 
 PROBES = ("order", "verbosity", "anchoring", "self", "noise")
@@ -184,13 +183,7 @@ def attributed(diagnosis: str, model: str) -> str:
 
 def judge_families(judge: Judge) -> dict[str, str]:
     """The families of the judge's LLM leaves' models: model -> family (known ones only)."""
-    found = {}
-    for leaf in leaves(judge):
-        model = getattr(leaf, "model", None)
-        family = family_of(model) if isinstance(model, str) else None
-        if family is not None:
-            found[str(model)] = family
-    return found
+    return {m: f for m in judge_models(judge) if (f := family_of(m)) is not None}
 
 
 def _orders(rubric: Rubric, seed: int, count: int) -> list[Rubric]:
