@@ -47,6 +47,16 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare results made with different rubrics (refused by default: exit 2)",
     )
+    p.add_argument(
+        "--rank",
+        action="store_true",
+        help="whether the agents' order survives a change of judge: Kendall tau-b and Spearman "
+        "rho of the per-agent pass rates and mean composites between the judges of the result "
+        "files (a panel's members too), each judge against the others' mean",
+    )
+    p.add_argument(
+        "--no-members", action="store_true", help="with --rank: leave a panel's members out"
+    )
     _bootstrap_arguments(p)
     p.set_defaults(handler=cmd_agreement)
 
@@ -154,6 +164,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from agreement import agreement_report, render_report, table2_markdown
 
     check_writable([("-o", args.output)], inputs_of(args, "sources"))
+    if args.rank:
+        return _rank(args)
     report = agreement_report(
         args.sources,
         B=args.bootstrap,
@@ -164,6 +176,22 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     out.print(render_report(report, breakdown=args.breakdown))
     if args.table2:
         print(table2_markdown(report))
+    _write_json(args.output, report.model_dump_json(indent=2))
+    return EXIT_OK
+
+
+def _rank(args: argparse.Namespace) -> int:
+    """`judge agreement --rank`: the agents' order under each judge, and how alike it is."""
+    from agreement.ranking import rank_stability, rank_tables
+
+    report = rank_stability(
+        args.sources, B=args.bootstrap, seed=args.seed, members=not args.no_members
+    )
+    out = console()
+    for table in rank_tables(report):
+        out.print(table)
+    for note in report.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
     _write_json(args.output, report.model_dump_json(indent=2))
     return EXIT_OK
 
