@@ -9,6 +9,7 @@
 
 from agreement.calibrate import CalibrationReport, calibrate
 from agreement.errors import LabelFileError
+from agreement.paired import PairedEffect, difference_effect, gate_level, paired_effect
 from agreement.ppi import (
     LabelCandidate,
     MeanDifference,
@@ -22,6 +23,14 @@ from agreement.ppi import (
     ppi_mean_difference,
     rank_for_labelling,
     sample_for_labelling,
+)
+from agreement.ranking import (
+    AgentScore,
+    RankCorrelation,
+    RankReport,
+    kendall_tau_b,
+    rank_stability,
+    spearman_rho,
 )
 from agreement.ratings import (
     LEVELS,
@@ -86,6 +95,7 @@ from agreement.stats import (
 __all__ = [
     "LABEL_COLUMNS",
     "LEVELS",
+    "AgentScore",
     "AgreementReport",
     "Answer",
     "CalibrationReport",
@@ -104,7 +114,10 @@ __all__ = [
     "MeanEstimate",
     "PPIEstimate",
     "PairStats",
+    "PairedEffect",
     "QuestionMap",
+    "RankCorrelation",
+    "RankReport",
     "RaterLabels",
     "RatingTable",
     "ReliabilityBin",
@@ -120,10 +133,13 @@ __all__ = [
     "calibrate_cascade",
     "clopper_pearson_lower",
     "cohen_kappa",
+    "difference_effect",
     "expected_calibration_error",
     "fit_confidence_calibration",
     "fit_isotonic",
     "fleiss_kappa",
+    "gate_level",
+    "kendall_tau_b",
     "krippendorff_alpha",
     "label_rows",
     "labelling_probabilities",
@@ -131,10 +147,12 @@ __all__ = [
     "min_count_for",
     "normalize_answer",
     "pair_stats",
+    "paired_effect",
     "pairwise",
     "ppi_mean",
     "ppi_mean_difference",
     "rank_for_labelling",
+    "rank_stability",
     "read_labels",
     "read_ratings",
     "read_result",
@@ -145,6 +163,7 @@ __all__ = [
     "route_cascade",
     "sample_for_labelling",
     "select_threshold",
+    "spearman_rho",
     "table2_markdown",
     "table2_rows",
     "write_label_template",

@@ -226,13 +226,22 @@ def rank_stability(
         if len(names) >= 3:
             for a in names:
                 others = [n for n in names if n != a]
-                rest = np.nanmean([point[n] for n in others], axis=0)
-                rest_b = np.nanmean(np.stack([resampled[n] for n in others]), axis=0)
+                rest = _mean_of([point[n] for n in others])
+                rest_b = _mean_of([resampled[n] for n in others])
                 label = "mean of the others"
                 report.held_out.append(
                     _correlation(a, label, metric, point[a], rest, resampled[a], rest_b, boot)
                 )
     return report
+
+
+def _mean_of(arrays: list[np.ndarray]) -> np.ndarray:
+    """The element-wise mean of the arrays' numbers (nan where none has one), quietly."""
+    stacked = np.stack(arrays)
+    counts = np.isfinite(stacked).sum(axis=0)
+    sums = np.where(np.isfinite(stacked), stacked, 0.0).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def _scores(rater: _Rater, m: _Matrices) -> dict[str, AgentScore]:

@@ -46,7 +46,7 @@ def test_each_room_of_judge_says_what_it_is():
 
 def test_judge_top_level_stays_about_a_dozen_rooms():
     rooms = [p for p in _rooms() if p.name != "__init__.py" or p.parent.name != "judge"]
-    assert len(rooms) <= 13, [str(p.relative_to(REPO)) for p in rooms]
+    assert len(rooms) <= 14, [str(p.relative_to(REPO)) for p in rooms]  # audit made 14
 
 
 def test_the_architecture_page_names_every_room():

@@ -4,7 +4,8 @@ probe compares two arms case by case:
 
 - `base`: the cases as `judge eval` asks them (a store that ran them answers them again);
 - `repeat` (noise): the base asked again with another seed, each LLM leaf reseeded;
-- `order-N` (order): the rubric's dimensions and each dimension's questions in a seeded order;
+- `order-N` (order): the questions in another order: all reversed, then the dimensions rotated
+  and each dimension's questions shuffled (seeded);
 - `padded` / `shortened` (verbosity): the diagnoses padded to twice their length with neutral
   sentences, or without their filler (`judge.audit.padding`);
 - `diagnosis-first` (anchoring): the diagnosis before the ground truth in the prompt;
@@ -24,7 +25,7 @@ from pathlib import Path
 from ground_truth.models import Submission
 
 from ..checklist.prompts import CASE_TEMPLATE, PromptRenderer
-from ..checklist.rubric import Rubric, content_hash
+from ..checklist.rubric import Dimension, Rubric, content_hash
 from ..judges import Judge
 from ..judges.base import Composite
 from ..judges.llm import LLMJudge
@@ -187,26 +188,36 @@ def judge_families(judge: Judge) -> dict[str, str]:
 
 
 def _orders(rubric: Rubric, seed: int, count: int) -> list[Rubric]:
-    """`count` rubrics with the dimensions and each dimension's questions in a seeded order,
-    each other than the rubric's own (none when the rubric has one question)."""
+    """`count` other orders of the questions, each moving every question it can: the first is
+    the whole order reversed (dimensions and the questions in each); the next ones rotate the
+    dimensions by one more place each and shuffle each dimension's questions (seeded). A
+    position bias then meets other questions at every position, whatever its reach. None when
+    the rubric has one question."""
     if rubric.question_count < 2:
         return []
     rng = random.Random(seed)
     own = _question_order(rubric)
+    dimensions = rubric.dimensions
     found: list[Rubric] = []
-    for _ in range(100 * count):
-        if len(found) == count:
-            break
-        dimensions = [
-            d.model_copy(update={"questions": _shuffled(d.questions, rng)})
-            for d in rubric.dimensions
-        ]
-        dimensions = _shuffled(dimensions, rng)
-        permuted = rubric.model_copy(update={"dimensions": dimensions})
-        if _question_order(permuted) != own:
-            content = permuted.model_dump(exclude={"name", "path", "hash"})
-            found.append(permuted.model_copy(update={"hash": content_hash(content)}))
+    for n in range(count):
+        if n == 0:
+            ordered = [_reordered(d, d.questions[::-1]) for d in dimensions[::-1]]
+        else:
+            turn = n % len(dimensions)
+            rotated = dimensions[turn:] + dimensions[:turn]
+            ordered = [_reordered(d, _shuffled(d.questions, rng)) for d in rotated]
+        permuted = rubric.model_copy(update={"dimensions": ordered})
+        if _question_order(permuted) == own:  # one dimension of one question's worth: reverse
+            permuted = rubric.model_copy(
+                update={"dimensions": [_reordered(d, d.questions[::-1]) for d in dimensions]}
+            )
+        content = permuted.model_dump(exclude={"name", "path", "hash"})
+        found.append(permuted.model_copy(update={"hash": content_hash(content)}))
     return found
+
+
+def _reordered(dimension: Dimension, questions: list) -> Dimension:
+    return dimension.model_copy(update={"questions": list(questions)})
 
 
 def _shuffled(items: list, rng: random.Random) -> list:
