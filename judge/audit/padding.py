@@ -2,7 +2,8 @@
 
 - `pad`: the diagnosis, then a paragraph of neutral sentences that name no component, no
   mechanism and no finding, until the text is at least twice as long;
-- `shorten`: the diagnosis without what carries no claim: markdown decoration, filler openers
+- `shorten`: the diagnosis without what carries no claim: markdown headings and decoration,
+  filler openers
   ("Based on my investigation, ", "In summary, "), hedges ("I think that "), sentences said
   twice and runs of blank space. A diagnosis with too little of that to remove (less than
   `MIN_CUT` of its length) has no shortened form: cutting more would cut what it says.
@@ -34,7 +35,8 @@ _FILLER = re.compile(
     r"clearly|obviously|as (?:mentioned|noted) (?:above|earlier))\b,?\s*",
     re.IGNORECASE,
 )
-_DECORATION = re.compile(r"(\*\*|__|^#{1,6}\s*|^\s*[-*+]\s+|^\s*>\s?)", re.MULTILINE)
+_HEADING = re.compile(r"^\s*#{1,6}\s[^\n]*$", re.MULTILINE)
+_DECORATION = re.compile(r"(\*\*|__|^\s*[-*+]\s+|^\s*>\s?)", re.MULTILINE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -54,7 +56,7 @@ def pad(diagnosis: str, seed: int = 0) -> str:
 def shorten(diagnosis: str) -> str | None:
     """`diagnosis` without decoration, filler, hedges and repeated sentences; None when that
     cuts less than `MIN_CUT` of it (nothing to shorten without changing what it says)."""
-    text = _DECORATION.sub("", diagnosis)
+    text = _DECORATION.sub("", _HEADING.sub("", diagnosis))
     text = _FILLER.sub("", text)
     kept: list[str] = []
     seen: set[str] = set()
