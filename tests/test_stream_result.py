@@ -146,6 +146,7 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            identity=None,
         )
     )
     b = compact(
@@ -157,6 +158,7 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            identity=None,
         )
     )
     partial = compact(Judgment(**full, judge="r", prompt_hash="h"))

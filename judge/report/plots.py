@@ -239,5 +239,6 @@ def audit_probe(
         low_edge = min([0.0, *bars]) - 0.05
         high_edge = max([0.05, *bars, *(o for o in (overall or ())[1:] if o is not None)]) + 0.05
         ax.set_xlim(max(low_edge, -1.05), min(high_edge, 1.05))
+        ax.xaxis.get_major_locator().set_params(nbins=5)
         ax.set_xlabel(xlabel)
         return to_svg(fig, prefix)
