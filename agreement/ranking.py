@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agreement.errors import LabelFileError
-from agreement.readers import Source, _default_rater, _list_field, _load_json, _text
+from agreement.readers import Source, default_rater, list_field, load_result_data, text_field
 from agreement.stats import CONFIDENCE, ClusterBootstrap, Estimate
 
 Metric = Literal["pass_rate", "mean_composite"]
@@ -86,7 +86,7 @@ def read_raters(sources: Sequence[Source], members: bool = True) -> list[_Rater]
     """Every judge of `sources` (a panel's members too, when `members`), names made distinct."""
     raters: list[_Rater] = []
     for source in sources:
-        data, path = _load_json(source)
+        data, path = load_result_data(source)
         raters += _raters_of(data, path, members)
     seen: dict[str, int] = defaultdict(int)
     for rater in raters:
@@ -97,13 +97,16 @@ def read_raters(sources: Sequence[Source], members: bool = True) -> list[_Rater]
 
 
 def _raters_of(data: Mapping[str, Any], path: str | None, members: bool) -> list[_Rater]:
-    main = _Rater(_default_rater(data, path))
+    main = _Rater(default_rater(data, path))
     agents: dict[tuple[str, str], str] = {}
-    for i, case in enumerate(_list_field(data, "cases", path)):
+    for i, case in enumerate(list_field(data, "cases", path)):
         where = f"cases[{i}]"
         if not isinstance(case, Mapping):
             raise LabelFileError(path, "expected an object", field=where)
-        key = (_text(case, "incident_id", path, where), _text(case, "trial", path, where, "1"))
+        key = (
+            text_field(case, "incident_id", path, where),
+            text_field(case, "trial", path, where, "1"),
+        )
         agent = case.get("agent")
         if agent is None:
             continue
@@ -132,7 +135,7 @@ def _members(
     answers: dict[str, dict[tuple[str, str], dict[str, list[bool]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
-    for row in _list_field(data, "judgments", path):
+    for row in list_field(data, "judgments", path):
         judge = row.get("judge") if isinstance(row, Mapping) else None
         if not judge or judge == own or row.get("answer") not in ("Yes", "No"):
             continue

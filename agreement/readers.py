@@ -74,13 +74,13 @@ def read_result(
     member becoming a rater with question-level answers; the cases stay with the main rater.
     Otherwise only the judgments of the result's own judge (`config.judge.label`) are read.
     """
-    data, path = _load_json(source)
-    name = rater or _default_rater(data, path)
+    data, path = load_result_data(source)
+    name = rater or default_rater(data, path)
     rubric = rubric_hash(data)
     main = RaterLabels(name=name, kind="judge", source=path, rubric=rubric)
     members: dict[str, RaterLabels] = {}
     seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]] = {}
-    judgments = _list_field(data, "judgments", path)
+    judgments = list_field(data, "judgments", path)
     own_label = (data.get("config") or {}).get("judge", {}).get("label")
     for i, row in enumerate(judgments):
         field = f"judgments[{i}]"
@@ -95,9 +95,9 @@ def read_result(
                 judge, RaterLabels(name=judge, kind="judge", source=path, rubric=rubric)
             )
         key = ItemKey(
-            _text(row, "incident_id", path, field),
-            _text(row, "trial", path, field, default="1"),
-            _text(row, "question_id", path, field),
+            text_field(row, "incident_id", path, field),
+            text_field(row, "trial", path, field, default="1"),
+            text_field(row, "question_id", path, field),
         )
         answer = normalize_answer(row.get("answer"), path=path, field=f"{field}.answer")
         _check_duplicate(seen, target.name, key, i, answer, judge, path)
@@ -125,12 +125,12 @@ def rubric_hash(data: Mapping[str, Any]) -> str | None:
 
 
 def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -> None:
-    for i, case in enumerate(_list_field(data, "cases", path)):
+    for i, case in enumerate(list_field(data, "cases", path)):
         field = f"cases[{i}]"
         if not isinstance(case, Mapping):
             raise LabelFileError(path, "expected an object", field=field)
-        incident = _text(case, "incident_id", path, field)
-        trial = _text(case, "trial", path, field, default="1")
+        incident = text_field(case, "incident_id", path, field)
+        trial = text_field(case, "trial", path, field, default="1")
         rater.labels["verdict"][ItemKey(incident, trial, VERDICT)] = normalize_answer(
             case.get("passed"), path=path, field=f"{field}.passed"
         )
@@ -176,7 +176,9 @@ def _check_duplicate(
         )
 
 
-def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
+def load_result_data(source: Source) -> tuple[Mapping[str, Any], str | None]:
+    """A result file's JSON (or the parsed dict given) and its path; `LabelFileError` when it
+    is no judge result."""
     if isinstance(source, Mapping):
         return source, None
     path = str(source)
@@ -193,7 +195,8 @@ def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
     return data, path
 
 
-def _default_rater(data: Mapping[str, Any], path: str | None) -> str:
+def default_rater(data: Mapping[str, Any], path: str | None) -> str:
+    """A result's rater name: its judge's model, else its judge's name, else the file's stem."""
     judge = (data.get("config") or {}).get("judge") or {}
     name = judge.get("model") or judge.get("name")
     if name:
@@ -201,16 +204,18 @@ def _default_rater(data: Mapping[str, Any], path: str | None) -> str:
     return Path(path).stem if path else "judge"
 
 
-def _list_field(data: Mapping[str, Any], name: str, path: str | None) -> list[Any]:
+def list_field(data: Mapping[str, Any], name: str, path: str | None) -> list[Any]:
+    """`data[name]` as a list ([] when absent); `LabelFileError` when it is something else."""
     value = data.get(name) or []
     if not isinstance(value, list):
         raise LabelFileError(path, "expected a list", field=name)
     return value
 
 
-def _text(
+def text_field(
     row: Mapping[str, Any], name: str, path: str | None, field: str, default: str | None = None
 ) -> str:
+    """`row[name]` as stripped text (`default` when missing); `LabelFileError` naming `field`."""
     value = row.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         if default is not None:
@@ -356,7 +361,7 @@ def label_rows(
     `cases[].diagnosis`, `cases[].ground_truth`). `diagnoses` is keyed by `(incident_id, trial)`
     or by `incident_id`.
     """
-    data, _ = _load_json(result)
+    data, _ = load_result_data(result)
     cases, questions = _case_questions(data)
     qtexts = {**_result_question_texts(data), **(question_texts or {})}
     rows = []

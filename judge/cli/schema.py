@@ -14,8 +14,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "kind",
         choices=[
-            "spec", "submission", "result", "rubric", "calibration", "goldens", "selftest", "audit",
-        ],  # fmt: skip
+            "spec",
+            "submission",
+            "result",
+            "rubric",
+            "calibration",
+            "goldens",
+            "selftest",
+            "audit",
+        ],
     )
     p.set_defaults(handler=cmd_schema)
 
