@@ -29,10 +29,10 @@ from ..checklist.rubric import Dimension, Rubric, content_hash
 from ..judges import Judge
 from ..judges.base import Composite
 from ..judges.llm import LLMJudge
+from . import PROBES
 from .families import EXAMPLE_MODEL, family_of, judge_models, other_family
 from .padding import pad, shorten
 
-PROBES = ("order", "verbosity", "anchoring", "self", "noise")
 VARIANTS = Path(__file__).parent / "templates"
 DIAGNOSIS_FIRST = VARIANTS / "diagnosis-first"
 REPEAT_SEED_OFFSET = 1000

@@ -21,7 +21,8 @@ from ..judges.panel import PanelJudge
 from ..run.cache import leaves
 from ..run.granularity import check as check_granularity
 from ..selftest.cases import CallPlan, CaseRun, judge_cases_async, plan_calls
-from .arms import PROBES, Arm, ArmPlan, AuditCase, audit_cases, plan_arms, sample_cases
+from . import PROBES
+from .arms import Arm, ArmPlan, AuditCase, audit_cases, plan_arms, sample_cases
 from .effects import (
     ArmAnswers,
     Stats,
@@ -51,12 +52,39 @@ def audit_judge(
     rubric: Rubric | str | Path | None = None,
     judge: Judge | None = None,
     options: EvalOptions | None = None,
-    **settings: object,
+    *,
+    renderer: PromptRenderer | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    probes: Sequence[str] = PROBES,
+    order_seeds: int = 2,
+    tolerance: float = DEFAULT_TOLERANCE,
+    bootstrap: int = BOOTSTRAP,
+    on_plan: Callable[[CallPlan], None] | None = None,
+    on_arm: Callable[[ArmRun], None] | None = None,
 ) -> AuditReport:
-    """Measure a judge's bias and noise (`judge audit`); `audit_judge_async` without `await`,
-    with the same settings. Works from a script and inside a running event loop."""
-    rubric, judge = _resolve(rubric, judge)
-    return run_sync(audit_judge_async(specs, submissions, rubric, judge, options, **settings))  # type: ignore[arg-type]
+    """Measure a judge's bias and noise (`judge audit`): `audit_judge_async` without `await`.
+    Defaults: the `sregym-v3` rubric, the rules judge. Works from a script and inside a
+    running event loop (Jupyter), as `evaluate` does."""
+    rubric, judge = _resolve(rubric, judge)  # a bad judge fails here, in the caller's thread
+    return run_sync(
+        audit_judge_async(
+            specs,
+            submissions,
+            rubric,
+            judge,
+            options,
+            renderer=renderer,
+            sample=sample,
+            seed=seed,
+            probes=probes,
+            order_seeds=order_seeds,
+            tolerance=tolerance,
+            bootstrap=bootstrap,
+            on_plan=on_plan,
+            on_arm=on_arm,
+        )
+    )
 
 
 async def audit_judge_async(
@@ -134,7 +162,13 @@ async def audit_judge_async(
     return report
 
 
-async def _run_arms(specs, arms: list[Arm], plans: list[CallPlan], options: EvalOptions, on_arm):
+async def _run_arms(
+    specs: Sequence[IncidentSpec],
+    arms: list[Arm],
+    plans: list[CallPlan],
+    options: EvalOptions,
+    on_arm: Callable[[ArmRun], None] | None,
+) -> tuple[dict[str, ArmAnswers], list[ArmRun], dict[str, EvalResult]]:
     """Each arm in turn, within what is left of `max_cost`; the first arm that stops ends it."""
     answers: dict[str, ArmAnswers] = {}
     runs: list[ArmRun] = []

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from agreement.paired import PairedEffect
 
-from .report import AuditReport
+from .report import ArmRun, AuditReport
 
 
 def _effect(effect: PairedEffect | None) -> Text:
@@ -88,6 +88,16 @@ def members_table(report: AuditReport) -> Table | None:
     for m in report.members:
         table.add_row(Text(m.member), m.family, str(m.n_own), str(m.n_other), _effect(m.effect))
     return table
+
+
+def arm_line(arm: ArmRun) -> str:
+    """One arm once it ran: its cases, calls made and found in the store, unscored answers."""
+    cost = "" if arm.cost_usd is None else f", ${arm.cost_usd:.4f}"
+    stopped = f"; stopped: {arm.stopped.message}" if arm.stopped else ""
+    return (
+        f"arm {arm.name} ({arm.probe}): {arm.cases} cases, {arm.calls_made} calls made, "
+        f"{arm.cache_hits} from the store, {arm.unscored_questions} answers unscored{cost}{stopped}"
+    )
 
 
 def cost_line(report: AuditReport) -> str:

@@ -25,7 +25,7 @@ DEFAULT_REPORT = Path("audit.json")
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the `audit` subcommand."""
-    from ..audit.arms import PROBES
+    from ..audit import PROBES
 
     p = commands.add_parser(
         "audit",
@@ -104,6 +104,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace, latch) -> int:
     from ..api import EvalOptions, run_sync
     from ..audit.check import audit_judge_async
+    from ..audit.render import arm_line
     from ..checklist.prompts import PromptRenderer
     from ..checklist.results import write_json_atomic
     from ..checklist.rubric import load_rubric
@@ -145,6 +146,7 @@ def _audit(args: argparse.Namespace, latch) -> int:
             on_plan=lambda plan: out.print(
                 plan_line(plan, args.max_cost, "cases in every arm"), highlight=False
             ),
+            on_arm=lambda arm: out.print(arm_line(arm), highlight=False, markup=False),
         )
     )
     report.ground_truth, report.outputs = str(args.ground_truth), str(args.outputs)
@@ -169,7 +171,7 @@ def _audit(args: argparse.Namespace, latch) -> int:
 def _probes(args: argparse.Namespace) -> list[str]:
     from ground_truth.errors import InputError
 
-    from ..audit.arms import PROBES
+    from ..audit import PROBES
 
     unknown = sorted(set(args.probes) - set(PROBES))
     if unknown:
