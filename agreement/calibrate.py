@@ -16,7 +16,16 @@ from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
 
-from agreement.ratings import LEVELS, VERDICT, Answer, ItemKey, Level, RaterLabels, RatingTable
+from agreement.ratings import (
+    LEVELS,
+    VERDICT,
+    Answer,
+    ItemKey,
+    Level,
+    RaterLabels,
+    RatingTable,
+    check_labels_match,
+)
 from agreement.readers import Entry, Source, read_ratings
 from agreement.report import GroupAgreement, Settings, UnitBreakdown, human_ceiling, pairwise
 from agreement.stats import DEFAULT_B, ClusterBootstrap, Estimate, PairStats, pair_stats
@@ -162,6 +171,7 @@ def calibrate(
     table = RatingTable(dimension_pass=dimension_pass)
     table.extend(judges)
     table.extend(humans)
+    check_labels_match(table)
     people = [r.name for r in table.raters if r.kind == "human"]
     reference = people[0]
     if len(people) >= 2:

@@ -300,3 +300,40 @@ def _merge_into(target: RaterLabels, extra: RaterLabels) -> None:
         target.dimension_of.setdefault(question, dimension)
     target.dimension_scores.update(extra.dimension_scores)
     target.composites.update(extra.composites)
+
+
+def check_labels_match(table: RatingTable, most: int = 5) -> None:
+    """Refuse (`LabelFileError`) a label file none of whose labels is about a case a judge in
+    `table` rated: its pairs with every judge would be empty, every number `undefined`. Names
+    the file, the first `most` cases it labels and the first `most` the judges hold. A table of
+    people alone (agreement among them) is not checked."""
+    judged = _cases(r for r in table.raters if r.kind == "judge")
+    if not judged:
+        return
+    by_source: dict[str | None, list[RaterLabels]] = {}
+    for rater in table.raters:
+        if rater.kind == "human":
+            by_source.setdefault(rater.source, []).append(rater)
+    for source, raters in by_source.items():
+        labelled = _cases(raters)
+        if labelled and not labelled & judged:
+            raise LabelFileError(
+                source,
+                f"no label matches a case of the results (incident_id/trial): it labels "
+                f"{_first(labelled, most)}; the results hold {_first(judged, most)}",
+            )
+
+
+def _cases(raters: Iterable[RaterLabels]) -> set[tuple[str, str]]:
+    return {
+        (key.incident_id, key.trial)
+        for rater in raters
+        for level in LEVELS
+        for key in rater.labels[level]
+    }
+
+
+def _first(cases: set[tuple[str, str]], most: int) -> str:
+    shown = [f"{incident}/{trial}" for incident, trial in sorted(cases)[:most]]
+    more = len(cases) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")

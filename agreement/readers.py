@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -394,11 +395,13 @@ def write_label_template(
     diagnoses: Mapping[Any, str] | None = None,
     annotator: str = "",
 ) -> int:
-    """Write the label sheet (UTF-8 with BOM, all `LABEL_COLUMNS`); return the number of rows."""
+    """Write the label sheet (UTF-8 with BOM, all `LABEL_COLUMNS`); return the number of rows.
+    A new sheet is readable by its owner only: it may hold diagnoses and ground truths."""
     rows = label_rows(
         result, specs_text, question_texts=question_texts, diagnoses=diagnoses, annotator=annotator
     )
-    with open(path, "w", encoding="utf-8-sig", newline="") as handle:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LABEL_COLUMNS)
         writer.writeheader()
         writer.writerows({k: to_sheet(v) for k, v in row.items()} for row in rows)

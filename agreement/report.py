@@ -23,7 +23,14 @@ from typing import Final, Literal
 from pydantic import BaseModel, Field
 
 from agreement.errors import LabelFileError
-from agreement.ratings import LEVELS, Level, RaterLabels, RatingTable, base_name
+from agreement.ratings import (
+    LEVELS,
+    Level,
+    RaterLabels,
+    RatingTable,
+    base_name,
+    check_labels_match,
+)
 from agreement.readers import Source, read_ratings
 from agreement.stats import (
     CONFIDENCE,
@@ -304,6 +311,7 @@ def agreement_report(
         table = read_ratings(sources, dimension_pass=dimension_pass)
     if not allow_rubric_mismatch:
         check_same_rubric(table)
+    check_labels_match(table)
     bootstrap = ClusterBootstrap(table.incidents(), B=B, seed=seed)
     return AgreementReport(
         settings=Settings(bootstrap_B=B, seed=seed, dimension_pass=dimension_pass),

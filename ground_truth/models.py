@@ -5,9 +5,22 @@ Format adapters turn benchmark files into these; nothing after loading knows a f
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_UNSEEN = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+"""Unicode categories that print as nothing: spaces, separators, controls, format characters
+(a zero-width space, a word joiner)."""
+
+
+def readable_id(value: Any) -> Any:
+    """`value`, refused when it is text made only of whitespace or invisible characters: such
+    an id would be printed as an empty column, and no one could name it back."""
+    if isinstance(value, str) and value and all(unicodedata.category(c) in _UNSEEN for c in value):
+        raise ValueError(f"{value!r} is only whitespace or invisible characters: expected an id")
+    return value
 
 
 class ComponentRef(BaseModel):
@@ -113,7 +126,7 @@ class IncidentSpec(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) else value
+        return readable_id(str(value) if isinstance(value, int) else value)
 
     @field_validator("parameters", "extra", mode="before")
     @classmethod
@@ -202,7 +215,7 @@ class Submission(BaseModel):
     @field_validator("incident_id", "trial", mode="before")
     @classmethod
     def _as_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) else value
+        return readable_id(str(value) if isinstance(value, int) else value)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -64,7 +64,7 @@ def test_every_call_failing_is_exit_3(tmp_path: Path, capsys) -> None:
     code, result = run(tmp_path, config, *QUICK)
     assert code == 3 and result["errors"] == {"server": 3}
     assert "failed on 3 of 3 calls" in result["exit_reason"]
-    assert "exit 3: the judge failed on 3 of 3 calls" in capsys.readouterr().out
+    assert "exit 3: the judge failed on 3 of 3 calls" in capsys.readouterr().err
 
 
 def test_rubric_list_names_the_shipped_rubric(capsys) -> None:

@@ -1,5 +1,7 @@
-"""Every file `judge eval` writes is checked before the first judge call: an unwritable one is
-exit 2 naming the flag, the path and the reason, and the provider is never asked."""
+"""Every file `judge eval` writes is checked before the first judge call, naming the flag, the
+path and the reason, and the provider is never asked: a path that cannot be a file is exit 2
+(a folder already while parsing), one the storage refuses (read-only) exit 4 (issue 35: as
+when the storage fails during the run)."""
 
 from __future__ import annotations
 
@@ -45,22 +47,30 @@ def blocked(tmp_path: Path, how: str) -> Path:
 
 @pytest.mark.parametrize("flag", FLAGS)
 @pytest.mark.parametrize(
-    "how, reason",
+    "how, reason, code",
     [
-        ("directory", "is a directory"),
-        ("under a file", "is not a directory"),
-        ("read-only", "is a read-only file"),
+        ("under a file", "is not a directory", 2),
+        ("read-only", "is a read-only file", 4),
     ],
 )
-def test_an_unwritable_output_is_exit_2_before_any_call(
-    tmp_path: Path, capsys, flag: str, how: str, reason: str
+def test_an_unwritable_output_stops_before_any_call(
+    tmp_path: Path, capsys, flag: str, how: str, reason: str, code: int
 ) -> None:
     target = blocked(tmp_path, how)
-    code, n_calls = run_with(tmp_path, flag, target)
+    found, n_calls = run_with(tmp_path, flag, target)
     err = capsys.readouterr().err
-    assert code == 2 and n_calls == 0
+    assert found == code and n_calls == 0
     assert str(target) in err and flag in err and reason in err
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_an_output_that_is_a_folder_is_refused_while_parsing(
+    tmp_path: Path, capsys, flag: str
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        run_with(tmp_path, flag, blocked(tmp_path, "directory"))
+    assert stop.value.code == 2 and f"{flag}: expected a file" in capsys.readouterr().err
 
 
 def test_a_read_only_result_directory_is_found_before_any_call(
@@ -78,7 +88,7 @@ def test_a_read_only_result_directory_is_found_before_any_call(
             code, n_calls = run_with(tmp_path, "--result-file", folder / "r.json")
         finally:
             folder.chmod(0o755)
-    assert code == 2 and n_calls == 0
+    assert code == 4 and n_calls == 0
     assert "cannot create a file" in capsys.readouterr().err
 
 
@@ -93,9 +103,11 @@ def test_missing_folders_are_still_created(tmp_path: Path) -> None:
     assert code == 0 and (tmp_path / "new" / "deeper" / "cases.csv").is_file()
 
 
-@pytest.mark.parametrize("how", ["directory", "under a file", "read-only"])
-def test_the_dry_run_prompts_file_is_checked_first(tmp_path: Path, capsys, how: str) -> None:
+@pytest.mark.parametrize("how, expected", [("under a file", 2), ("read-only", 4)])
+def test_the_dry_run_prompts_file_is_checked_first(
+    tmp_path: Path, capsys, how: str, expected: int
+) -> None:
     target = blocked(tmp_path, how)
     code = main(one_incident_args(tmp_path / "r.json", "--dry-run", "--prompts-file", str(target)))
     err = capsys.readouterr().err
-    assert code == 2 and "--prompts-file" in err and str(target) in err
+    assert code == expected and "--prompts-file" in err and str(target) in err

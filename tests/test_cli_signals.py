@@ -103,7 +103,7 @@ def test_sigterm_before_the_last_call_still_writes_everything(
     assert result["complete"] is True and len(result["calls"]) == 3
     assert result["exit_code"] == 130 and "after the last call" in result["exit_reason"]
     assert len(rows) == 3 and {r["trial"] for r in rows} == {c["trial"] for c in result["cases"]}
-    assert "SIGTERM after the last call" in capsys.readouterr().out
+    assert "SIGTERM after the last call" in capsys.readouterr().err  # the exit line is on stderr
 
 
 @pytest.mark.slow

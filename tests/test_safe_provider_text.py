@@ -59,6 +59,7 @@ def test_a_provider_error_body_is_printed_escaped(
     captured = capsys.readouterr()
     printed = captured.out + captured.err
     assert not [c for c in RAW if c in printed]
-    assert "\\x1b]0;owned\\x07\\x1b[2J\\x00" in captured.out  # the exit line
-    assert "[bold red]styled[/bold red]" in captured.out  # markup shown, not applied
+    assert "exit 3:" in captured.err and "exit 3:" not in captured.out  # the exit line
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x00" in captured.err
+    assert "[bold red]styled[/bold red]" in captured.err  # markup shown, not applied
     assert "\\x1b]0;owned" in captured.err  # the progress notes

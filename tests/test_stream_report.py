@@ -93,9 +93,9 @@ def test_report_checks_its_outputs_before_reading(tmp_path: Path, capsys) -> Non
     result.write_bytes(FIXTURE.read_bytes())
     kept = tmp_path / "kept.csv"
     kept.write_text("earlier\n")
-    folder = tmp_path / "a-folder"
-    folder.mkdir()
-    code = main(["report", str(result), "--csv", str(kept), "--junit", str(folder)])
+    plain = tmp_path / "a-file"  # a folder is refused already while parsing (issue 35)
+    plain.write_text("")
+    code = main(["report", str(result), "--csv", str(kept), "--junit", str(plain / "out.xml")])
     assert code == 2
     assert "--junit" in capsys.readouterr().err
     assert kept.read_text() == "earlier\n"

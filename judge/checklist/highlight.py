@@ -1,8 +1,9 @@
 """Evidence quotes marked inside the diagnosis they quote, without ever trusting either text.
 
 Quotes are located in the *raw* diagnosis (exactly, then ignoring case and runs of whitespace,
-then without surrounding quote marks or a trailing ellipsis); the diagnosis is then cut at the
-span boundaries and every piece is HTML-escaped on its own before `<mark>` tags are put around
+then without surrounding quote marks or a trailing ellipsis), in time and memory linear in the
+diagnosis (`benchmarks/html_large.py`: a 50 MB one); the diagnosis is then cut at the span
+boundaries and every piece is HTML-escaped on its own before `<mark>` tags are put around
 the marked pieces. No user text reaches the page unescaped, and a mark can never fall inside
 an escaped entity such as `&amp;lt;`.
 """
@@ -15,7 +16,6 @@ from itertools import pairwise
 
 from markupsafe import Markup, escape
 
-_WS = re.compile(r"\s+")
 _TRIM = " \t\r\n\"'“”‘’`"
 _ELLIPSIS = ("...", "…")
 
@@ -29,15 +29,55 @@ class Highlighted:
     n_marks: int = 0
 
 
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """`text` lower-cased with whitespace runs collapsed to one space, and a map to raw indices."""
-    chars: list[str] = []
-    index: list[int] = []
-    for match in re.finditer(r"\s+|\S", text):
-        chars.append(" " if match.group().isspace() else match.group().lower())
-        index.append(match.start())
-    index.append(len(text))
-    return "".join(chars), index
+class Quotes:
+    """Finds quotes in one text, leniently, in time and memory linear in the text: the text is
+    searched as it is, then ignoring case and runs of whitespace (in its lower-cased copy,
+    made once and only when a quote needs it). Each search is one regular expression, run by
+    `re` over the whole text at C speed."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._folded: str | None = None
+
+    def _lowered(self) -> tuple[str, int]:
+        """The text to search ignoring case, and the flags its patterns need: the lower-cased
+        copy when lower-casing keeps every index (nearly always), else the text itself."""
+        if self._folded is None:
+            lowered = self.text.lower()
+            self._folded = lowered if len(lowered) == len(self.text) else self.text
+        return self._folded, 0 if self._folded is not self.text else re.IGNORECASE
+
+    def find(self, quote: str | None) -> tuple[int, int] | None:
+        """The first span of the text holding `quote`, leniently; None when it is not there.
+
+        An occurrence whose ends fall on word boundaries wins over an earlier one inside a
+        longer word (the quote "pod" marks "pod", not the start of "pods" or "tripod")."""
+        if not quote or not self.text:
+            return None
+        for candidate in _candidates(quote):
+            span = _search(self.text, [candidate], 0)
+            if span is not None:
+                return span
+            folded, flags = self._lowered()
+            words = (candidate.lower() if not flags else candidate).split()
+            span = _search(folded, words, flags)
+            if span is not None:
+                return span
+        return None
+
+
+def _search(text: str, words: list[str], flags: int) -> tuple[int, int] | None:
+    """The first span of `text` holding `words` separated by whitespace (one word: the text
+    of it exactly), preferring one that cuts no word in two at either end."""
+    body = "".join(r"\s+" + re.escape(word) for word in words[1:])
+    first = re.escape(words[0])
+    # the check of what comes before sits after the first word, so that the search still
+    # skips ahead to each place the first word occurs (an assertion in front would not)
+    before = rf"(?<![^\W_]{first})" if words[0][0].isalnum() else ""
+    after = r"(?![^\W_])" if words[-1][-1].isalnum() else ""
+    found = re.compile(first + before + body + after, flags).search(text)
+    found = found or re.compile(first + body, flags).search(text)
+    return found.span() if found else None
 
 
 def _candidates(quote: str) -> list[str]:
@@ -52,51 +92,9 @@ def _candidates(quote: str) -> list[str]:
 
 
 def find_quote(text: str, quote: str | None) -> tuple[int, int] | None:
-    """The first span of `text` holding `quote`, leniently; None when it is not there.
-
-    An occurrence whose ends fall on word boundaries wins over an earlier one inside a longer
-    word (the quote "pod" marks "pod", not the start of "pods" or "tripod")."""
-    if not quote or not text:
-        return None
-    folded, index = _normalised(text)
-    for candidate in _candidates(quote):
-        starts = _occurrences(text, candidate)
-        if starts:
-            start = _on_word_bounds(text, starts, len(candidate), candidate)
-            return start, start + len(candidate)
-        needle = _WS.sub(" ", candidate).lower()
-        starts = _occurrences(folded, needle)
-        if starts:
-            at = _on_word_bounds(folded, starts, len(needle), needle)
-            end = at + len(needle)
-            return index[at], index[end - 1] + _char_len(text, index[end - 1])
-    return None
-
-
-def _occurrences(text: str, needle: str) -> list[int]:
-    starts: list[int] = []
-    at = text.find(needle)
-    while at >= 0:
-        starts.append(at)
-        at = text.find(needle, at + 1)
-    return starts
-
-
-def _on_word_bounds(text: str, starts: list[int], length: int, needle: str) -> int:
-    """The first start whose match does not cut a word in two; the first start if none."""
-    for start in starts:
-        end = start + length
-        cuts_before = needle[0].isalnum() and start > 0 and text[start - 1].isalnum()
-        cuts_after = needle[-1].isalnum() and end < len(text) and text[end].isalnum()
-        if not cuts_before and not cuts_after:
-            return start
-    return starts[0]
-
-
-def _char_len(text: str, start: int) -> int:
-    """Length in `text` of the normalised character that starts at `start` (whitespace runs)."""
-    match = re.compile(r"\s+|\S").match(text, start)
-    return len(match.group()) if match else 1
+    """The first span of `text` holding `quote`, leniently; None when it is not there (see
+    `Quotes.find`)."""
+    return Quotes(text).find(quote)
 
 
 def highlight(
@@ -110,10 +108,11 @@ def highlight(
     kinds = kinds or {}
     found: dict[str, bool] = {}
     spans: list[tuple[int, int, str]] = []
+    finder = Quotes(text)
     for label, quote in quotes:
         if not quote:
             continue
-        span = find_quote(text, quote)
+        span = finder.find(quote)
         found[label] = span is not None
         if span and span[1] > span[0]:
             spans.append((span[0], span[1], label))

@@ -179,6 +179,21 @@ class PromptRenderer:
                 return path.read_text(encoding="utf-8")
         raise InputError(self.template_dir or TEMPLATES, f"template {name} not found")
 
+    def _failed_at(self, exc: BaseException) -> tuple[str | Path, int | None]:
+        """The template file and line `exc` came from: a syntax error names them itself; for
+        any other error jinja2 puts the template's own frames into the traceback."""
+        line = getattr(exc, "lineno", None) if isinstance(exc, _template_error()) else None
+        if line:
+            return getattr(exc, "filename", None) or self.template_dir or TEMPLATES, line
+        import traceback
+
+        folders = [Path(folder).resolve() for folder in self._search]
+        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+            path = Path(frame.filename)
+            if path.suffix == ".j2" and path.resolve().parent in folders:
+                return path, frame.lineno
+        return self.template_dir or TEMPLATES, None
+
     def render(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> Prompt:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
         `judge.checklist.rubric.whole_submission` pseudo-dimension (`submission.j2`)."""
@@ -199,12 +214,13 @@ class PromptRenderer:
             case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()
-        except _template_error() as exc:
-            where = getattr(exc, "filename", None) or self.template_dir or TEMPLATES
+        except Exception as exc:  # a template may raise anything (`{{ 1 / 0 }}`): bad input
+            where, line = self._failed_at(exc)
+            what = (
+                str(exc) if isinstance(exc, _template_error()) else f"{type(exc).__name__}: {exc}"
+            )
             raise InputError(
-                where,
-                f"template error: {exc}",
-                field=(lineno := getattr(exc, "lineno", None)) and f"line {lineno}",
+                where, f"template error: {what}", field=f"line {line}" if line else None
             ) from None
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         shared = len(case) if case and user.startswith(case) else 0

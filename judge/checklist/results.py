@@ -83,7 +83,7 @@ class IncompleteCase(BaseModel):
     dimensions: list[str]
 
 
-StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage"]
+StopKind = Literal["interrupted", "provider", "max_errors", "max_cost", "storage", "input"]
 
 
 class RunStop(BaseModel):
@@ -213,9 +213,10 @@ class EvalResult(BaseModel):
     )
 
 
-def write_json_atomic(path: str | Path, data: str | Iterable[str]) -> None:
+def write_json_atomic(path: str | Path, data: str | Iterable[str], private: bool = False) -> None:
     """Write `data` (a text, or its pieces in order) via a temporary file in the same directory
-    and rename: never a half-written file.
+    and rename: never a half-written file. `private`: readable by its owner only (a file of
+    people's labels); otherwise as the umask says.
 
     Any failure (disk full, read-only, an exception while the pieces are produced, ...)
     leaves an earlier file at `path` as it was and no temporary file; an `OSError` becomes a
@@ -226,7 +227,7 @@ def write_json_atomic(path: str | Path, data: str | Iterable[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
-        _write_and_rename(path, [data] if isinstance(data, str) else data)
+        _write_and_rename(path, [data] if isinstance(data, str) else data, private)
     except OSError as exc:
         kept = "the earlier file is unchanged" if existed else "nothing was written"
         raise StorageError(path, f"{os_reason(exc)}; {kept}") from exc
@@ -341,12 +342,13 @@ _IMPORTED = time.time()
 """Before this process made any temporary file of its own: only this module makes them."""
 
 
-def _write_and_rename(path: Path, chunks: Iterable[str]) -> None:
+def _write_and_rename(path: Path, chunks: Iterable[str], private: bool = False) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held until renamed: `remove_stale_temps` skips it
-            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a result is an ordinary file
+            if not private:  # mkstemp makes 0600; a result is an ordinary file
+                os.fchmod(fd, 0o666 & ~_umask())
             for chunk in chunks:
                 handle.write(chunk)
             handle.flush()

@@ -18,6 +18,11 @@ Exit codes (`judge eval` records its own in the result file as `exit_code` / `ex
 - 70: an internal error (a bug): one line on stderr naming a file with the full traceback.
 - 130: SIGINT or SIGTERM. During or after the run the result and exports are written (marked
   incomplete if calls were left); before the run starts, nothing is written and stderr says so.
+- 141: the reader of stdout left (`judge eval ... | head`): the status of a process ended by
+  SIGPIPE, with nothing printed; files are written before the summary is printed.
+
+The reason for any exit but 0 is one line on stderr. `EXIT_CODES` is the table `judge --help`
+ends with; docs/exit-codes.md explains each code.
 
 A run stopped with 3 or 130 still writes its result, marked incomplete; rerun to continue.
 """
@@ -52,9 +57,9 @@ from . import selftest as selftest_command
 from . import store as store_command
 from .common import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     EXIT_STORAGE,
     input_errors,
     internal_error,
@@ -94,11 +99,26 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+EXIT_CODES = """exit codes:
+  0    done
+  1    only --fail-under not met, or `judge check --strict` found something
+  2    bad input or usage: a file or flag, named with what was expected
+  3    the judge failed (provider errors, unusable replies, a budget stopped the run)
+  4    a file the command writes failed: disk full, read-only, corrupted or deleted store
+  70   an internal error (a bug): one line on stderr, the traceback in a file
+  130  SIGINT/SIGTERM
+  141  the reader of stdout left (`judge eval ... | head`)
+The reason is one line on stderr. Each code in full: the README's "Exit codes" and
+docs/exit-codes.md."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `judge` argument parser, with every subcommand in COMMANDS registered."""
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Score SRE agents' incident diagnoses against ground truth with checklist judges.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -157,14 +177,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {visible(str(exc), keep=chr(10))}", file=sys.stderr)
         return EXIT_STORAGE
     except BrokenPipeError:  # `judge ... | head`: the reader left; nothing to report
-        sys.stderr.close()
-        return EXIT_OK
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt as exc:
         print(visible(str(exc)) or "interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug: one line here, the whole traceback in a file
         print(internal_error(exc), file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that what is still buffered for the reader that left is
+    dropped at exit instead of failing again (Python's own advice on SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 __all__ = ["InputError", "build_parser", "main"]

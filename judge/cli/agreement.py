@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .common import EXIT_OK, add_max_input_argument, collect_warnings, console, print_warnings
+from .flags import FOLDER
 from .writable import check_writable, inputs_of
 
 
@@ -144,7 +145,7 @@ def _register_labels(commands: argparse._SubParsersAction) -> None:
         "specs.json, submissions.jsonl and a verdict-level labels.csv. FalseNegative maps to No.",
     )
     s.add_argument("bench", type=Path)
-    s.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    s.add_argument("-o", "--output", type=FOLDER, required=True, help="directory to write into")
     add_max_input_argument(s)
     s.set_defaults(handler=cmd_labels_import_bench)
     from ..labelling.cli import register as register_labelling

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from .common import (
     collect_warnings,
     console,
 )
+from .skipped import skipped_files
 
 T = TypeVar("T")
 
@@ -159,32 +159,8 @@ def _described(path: Path, items: list[Any], count: str, refused: set[str]) -> d
         "format": _formats(items),
         count: len(items),
         "layouts": _layouts(items),
-        "skipped_files": _skipped(path, items, refused) if items else [],
+        "skipped_files": skipped_files(path, items, refused) if items else [],
     }
-
-
-DATA_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml", ".csv", ".txt"})
-
-
-def _skipped(path: Path, items: list[Any], refused: set[str]) -> list[str]:
-    """The data files under folder `path` (JSON, YAML, CSV, text) that no loaded item came from
-    and no error names: what the format's reader did not recognise and passed over."""
-    if not path.is_dir():
-        return []
-    used = {_real(f) for f in refused}
-    for item in items:
-        source = item.source
-        named = [source.get("file"), source.get("loaded_from"), *(source.get("context") or [])]
-        used.update(_real(f) for f in named if isinstance(f, str))
-    return sorted(
-        str(f)
-        for f in path.rglob("*")
-        if f.suffix.lower() in DATA_SUFFIXES and f.is_file() and _real(str(f)) not in used
-    )
-
-
-def _real(path: str) -> str:
-    return os.path.realpath(path)
 
 
 def _formats(items: list[Any]) -> list[str]:

@@ -15,6 +15,7 @@ from ground_truth.errors import InputError, visible
 EXIT_OK, EXIT_FAIL_UNDER, EXIT_BAD_INPUT, EXIT_PROVIDER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STORAGE = 4  # a file the run writes failed: disk full, read-only, corrupted or deleted store
 EXIT_INTERNAL = 70  # a bug: one line on stderr, the traceback written to a file (EX_SOFTWARE)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout left (`judge eval ... | head`)
 
 
 def input_errors() -> tuple[type[Exception], ...]:
@@ -58,9 +59,15 @@ def console(stderr: bool = False) -> Any:
 
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """Rich's own exits 1, the `--fail-under` code: `judge.cli.main` ends instead."""
+            self.quiet = True
+            raise BrokenPipeError
+
     stream = sys.stderr if stderr else sys.stdout
     piped = not stream.isatty() and "COLUMNS" not in os.environ
-    return Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
+    return _Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
 
 
 def add_input_arguments(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from .common import (
@@ -290,6 +291,7 @@ def _eval(args: argparse.Namespace, latch) -> int:
         args.ground_truth, args.outputs, args.format, stream=judge is not None
     )
     print_warnings(args.input_warnings)
+    _say_skipped(args.ground_truth, specs, args.input_warnings)
     spec, submission = _require_matches(specs, submissions, args)
     if isinstance(submissions, SubmissionStream) and _may_write_over_outputs(args):
         list(submissions)  # every input known before a call (`check_writable`), as before
@@ -307,6 +309,17 @@ def _eval(args: argparse.Namespace, latch) -> int:
     if judge is None:
         return _dry_run(args, specs, submissions, rubric, renderer)
     return _run_eval(args, judge, specs, submissions, rubric, renderer, latch)
+
+
+def _say_skipped(ground_truth: Path, specs: list, warnings: list[str]) -> None:
+    """A note on stderr counting the data files under the ground-truth folder that no spec
+    came from (`judge.cli.skipped`)."""
+    from .skipped import skipped_files, skipped_note
+
+    skipped = skipped_files(ground_truth, specs, said=warnings)
+    note = skipped_note(ground_truth, skipped, "ground truth")
+    if note:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _may_write_over_outputs(args) -> bool:
@@ -494,7 +507,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         code, reason = EXIT_INTERRUPTED, _late_signal(latch)
         result.exit_code, result.exit_reason = code, reason
         write_result(result, args.result_file)  # so the file says how the command ended
-    _report_outcome(code, reason, out)
+    report_outcome(code, reason)
     return code
 
 
@@ -619,10 +632,11 @@ def run_outcome(result, args, latch=None) -> tuple[int, str | None]:
     return EXIT_OK, None
 
 
-def _report_outcome(code: int, reason: str | None, console) -> None:
+def report_outcome(code: int, reason: str | None) -> None:
+    """Why the command exits with `code`, on stderr: stdout is the summary a pipe reads."""
     if reason is None:
         return
     from ..report.safe_text import markup_safe
 
     style = "red" if code != EXIT_FAIL_UNDER else "yellow"
-    console.print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")
+    console(stderr=True).print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")

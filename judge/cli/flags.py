@@ -13,6 +13,13 @@ without bound (`--max-concurrent` starts that many workers per judge). One optio
 the same thing in every subcommand (`--seed`, `--max-input-mb`). An option declared with
 `type=int` or `type=float` and no entry here still gets a finite-number check;
 `tests/test_flags.py` fails until it has its range.
+
+Paths (`PathFlag`): none may be empty (`Path("")` is the working directory: `-r ""` wrote
+"results" over it); a file to write or read is named by its option in `CHECKS` and must have a
+name and not be a folder (`-r .`, `-r /`); a folder must not be a file. A command whose option
+means a folder declares it (`type=flags.FOLDER`); any other `type=Path` argument, positional
+ones too, is checked to be non-empty. `--api-base` must be an http(s) URL with a host (the
+same check applies to JUDGE_BASE_URL and JUDGE_API_BASE, `judge.cli.settings`).
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ import argparse
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,60 @@ class Parsed:
             raise _refused(self.expected, text) from None
 
 
+PathRole = Literal["file", "folder", "any"]
+
+_ROLE_WORDS: dict[str, str] = {
+    "file": "a file (a name, not a folder)",
+    "folder": "a folder",
+    "any": "a path (a file or folder)",
+}
+
+
+@dataclass(frozen=True)
+class PathFlag:
+    """A path flag: never empty (which would mean the working directory); a `file` has a name
+    and is not an existing folder, a `folder` is not an existing file. Whether an input exists
+    is its reader's to say, with what it expected there."""
+
+    role: PathRole = "any"
+
+    def describe(self) -> str:
+        return _ROLE_WORDS[self.role]
+
+    def __call__(self, text: str) -> Path:
+        path = Path(text)
+        if not text or "\0" in text or not self._fits(text, path):
+            raise _refused(self.describe(), text)
+        return path
+
+    def _fits(self, text: str, path: Path) -> bool:
+        if self.role == "file":
+            named = path.name not in ("", ".", "..") and not text.endswith("/")
+            return named and not path.is_dir()
+        if self.role == "folder":
+            return not path.exists() or path.is_dir()
+        return True
+
+
+FILE, FOLDER = PathFlag("file"), PathFlag("folder")
+
+
+def endpoint(text: str) -> str:
+    """An http(s) URL with a host and, if it names one, a port from 1 to 65535."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)  # ValueError: a bracketed IPv6 host never closed
+    port = parts.port  # ValueError: not a number, or out of range
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise ValueError(text)
+    if any(c.isspace() for c in text):
+        raise ValueError(text)
+    return text
+
+
+ENDPOINT = "an http:// or https:// URL with a host (e.g. http://localhost:8000/v1)"
+
+
 def _show(value: float) -> str:
     return f"{value:,.0f}".replace(",", "_") if value == int(value) else f"{value:g}"
 
@@ -118,9 +180,29 @@ def _fractions(text: str) -> list[float]:
 
 SECONDS_A_DAY = 86_400.0
 
-CHECKS: dict[str, Number | Parsed] = {
+CHECKS: dict[str, Number | Parsed | PathFlag] = {
     # reading inputs (every command that reads files)
     "--max-input-mb": Number(float, 0, 1_048_576, above=True),
+    "--env-file": FILE,
+    "--prompt-template": FOLDER,
+    "--replay-store": FILE,
+    "--human": FILE,
+    "--labels": FILE,
+    "--compare": FILE,
+    "--result": FILE,
+    # files written (an output that is a folder is declared so by its command: `FOLDER`)
+    "--result-file": FILE,
+    "--store": FILE,
+    "--output": FILE,
+    "--html": FILE,
+    "--csv": FILE,
+    "--jsonl": FILE,
+    "--junit": FILE,
+    "--prompts-file": FILE,
+    "--calibration": FILE,
+    "--pause-file": FILE,
+    # where the judge's calls go
+    "--api-base": Parsed(endpoint, ENDPOINT),
     # judge eval: what is scored
     "--dimensions": Parsed(_names, "comma-separated dimension ids (e.g. D1,D3)"),
     "--k": Number(int, 1, 10_000),
@@ -162,14 +244,19 @@ CHECKS: dict[str, Number | Parsed] = {
 NUMERIC = (int, float)
 
 
-def check_for(action: argparse.Action) -> Number | Parsed | None:
-    """The check an option gets: its entry in `CHECKS`, else a finite-number check for an
-    option declared `type=int` / `type=float`, else None (left as declared)."""
+def check_for(action: argparse.Action) -> Number | Parsed | PathFlag | None:
+    """The check an argument gets: the `PathFlag` it was declared with, else its entry in
+    `CHECKS`, else a finite-number check for one declared `type=int` / `type=float`, a
+    non-empty path for one declared `type=Path` (positional ones too), else None."""
+    if isinstance(action.type, PathFlag):
+        return action.type
     for name in action.option_strings:
         if name in CHECKS:
             return CHECKS[name]
     if action.type in NUMERIC:
         return Number(action.type, -math.inf, math.inf)
+    if action.type is Path:
+        return PathFlag()
     return None
 
 
@@ -189,9 +276,21 @@ def options(parser: argparse.ArgumentParser) -> list[tuple[list[str], argparse.A
     return found
 
 
+def arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every argument of `parser` and its subcommands, options and positional ones."""
+    found: list[argparse.Action] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += arguments(sub)
+        elif action.dest != "help":
+            found.append(action)
+    return found
+
+
 def apply(parser: argparse.ArgumentParser) -> None:
-    """Give every option of `parser` (and of its subcommands) its check (see the module doc)."""
-    for _, action in options(parser):
+    """Give every argument of `parser` (and of its subcommands) its check (see the module doc)."""
+    for action in arguments(parser):
         check = check_for(action)
         if check is None or action.type is check:
             continue

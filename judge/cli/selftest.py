@@ -120,11 +120,9 @@ def _selftest(args: argparse.Namespace, latch) -> int:
         print(report.model_dump_json(indent=2))
     else:
         _print(report, out)
-    if reason is not None:
-        from ..report.safe_text import markup_safe
+    from .eval import report_outcome
 
-        style = "yellow" if code == EXIT_FAIL_UNDER else "red"
-        out.print(f"[{style}]exit {code}: {markup_safe(reason)}[/{style}]")
+    report_outcome(code, reason)
     return code
 
 

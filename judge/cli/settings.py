@@ -132,7 +132,7 @@ def resolve(
     settings.notes += _overridden(settings.models[:1], named)
     flag = Value("--api-base", args.api_base, "the command line") if args.api_base else None
     bases = [v for v in (flag, *map(variable, ENDPOINT_NAMES)) if v is not None]
-    settings.api_base = bases[0] if bases else None
+    settings.api_base = _endpoint(bases[0]) if bases else None
     settings.notes += _overridden(bases[:1], bases[1:])
     settings.api_key = _api_key(args, variable)
     settings.replay = [
@@ -141,6 +141,20 @@ def resolve(
         if (given := getattr(args, name, None))
     ]
     return settings
+
+
+def _endpoint(value: Value) -> Value:
+    """The endpoint used, checked as `--api-base` is while parsing (`judge.cli.flags`): a
+    variable holding no http(s) URL is bad input naming it, found before any call."""
+    from .flags import ENDPOINT, endpoint
+
+    try:
+        endpoint(value.text)
+    except ValueError:
+        raise InputError(
+            value.origin, f"expected {ENDPOINT}, got {value.text!r}", value.name
+        ) from None
+    return value
 
 
 def _overridden(used: list[Value], others: list[Value]) -> list[str]:

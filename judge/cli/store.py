@@ -1,5 +1,5 @@
-"""`judge store stats|export|explain|logs`: look inside a judgment store without the sqlite3
-shell."""
+"""`judge store stats|export|explain|logs|recover`: look inside a judgment store without the
+sqlite3 shell, and rebuild one that was damaged."""
 
 from __future__ import annotations
 
@@ -51,6 +51,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     g.add_argument("--json", action="store_true", help="one JSON object per request per line")
     g.set_defaults(handler=cmd_store_logs)
+    r = sub.add_parser(
+        "recover",
+        help="rebuild a readable store from a damaged one (an overwritten header, a truncated file)",
+        description="Read what is left of a damaged store page by page (its -wal file's "
+        "committed pages too) and write every row still readable into a new store; the "
+        "damaged file is only read. Rename the new store to the old name to use it.",
+    )
+    r.add_argument("store", type=Path)
+    r.add_argument(
+        "-o", "--output", type=Path, help="the new store (default: NAME.recovered.sqlite beside it)"
+    )
+    r.set_defaults(handler=cmd_store_recover)
 
 
 def _open(path: Path):
@@ -63,6 +75,47 @@ def _open(path: Path):
     if not path.is_file():
         raise InputError(path, "no such store file (the STORE argument)")
     return Store(path, readonly=True)
+
+
+def cmd_store_recover(args: argparse.Namespace) -> int:
+    """`judge store recover`: a readable store rebuilt from a damaged one (`judge.store.recover`);
+    nothing written when the store is readable as it is."""
+    from ground_truth.errors import InputError
+
+    from ..errors import StorageError
+    from ..store import Store
+    from ..store.recover import Unrecoverable, describe, looks_like_a_store, recover
+    from .writable import check_writable, inputs_of
+
+    if not args.store.is_file():
+        raise InputError(args.store, "no such store file (the STORE argument)")
+    try:
+        Store(args.store, readonly=True).close()
+    except (StorageError, InputError):
+        pass
+    else:
+        print(f"{args.store} is readable: nothing to recover")
+        return EXIT_OK
+    target = args.output or args.store.with_name(f"{args.store.stem}.recovered{args.store.suffix}")
+    if target.exists():
+        raise InputError(target, "exists; refusing to write over it (name another with -o)")
+    check_writable([("-o", target)], inputs_of(args, "store"))
+    if not looks_like_a_store(args.store):
+        raise InputError(args.store, "not a judgment store: no store schema in it to recover")
+    try:
+        found = recover(args.store, target)
+        Store(target).close()  # migrated to this version and its pages checked
+    except Unrecoverable as exc:
+        target.unlink(missing_ok=True)
+        raise StorageError(args.store, f"nothing could be recovered: {exc}") from None
+    counts = describe(found)
+    lost = f"; {counts['lost_pages']} pages could not be read" if counts["lost_pages"] else ""
+    print(
+        f"recovered {counts['answers']} answers, {counts['failed_calls']} failed calls and "
+        f"{counts['logged_requests']} logged requests from {args.store} into {target}{lost}. "
+        f"The damaged file was left as it was: rename {target} to {args.store} to use it."
+    )
+    return EXIT_OK
 
 
 def cmd_store_stats(args: argparse.Namespace) -> int:

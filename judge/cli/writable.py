@@ -1,8 +1,12 @@
 """Every file a command will write is checked before the first judge call, so an unwritable
-one costs a usage error (exit 2) instead of a run already paid for, and one that is an input
-of the command (named by a flag, or read while loading, through links or not) is refused
-before it can be written over. An output inside an input folder is a warning: the next run
-may read it as input."""
+one stops the command instead of a run already paid for, and one that is an input of the
+command (named by a flag, or read while loading, through links or not) is refused before it
+can be written over. An output inside an input folder is a warning: the next run may read it
+as input.
+
+A path that cannot be a file (a folder, a path under a file, an input, two flags on one file)
+is bad usage, exit 2; one whose file or folder cannot be written (read-only, a mount, a full
+disk) is the storage failing, exit 4, as it is when found during the run."""
 
 from __future__ import annotations
 
@@ -16,21 +20,26 @@ from typing import Any
 
 from ground_truth.errors import InputError, located
 
+from ..errors import StorageError
 
-def unwritable_reason(path: Path) -> str | None:
-    """Why `path` cannot be written (created or replaced atomically beside itself), or None."""
+
+def unwritable_reason(path: Path) -> tuple[str, bool] | None:
+    """Why `path` cannot be written (created or replaced atomically beside itself), and
+    whether the storage refuses it (read-only, full) rather than the path being no file; None
+    when it can be."""
     if path.is_dir():
-        return "is a directory, not a file"
+        return "is a directory, not a file", False
     if path.exists():
         mode = path.stat().st_mode
         if not stat.S_ISREG(mode):
-            return "exists and is not a regular file"
+            return "exists and is not a regular file", False
         if not mode & 0o222 or not os.access(path, os.W_OK):
-            return "is a read-only file"
+            return "is a read-only file", True
     folder = _nearest_existing(path.parent)
     if not folder.is_dir():
-        return f"{folder} is not a directory"
-    return _probe(folder)
+        return f"{folder} is not a directory", False
+    probed = _probe(folder)
+    return None if probed is None else (probed, True)
 
 
 def _nearest_existing(folder: Path) -> Path:
@@ -96,8 +105,9 @@ def check_writable(
     targets: Iterable[tuple[str, Path | None]], inputs: Inputs | None = None
 ) -> None:
     """Raise `InputError` naming the flag, the path and why, for the first target that cannot
-    be written, that is one of `inputs`, or for two flags pointing at one file; warn (on
-    stderr) about a target inside an input folder."""
+    be a file written, that is one of `inputs`, or for two flags pointing at one file, and
+    `StorageError` for one the storage refuses (see the module docstring); warn (on stderr)
+    about a target inside an input folder."""
     seen: dict[Path, str] = {}
     for flag, path in targets:
         if path is None:
@@ -108,8 +118,11 @@ def check_writable(
         seen[resolved] = flag
         if inputs is not None:
             check_not_inputs([(flag, path)], inputs)
-        reason = unwritable_reason(path)
-        if reason is not None:
+        found = unwritable_reason(path)
+        if found is not None:
+            reason, storage = found
+            if storage:
+                raise StorageError(path, f"{flag}: cannot be written: {reason}")
             raise InputError(path, f"cannot be written: {reason}", field=flag)
 
 

@@ -11,7 +11,10 @@ the provider's Retry-After), and so is the timeout of each request. The reply as
 An almost-right reply is repaired when that is unambiguous (`judge.judges.repair`); one that
 still does not answer every question id exactly once is re-asked a bounded number of times,
 then the dimension is recorded as unscored with the reason. Provider errors are never turned
-into "No" answers, and the API key is masked in every message (`judge.judges.mask`).
+into "No" answers. Every credential the judge holds (its key, and those in the environment
+the clients may send) is masked in whatever the provider sends back, as it arrives: the reply's
+text in `_send`, an error's words in `_reason` (`judge.judges.mask`). Answers, evidence,
+reasons, re-asks and the reply log are all read from the masked text.
 
 Every request passes the run's gate (`judge.run.control.Gate`: pause, cooldown, rate limit,
 concurrency, stop); outside a run a `NullGate` lets everything through.
@@ -20,6 +23,7 @@ concurrency, stop); outside a run a `NullGate` lets everything through.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from collections import Counter
@@ -40,7 +44,7 @@ from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
 from .confidence import TOP_LOGPROBS, with_scores
-from .mask import mask_secret, scrub_params
+from .mask import Secrets, scrub_params
 from .repair import UnparseableReply, parse_reply
 from .reply_format import (
     REPLY_ORDERS,
@@ -91,6 +95,8 @@ class LLMJudge:
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
+        self.secrets = Secrets.of(api_key)
+        """What is masked in every provider's word this judge keeps (`judge.judges.mask`)."""
         self.temperature = temperature
         self.seed = seed
         self.timeout = timeout
@@ -158,7 +164,7 @@ class LLMJudge:
             "model": self.model,
             "api_base": self.api_base,
             "client": self.client.name,
-            "params": params,
+            "params": scrub_params(params),
             "reply_order": self.reply_order,
             "logprobs": self.logprobs,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
@@ -251,10 +257,10 @@ class LLMJudge:
         self, messages: list[dict[str, Any]], reply: Reply, latency: float | None
     ) -> Exchange:
         """Log an answered request for the store (`judge.judges.clients.exchanges`): the reply text as it
-        arrived, the key masked should it be echoed in it."""
+        arrived (credentials masked, `_send`)."""
         exchange = Exchange(
             messages,
-            reply=None if reply.content is None else mask_secret(reply.content, self._api_key),
+            reply=reply.content,
             finish_reason=reply.finish_reason,
             latency_s=latency,
             prompt_tokens=reply.prompt_tokens,
@@ -270,12 +276,12 @@ class LLMJudge:
         connection that failed names the endpoint it was made to."""
         where = ""
         if kind in CONNECTION_LEVEL:
-            where = mask_secret(f" at {self.api_base or 'its default endpoint'}", self._api_key)
-        words = _provider_words(mask_secret(str(exc), self._api_key))
+            where = self.secrets.mask(f" at {self.api_base or 'its default endpoint'}")
+        words = _provider_words(self.secrets.mask(str(exc)))
         return f"{kind} from {self.model}{where}: {words}"
 
     def _refused_reason(self, refused: FormatRefused) -> str:
-        words = _provider_words(mask_secret(str(refused.cause), self._api_key))
+        words = _provider_words(self.secrets.mask(str(refused.cause)))
         return (
             f"bad_request from {self.model}: the server refused response_format "
             f"{refused.mode!r} (forced by --structured-output {refused.mode}; "
@@ -401,8 +407,14 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
-                return reply
+                return self._masked(reply)
         raise AssertionError("unreachable")
+
+    def _masked(self, reply: Reply) -> Reply:
+        """The reply with every credential masked in its text, before anything reads it."""
+        if not reply.content or not self.secrets:
+            return reply
+        return dataclasses.replace(reply, content=self.secrets.mask(reply.content))
 
 
 HANDOVER_SECONDS = 0.002

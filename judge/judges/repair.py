@@ -27,6 +27,14 @@ MAX_REPLY_CHARS = 200_000
 """Longer replies are not searched for JSON (a judge's reply is a few hundred characters)."""
 
 
+_REFUSAL = re.compile(
+    r"\s*(i'?m sorry|i am sorry|sorry,|i can(?:'|no)?t\b|i won'?t|i(?:'m| am) (?:not able|unable)"
+    r"|as an ai\b)",
+    re.IGNORECASE,
+)
+"""How a model that declines begins its reply (a refusal written where the JSON should be)."""
+
+
 class UnparseableReply(ValueError):
     """A judge reply that no repair can turn into one answer per question (empty, too long,
     no JSON, missing or duplicate ids); the call counts as failed.
@@ -83,6 +91,8 @@ def _decode(content: str, repairs: list[str]) -> Any:
     found = _loads_repaired(text, repairs)
     if found is not None:
         return found[0]
+    if _REFUSAL.match(text):
+        raise UnparseableReply("reply is a refusal, not the requested JSON: no JSON object found")
     raise UnparseableReply("reply is not the requested JSON: no JSON object found")
 
 

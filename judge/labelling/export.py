@@ -103,5 +103,5 @@ def write_export(stores: list[Path], output: Path) -> int:
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()
     writer.writerows(rows)
-    write_json_atomic(output, "\ufeff" + buffer.getvalue())
+    write_json_atomic(output, "\ufeff" + buffer.getvalue(), private=True)
     return len(rows)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ground_truth.errors import InputError
+
 from ..checklist.judgment import DimensionVerdict, unscored
 from ..checklist.results import StopKind
 from ..checklist.rubric import WHOLE, Dimension, content_hash, parts_of
@@ -247,6 +249,8 @@ class RecordedJudge:
                 return self._not_judged(task, f"not judged: {stop}")
             except asyncio.CancelledError:
                 self._not_judged(task, "not judged: cancelled after the grace period")
+                raise
+            except InputError:  # the prompt failed to render: the user's to fix, not the judge's
                 raise
             except Exception as exc:  # a judge's bug costs its own questions, not the run
                 verdict = judge_error_verdict(exc, task.question_ids, self.name)

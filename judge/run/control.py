@@ -28,6 +28,7 @@ from .limits import (
     Cooldown,
     ErrorBudget,
     RateLimiter,
+    UnusableReplies,
     default_cooldown_after,
 )
 from .progress import RunStats
@@ -70,14 +71,17 @@ class Gate:
         max_cost: float | None = None,
         note: Callable[[str], None] | None = None,
         breaker: Breaker | bool = True,
+        unusable: UnusableReplies | None = None,
     ):
         """`breaker`: True for one that opens after as many connection-level failures as
-        requests may be in flight (`Breaker`), False for none, or a `Breaker` of your own."""
+        requests may be in flight (`Breaker`), False for none, or a `Breaker` of your own;
+        `unusable`: the rule that stops a run whose replies cannot be used (none: never)."""
         self.limiter = limiter
         self.cooldown = cooldown
         self.pause = pause
         self.stats = stats or RunStats()
         self.error_budget = error_budget
+        self.unusable = unusable
         self.max_cost = max_cost
         self.note = note or (lambda message: None)
         self.stopped: RunStop | None = None
@@ -258,9 +262,12 @@ class Gate:
         """A request is about to be sent again."""
         self.stats.retries += 1
 
-    def call_finished(self, error_kind: str | None) -> None:
-        """A leaf call ended (answered or unscored); checks the error budget."""
+    def call_finished(self, error_kind: str | None, error: str | None = None) -> None:
+        """A leaf call ended (answered or unscored, `error` saying why); checks the error
+        budget and whether replies are usable at all."""
         self.stats.done += 1
+        if self.unusable is not None and (why := self.unusable.finished(error_kind, error)):
+            self.stop("max_errors", why)
         if error_kind is None:
             return
         self.stats.errors += 1

@@ -1,7 +1,7 @@
 """Client-side limits: a rate limiter that waits (rpm, tpm), a cooldown that grows over
 consecutive provider failures (and holds for a provider's Retry-After), a breaker that stops a
-run whose endpoint is gone, concurrency that backs off on 429s that give no Retry-After, and the
-run's error and cost budgets.
+run whose endpoint is gone, concurrency that backs off on 429s that give no Retry-After, the
+run's error and cost budgets, and the rule that stops a run whose replies cannot be used.
 
 Everything here is plain arithmetic over an injectable clock, so it is tested without sleeping.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -325,3 +325,73 @@ class ErrorBudget:
 
     def describe(self) -> str:
         return f"{self.limit:.0%} of the calls" if self.fraction else f"{int(self.limit)} errors"
+
+
+UNUSABLE_KINDS = frozenset({"unparseable", "refusal"})
+"""Calls that got replies and could use none of them: not the JSON asked for (after the
+re-asks), answers to other question ids, refusals."""
+
+
+class UnusableReplies:
+    """Stop paying for replies that cannot be used (without `--max-errors`, whose budget
+    replaces this rule).
+
+    Each call that ends is usable (it answered), unusable (`UNUSABLE_KINDS`) or neither (a
+    provider error: the retries, cooldown and breaker see to those). The run is to stop when
+    the first `first` calls that end are all unusable, or when `SHARE` of the last `2 * first`
+    are: a provider or model that answers nothing usable is found within a few rounds of the
+    requests in flight, never after every call was paid for three times (two re-asks). A
+    healthy run does not meet it by chance: a call is unusable only when its three tries all
+    are, so even at half the replies malformed (1 call in 8) ten in a row come once in 10^9.
+    """
+
+    SHARE = 0.9
+
+    def __init__(self, first: int = 10):
+        self.first = first
+        self.window: deque[bool] = deque(maxlen=2 * first)
+        self.ended = 0
+        self.usable = 0
+        self.causes: Counter[str] = Counter()
+        self.last: str | None = None
+
+    @classmethod
+    def for_concurrency(cls, max_concurrent: int) -> UnusableReplies:
+        """K twice the requests in flight, at least 10: one round of calls ends together."""
+        return cls(max(10, 2 * max_concurrent))
+
+    def finished(self, kind: str | None, reason: str | None) -> str | None:
+        """Count one call that ended; why the run is to stop, or None."""
+        if kind is not None and kind not in UNUSABLE_KINDS and kind != "judge_omitted":
+            return None
+        unusable = kind in UNUSABLE_KINDS
+        self.ended += 1
+        self.usable += not unusable
+        self.window.append(unusable)
+        if unusable:
+            self.causes[cause(kind, reason)] += 1
+            self.last = reason
+        if not self.usable and self.ended == self.first:
+            return self._said(f"the first {self.first} calls")
+        bad = sum(self.window)
+        if len(self.window) == self.window.maxlen and bad >= self.SHARE * len(self.window):
+            return self._said(f"{bad} of the last {len(self.window)} calls")
+        return None
+
+    def _said(self, which: str) -> str:
+        causes = ", ".join(f"{name} ({n})" for name, n in self.causes.most_common())
+        return (
+            f"{which} gave no usable answer: {causes}; last: {self.last}. "
+            "--max-errors sets a budget of failed calls instead"
+        )
+
+
+def cause(kind: str | None, reason: str | None) -> str:
+    """What made a call's replies unusable, in words: refusals, answers to the wrong question
+    ids, or replies that are not the JSON asked for."""
+    text = (reason or "").lower()
+    if kind == "refusal" or "refus" in text:
+        return "refusals"
+    if " ids" in text or "question id" in text:
+        return "wrong question ids"
+    return "replies not the JSON asked for"

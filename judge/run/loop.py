@@ -20,7 +20,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ground_truth.errors import visible
+from ground_truth.errors import InputError, visible
 
 from ..checklist.judgment import DimensionVerdict
 from ..checklist.results import CallRecord, IncompleteCase, RunUsage
@@ -35,7 +35,14 @@ from .cache import LeafCall, Prefilled, RecordedJudge, leaves
 from .control import FATAL_KINDS, Gate, PauseFile, SignalStop
 from .isolated import IsolatedJudge, isolable
 from .leases import Deferred, UnitQueue, lease_book
-from .limits import WORKERS_PER_SLOT, Cooldown, ErrorBudget, RateLimiter, default_cooldown_after
+from .limits import (
+    WORKERS_PER_SLOT,
+    Cooldown,
+    ErrorBudget,
+    RateLimiter,
+    UnusableReplies,
+    default_cooldown_after,
+)
 from .options import Control, Limits, Storage
 from .plan import PLAN_BATCH, Closing, Planner
 from .progress import Reporter, RunStats
@@ -144,7 +151,7 @@ class Run:
         if call.cached and not call.shared:
             self.stats.cached += 1
         elif call.judged:
-            self.gate.call_finished(call.verdict.error_kind)
+            self.gate.call_finished(call.verdict.error_kind, call.verdict.error)
             if self.control.on_call_done:
                 unit = self.units[index]
                 self.control.on_call_done(call_record(unit, call.verdict, call.judge))
@@ -174,6 +181,8 @@ class Run:
             self._admit(batch, planner, queue)
         except Exception as exc:  # raised by run() once the calls in flight end
             self.source_error = exc
+            # no call starts from here: a unit a worker already took would be paid for and lost
+            self.gate.stop("storage" if isinstance(exc, StorageError) else "input", str(exc))
         finally:
             queue.close()
         if self.stats.requests:
@@ -320,6 +329,9 @@ class Run:
             except StorageError as exc:  # no other worker may start a call it cannot record
                 self.gate.stop("storage", str(exc))
                 raise
+            except InputError as exc:  # a prompt that cannot be rendered: exit 2 once calls end
+                self.gate.stop("input", str(exc))
+                raise
             except Exception as exc:  # a judge's bug costs its own questions, not the run
                 verdict = judge_error_verdict(exc, task.question_ids, self.judge.name)
             finally:
@@ -430,6 +442,9 @@ def _gate(limits: Limits, control: Control, stats: RunStats, note) -> Gate:
         error_budget=_error_budget(limits.max_errors),
         max_cost=limits.max_cost,
         note=note,
+        unusable=None
+        if limits.max_errors
+        else UnusableReplies.for_concurrency(limits.max_concurrent),
     )
 
 

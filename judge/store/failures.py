@@ -1,5 +1,6 @@
 """SQLite's failures in words a user acts on, raised as `StorageError` (exit 4) or, for a file
-that is no store at all, `InputError` (exit 2), naming the store."""
+that is no store at all, `InputError` (exit 2), naming the store. A store whose header was
+overwritten is corrupted, not "no store": what is left of it still holds its schema."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ REASONS = {
     "SQLITE_READONLY": "read-only: the store cannot be written (check the permissions of the "
     "file and its folder, and the mount); answers stored before are kept",
     "SQLITE_CORRUPT": "corrupted: database disk image is malformed "
-    "(`sqlite3 {path} .recover > saved.sql` saves what is still readable)",
+    "(`judge store recover {path}` rebuilds a readable store from what is left)",
     "SQLITE_FULL": "disk full: no space left to store answers; the answers stored before are "
     "kept, and a rerun asks only the rest",
     "SQLITE_NOTADB": "not a judgment store: file is not a database",
@@ -28,6 +29,12 @@ REASONS = {
     "SQLITE_LOCKED": "locked by another connection",
     "SQLITE_IOERR": "I/O error",
 }
+
+
+DAMAGED_HEADER = (
+    "corrupted: its header is damaged (SQLite: file is not a database) "
+    "(`judge store recover {path}` rebuilds a readable store from what is left)"
+)
 
 
 def sqlite_reason(exc: sqlite3.DatabaseError, path: Path) -> str:
@@ -46,6 +53,10 @@ def open_error(path: Path, exc: sqlite3.DatabaseError) -> InputError | StorageEr
     its folder cannot be written says so (SQLite itself only says "unable to open")."""
     name = getattr(exc, "sqlite_errorname", None)
     if name == "SQLITE_NOTADB":
+        from .recover import looks_like_a_store
+
+        if looks_like_a_store(path):  # the header is gone, the schema is there: damaged
+            return StorageError(path, DAMAGED_HEADER.format(path=path))
         return InputError(path, REASONS["SQLITE_NOTADB"])
     if name in {"SQLITE_CANTOPEN", "SQLITE_READONLY"} and (where := read_only(path)):
         return StorageError(path, f"read-only: {where}; answers stored before are kept")

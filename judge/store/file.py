@@ -63,6 +63,19 @@ def enter_wal(db: sqlite3.Connection) -> None:
         pause = min(2 * pause, 0.1)
 
 
+def journal_files(path: Path) -> list[Path]:
+    """The `-wal` and `-shm` files SQLite keeps beside the store at `path`."""
+    return [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+
+
+def create_private(path: Path) -> None:
+    """Create `path` empty, readable and writable by its owner only, unless it exists: a store
+    holds diagnoses and the provider's replies. SQLite gives its `-wal` and `-shm` files the
+    mode of the store, and takes an empty file for a new database."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 IN_CHUNK = 500
 """Values bound in one `IN (...)` query (SQLite allows a few hundred parameters or more)."""
 
@@ -95,6 +108,7 @@ class StoreFile:
         if not readonly:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)
             except OSError as exc:
                 raise StorageError(self.path, os_reason(exc)) from exc
         uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=rwc"
@@ -180,6 +194,9 @@ class StoreFile:
 
     def close(self) -> None:
         self._db.close()
+        if self._lost is not None and not self.path.exists():
+            for journal in journal_files(self.path):  # the deleted store's: nothing reads them
+                journal.unlink(missing_ok=True)
 
     def __enter__(self) -> Self:
         return self

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ...checklist.judgment import DimensionVerdict, JudgeIdentity, Usage, unscored
-from ...judges.mask import mask_secret
 from ...judges.repair import UnparseableReply, parse_reply
 from ...judges.structured import MODES, FormatRefused, Mode, is_format_refusal
 from ...store import CaseRef, KeyParts, Store, StoredBatch
@@ -397,7 +396,7 @@ class BatchPhase:
                 return await send()
             except Exception as exc:
                 kind = error_kind(exc)
-                words = mask_secret(str(exc), self.judge.endpoint().get("api_key"))
+                words = self.judge.secrets.mask(str(exc))
                 words = " ".join(words.split())[:300]
                 if kind not in TRANSIENT or attempt > self.judge.max_retries:
                     reason = f"{kind} from {self.judge.model} while {what}: {words}"
@@ -444,7 +443,7 @@ class BatchPhase:
             f"reading file {file_id}",
             lambda: self.litellm.afile_content(file_id=file_id, **self._connection()),
         )
-        text = content.content.decode("utf-8", "replace")
+        text = self.judge.secrets.mask(content.content.decode("utf-8", "replace"))
         return [json.loads(raw) for raw in text.splitlines() if raw.strip()]
 
     def _store_line(self, batch_id: str, call: Call, line: dict[str, Any]) -> str | None:
@@ -455,7 +454,6 @@ class BatchPhase:
             return "format_refused"
         if line.get("error") or status != 200:
             kind, reason = line_error(line, batch_id)
-            reason = mask_secret(reason, self.judge.endpoint().get("api_key"))
             verdict = unscored(call.question_ids, reason, kind).model_copy(
                 update={"batch_id": batch_id, "requests": 1, "attempt_errors": {kind: 1}}
             )
