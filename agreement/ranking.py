@@ -135,7 +135,8 @@ def _members(
     answers: dict[str, dict[tuple[str, str], dict[str, list[bool]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
-    for row in list_field(data, "judgments", path):
+    rows = [*list_field(data, "judgments", path), *(data.get("member_judgments") or [])]
+    for row in rows:
         judge = row.get("judge") if isinstance(row, Mapping) else None
         if not judge or judge == own or row.get("answer") not in ("Yes", "No"):
             continue
@@ -344,38 +345,54 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
     return below + (equal + 1) / 2.0
 
 
+RankTable = tuple[str, list[str], list[list[str]]]
+"""A plain table: title, column names, rows of cells."""
+
+
+def rank_rows(report: RankReport) -> list[RankTable]:
+    """The report as plain tables (the terminal's and the HTML report's): pass rate per agent
+    and judge, then the correlations."""
+    tables: list[RankTable] = [
+        (
+            "pass rate (mean composite) per agent",
+            ["agent", *report.raters],
+            [
+                [agent, *(_score_text(report.scores[r].get(agent)) for r in report.raters)]
+                for agent in report.agents
+            ],
+        )
+    ]
+    for title, rows in (("rank correlation between judges", report.pairs),
+                        ("each judge against the mean of the others", report.held_out)):  # fmt: skip
+        if rows:
+            tables.append(
+                (
+                    f"{title} (95% intervals resampling incidents)",
+                    ["judge A", "judge B", "ranked by", "agents", "Kendall tau-b", "Spearman rho"],
+                    [_correlation_cells(c) for c in rows],
+                )
+            )
+    return tables
+
+
+def _correlation_cells(c: RankCorrelation) -> list[str]:
+    metric = c.metric.replace("_", " ")
+    return [c.a, c.b, metric, str(c.n_agents), c.kendall_tau.text(), c.spearman_rho.text()]
+
+
 def rank_tables(report: RankReport) -> list[Any]:
-    """The report as rich tables: pass rate per agent and judge, then the correlations."""
+    """The report as rich tables."""
     from rich.table import Table
     from rich.text import Text
 
-    scores = Table(title="pass rate (mean composite) per agent")
-    scores.add_column("agent")
-    for rater in report.raters:
-        scores.add_column(Text(rater), justify="right")
-    for agent in report.agents:
-        cells = [_score_text(report.scores[r].get(agent)) for r in report.raters]
-        scores.add_row(Text(agent), *cells)
-    tables: list[Any] = [scores]
-    for title, rows in (("rank correlation between judges", report.pairs),
-                        ("each judge against the mean of the others", report.held_out)):  # fmt: skip
-        if not rows:
-            continue
-        table = Table(title=f"{title} (95% intervals resampling incidents)")
-        for column in (
-            "judge A",
-            "judge B",
-            "ranked by",
-            "agents",
-            "Kendall tau-b",
-            "Spearman rho",
-        ):
-            table.add_column(column, justify="right" if column == "agents" else "left")
-        for c in rows:
-            table.add_row(
-                Text(c.a), Text(c.b), c.metric.replace("_", " "), str(c.n_agents),
-                c.kendall_tau.text(), c.spearman_rho.text(),
-            )  # fmt: skip
+    tables: list[Any] = []
+    for title, columns, rows in rank_rows(report):
+        table = Table(title=title)
+        for n, column in enumerate(columns):
+            numbers = column == "agents" or (columns[0] == "agent" and n > 0)
+            table.add_column(Text(column), justify="right" if numbers else "left")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
         tables.append(table)
     return tables
 

@@ -10,12 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE
 from scipy.stats import kendalltau, spearmanr
 
 from agreement import LabelFileError
 from agreement.paired import difference_effect, gate_level, paired_effect
 from agreement.ranking import kendall_tau_b, rank_stability, spearman_rho
+from ground_truth import load_specs, load_submissions
+from judge import evaluate
 from judge.cli import main
+from judge.judges import PanelJudge
+from judge.report import render_html
+from judge.testing.answers import grounded_policy
+from judge.testing.biases import PlantedBiases
+from judge.testing.config import FakeProviderConfig
+from judge.testing.inprocess import inprocess_judge
 
 RNG = np.random.default_rng(40)
 
@@ -168,6 +177,9 @@ def test_a_panels_members_are_judges_scored_from_their_own_answers() -> None:
     assert m1_m2.kendall_tau.value == -1.0
     with pytest.raises(LabelFileError, match="two judges or more"):
         rank_stability([result("panel", cases, members)], B=50, members=False)
+    apart = result("panel", cases, members)  # members' answers beside the panel's judgments
+    apart["member_judgments"], apart["judgments"] = apart["judgments"], []
+    assert rank_stability([apart], B=50) == report
 
 
 def test_bad_inputs_are_refused_with_the_reason(tmp_path: Path, capsys) -> None:
@@ -183,3 +195,28 @@ def test_bad_inputs_are_refused_with_the_reason(tmp_path: Path, capsys) -> None:
     path.write_text(json.dumps(nameless))
     assert main(["agreement", "--rank", str(path), str(path)]) == 2
     assert "no case names its agent" in capsys.readouterr().err
+
+
+def test_a_panels_html_report_shows_whether_its_members_rank_the_agents_alike() -> None:
+    specs = load_specs(EXAMPLE / "ground_truth")
+    subs = load_submissions(EXAMPLE / "outputs")
+    members = [
+        inprocess_judge(FakeProviderConfig(answer_policy=grounded_policy), "openai/a"),
+        inprocess_judge(
+            FakeProviderConfig(answer_policy=grounded_policy, biases=PlantedBiases(yes_first=3)),
+            "openai/b",
+        ),
+    ]
+    panel = evaluate(specs, subs, judge=PanelJudge(members))
+    page = render_html(panel)
+    section = page[
+        page.index('id="ranking"') : page.index("</section>", page.index('id="ranking"'))
+    ]
+    expected = rank_stability([panel.model_dump(mode="json")])
+    assert expected.raters == ["panel", "llm:openai/a", "llm:openai/b"]
+    assert len(expected.agents) == 6
+    for pair in expected.pairs:
+        assert f"<td>{pair.a}</td><td>{pair.b}</td>" in section
+        assert f"<td>{pair.kendall_tau.text()}</td>" in section
+    alone = evaluate(specs, subs, judge=members[0])
+    assert 'id="ranking"' not in render_html(alone)

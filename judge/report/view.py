@@ -30,7 +30,13 @@ from .estimates import from_section as estimates_view
 from .pages import CasePage, PageLink, incident_summaries, page_link
 from .replies import ReplySource
 from .safe_text import visible
-from .sections import Table, agreement_tables, cascade_section, resolution_rows
+from .sections import (
+    Table,
+    agreement_tables,
+    cascade_section,
+    ranking_tables,
+    resolution_rows,
+)
 
 if TYPE_CHECKING:
     from .audit import AuditView
@@ -98,6 +104,8 @@ class ReportView:
     resolution_cases: list[dict[str, Any]] = field(default_factory=list)
     agreement: list[Table] | None = None
     agreement_raw: str | None = None
+    ranking: list[Table] = field(default_factory=list)
+    """A panel's members' ranking of the agents and its rank correlations."""
     cascade: dict[str, Any] | None = None
     """A cascade judge's run (`EvalResult.cascade`), as the template's `cascade_section` reads it."""
     entities: dict[str, Any] | None = None
@@ -186,6 +194,7 @@ def build_view(
         from .audit import from_section as audit_view  # the audit's models, only when needed
 
         view.audit = audit_view(extra["audit"])
+    view.ranking = ranking_tables(result)
     view.cascade = cascade_section(result)
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
