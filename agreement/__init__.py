@@ -24,7 +24,7 @@ from agreement.ppi import (
     rank_for_labelling,
     sample_for_labelling,
 )
-from agreement.ranking import (
+from agreement.leaderboard import (
     AgentScore,
     RankCorrelation,
     RankReport,

@@ -1,6 +1,6 @@
 """The audit's statistics, checked on their own: paired effects and their two intervals
 (`agreement.paired`), and the rank correlations of `judge agreement --rank`
-(`agreement.ranking`) against `scipy.stats.kendalltau` / `spearmanr`."""
+(`agreement.leaderboard`) against `scipy.stats.kendalltau` / `spearmanr`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from agreement import LabelFileError
 from agreement.paired import difference_effect, gate_level, paired_effect
-from agreement.ranking import kendall_tau_b, rank_stability, spearman_rho
+from agreement.leaderboard import kendall_tau_b, rank_stability, spearman_rho
 from ground_truth import load_specs, load_submissions
 from judge import evaluate
 from judge.cli import main

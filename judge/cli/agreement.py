@@ -183,7 +183,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 def _rank(args: argparse.Namespace) -> int:
     """`judge agreement --rank`: the agents' order under each judge, and how alike it is."""
-    from agreement.ranking import rank_stability, rank_tables
+    from agreement.leaderboard import rank_stability, rank_tables
 
     report = rank_stability(
         args.sources, B=args.bootstrap, seed=args.seed, members=not args.no_members

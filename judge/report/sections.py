@@ -102,14 +102,14 @@ def agreement_tables(section: dict[str, Any]) -> tuple[list[Table] | None, str |
 
 def ranking_tables(result: EvalResult) -> list[Table]:
     """Whether the agents' order survives a change of judge among a panel's members
-    (`agreement.ranking`, as `judge agreement --rank` on the result); none unless the result
+    (`agreement.leaderboard`, as `judge agreement --rank` on the result); none unless the result
     is a panel's and its cases name two agents or more."""
     own = result.config.get("judge", {}).get("label")
     if not any(j.judge != own for j in result.judgments):
         return []
     if len({c.agent for c in result.cases if c.agent is not None}) < 2:
         return []
-    from agreement.ranking import rank_rows, rank_stability
+    from agreement.leaderboard import rank_rows, rank_stability
 
     report = rank_stability([result.model_dump(mode="json")])
     tables = [Table(title, columns, rows) for title, columns, rows in rank_rows(report)]
