@@ -9,6 +9,14 @@
 
 from agreement.calibrate import CalibrationReport, calibrate
 from agreement.errors import LabelFileError
+from agreement.leaderboard import (
+    AgentScore,
+    RankCorrelation,
+    RankReport,
+    kendall_tau_b,
+    rank_stability,
+    spearman_rho,
+)
 from agreement.paired import PairedEffect, difference_effect, gate_level, paired_effect
 from agreement.ppi import (
     LabelCandidate,
@@ -23,14 +31,6 @@ from agreement.ppi import (
     ppi_mean_difference,
     rank_for_labelling,
     sample_for_labelling,
-)
-from agreement.leaderboard import (
-    AgentScore,
-    RankCorrelation,
-    RankReport,
-    kendall_tau_b,
-    rank_stability,
-    spearman_rho,
 )
 from agreement.ratings import (
     LEVELS,

@@ -14,8 +14,8 @@ from helpers import EXAMPLE
 from scipy.stats import kendalltau, spearmanr
 
 from agreement import LabelFileError
-from agreement.paired import difference_effect, gate_level, paired_effect
 from agreement.leaderboard import kendall_tau_b, rank_stability, spearman_rho
+from agreement.paired import difference_effect, gate_level, paired_effect
 from ground_truth import load_specs, load_submissions
 from judge import evaluate
 from judge.cli import main
