@@ -23,6 +23,7 @@ from judge.audit.arms import audit_cases, plan_arms
 from judge.audit.check import audit_judge, compare_arms
 from judge.checklist.prompts import PromptRenderer
 from judge.checklist.rubric import load_rubric
+from judge.judges import PanelJudge
 from judge.testing.answers import grounded_policy
 from judge.testing.arms import answer_arms
 from judge.testing.biases import PlantedBiases
@@ -111,3 +112,35 @@ def test_each_planted_bias_is_found_in_every_seed(probe: str) -> None:
     planted = PLANTED[probe].model_copy(update={"flip_rate": NOISE.flip_rate})
     missed = [seed for seed in range(20) if probe not in fast(planted, seed).biased]
     assert missed == []
+
+
+def own_family_panel(biased: bool) -> PanelJudge:
+    """Two members: one of the openai family that says Yes to what its family wrote (when
+    `biased`: the word `gpt` stands in for its family's style), one of anthropic's."""
+    own = PlantedBiases(yes_family="gpt") if biased else PlantedBiases()
+    return PanelJudge(
+        [
+            inprocess_judge(config(own), MODEL, logprobs=False),
+            inprocess_judge(config(PlantedBiases()), "anthropic/claude-3-5-haiku", logprobs=False),
+        ]
+    )
+
+
+def test_a_panel_member_that_favours_its_family_leads_the_others_on_its_familys_cases() -> None:
+    incidents = sorted({s.incident_id for s in SUBMISSIONS})[::2]
+    subs = [
+        s.model_copy(update={"agent_model": "gpt-4o", "diagnosis": f"{s.diagnosis} (gpt)"})
+        if s.incident_id in incidents
+        else s
+        for s in SUBMISSIONS
+    ]
+    leads = {}
+    for biased in (True, False):
+        report = audit_judge(SPECS, subs, RUBRIC, own_family_panel(biased), probes=["noise"])
+        leads[biased] = {m.member: m for m in report.members}
+    (lead,) = leads[True].values()  # anthropic's member has no submission of its family
+    assert lead.member == f"llm:{MODEL}" and lead.family == "openai"
+    assert lead.n_own > 0 and lead.n_other > 0
+    assert lead.effect.excludes_zero() and lead.effect.value is not None and lead.effect.value > 0
+    (fair,) = leads[False].values()
+    assert fair.effect.value == 0.0 and not fair.effect.excludes_zero()

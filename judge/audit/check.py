@@ -200,7 +200,10 @@ def arm_answers(arm: Arm, run: CaseRun) -> ArmAnswers:
         found.answers[key] = {j.question_id: j.answer == "Yes" for j in case.judgments if j.answer}
         if case.composite is not None and case.passed is not None:
             found.composite[key], found.passed[key] = case.composite, case.passed
-    for j in run.result.judgments:
+    # a panel's members' answers: beside the panel's in `judgments` (result schema 1), or in
+    # `member_judgments` where a result keeps them apart
+    apart = getattr(run.result, "member_judgments", None) or []
+    for j in [*run.result.judgments, *apart]:
         if j.judge != arm.judge.name and j.answer is not None:
             member = found.members.setdefault(j.judge, {})
             member.setdefault((j.incident_id, j.trial), {})[j.question_id] = j.answer == "Yes"
