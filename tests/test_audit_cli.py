@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE
 
+from judge.audit.render import summary_lines
+from judge.audit.report import AuditReport
 from judge.cli import main
 from judge.testing import FakeProvider, FakeProviderConfig
 from judge.testing.answers import grounded_policy
@@ -129,3 +131,19 @@ def test_eval_warns_when_a_submission_comes_from_the_judges_family(capsys, tmp_p
     rules = tmp_path / "rules.json"
     assert main(["eval", "-g", str(GROUND_TRUTH), "-o", str(OUTPUTS), "-r", str(rules)]) == 0
     assert not any("self-grading" in w for w in json.loads(rules.read_text())["warnings"])
+
+
+def test_a_probe_whose_calls_all_failed_says_not_measured_not_no_bias(
+    capsys, tmp_path: Path
+) -> None:
+    failing = FakeProviderConfig(fault_rates={"server_error": 1.0})
+    with FakeProvider(failing) as provider:
+        code, report, said = audit(
+            capsys, tmp_path, provider, "--sample", "2", "--probes", "order", "--order-seeds",
+            "1", "--max-retries", "0", "--fail-on-bias",
+        )  # fmt: skip
+    assert code == 3 and "failed on 2 of 2 calls" in said and report["biased"] == []
+    audited = AuditReport.model_validate(report)
+    (order,) = audited.probes
+    assert not order.measured and order.verdict == "not measured"
+    assert summary_lines(audited)[0] == "biases found: none; not measured: order"

@@ -11,6 +11,8 @@ from agreement.paired import PairedEffect
 
 from .report import ArmRun, AuditReport
 
+VERDICT_STYLES = {"BIAS": "bold red", "no": "green", "not measured": "yellow"}
+
 
 def _effect(effect: PairedEffect | None) -> Text:
     if effect is None:
@@ -40,11 +42,7 @@ def probes_table(report: AuditReport) -> Table:
         if probe.skipped:
             table.add_row(probe.probe, Text(probe.skipped, style="dim"), "—", "—", "—", "—")
             continue
-        verdict = (
-            Text("BIAS", style="bold red")
-            if probe.biased
-            else Text("no" if probe.gated else "not gated", style="green" if probe.gated else "dim")
-        )
+        verdict = Text(probe.verdict, style=VERDICT_STYLES.get(probe.verdict, "dim"))
         table.add_row(
             probe.probe,
             Text(probe.title),
@@ -118,8 +116,7 @@ def summary_lines(report: AuditReport) -> list[str]:
         f"±{report.tolerance:g} at the {100 * report.gate_level:.2f}% level (Bonferroni over "
         "the gated effects: an unbiased judge raises no alarm in 95% of audits)"
     )
-    found = ", ".join(report.biased) if report.biased else "none"
-    lines = [f"biases found: {found}", gate]
+    lines = [f"biases found: {report.findings}", gate]
     if report.self_grading is not None and report.self_grading.warning:
         lines.append(f"warning: {report.self_grading.warning}")
     lines += [f"note: {n}" for n in report.notes]

@@ -50,6 +50,24 @@ class ProbeResult(BaseModel):
     biased: bool = Field(False, description="An effect's gate interval lies beyond the tolerance.")
     gated: bool = Field(True, description="Whether its effects count for `--fail-on-bias`.")
 
+    @property
+    def measured(self) -> bool:
+        """Whether any answer was compared: a probe whose calls all failed measured nothing,
+        and says so rather than "no bias"."""
+        effects = (self.yes_shift, self.excess_flips)
+        return any(e is not None and e.value is not None for e in effects)
+
+    @property
+    def verdict(self) -> str:
+        """The gate's word on the probe, as the terminal and the HTML report show it."""
+        if self.skipped:
+            return "not run"
+        if self.biased:
+            return "BIAS"
+        if not self.measured:
+            return "not measured"
+        return "no" if self.gated else "not gated"
+
 
 class MemberFamilyEffect(BaseModel):
     """A panel member of a known family: its Yes rate on its own family's submissions, minus
@@ -124,6 +142,13 @@ class AuditReport(BaseModel):
     exit_code: int | None = None
     exit_reason: str | None = None
     _results: dict[str, EvalResult] = PrivateAttr(default_factory=dict)
+
+    @property
+    def findings(self) -> str:
+        """The probes found biased, and those that ran but measured nothing."""
+        found = ", ".join(self.biased) or "none"
+        unmeasured = [p.probe for p in self.probes if not p.skipped and not p.measured]
+        return f"{found}; not measured: {', '.join(unmeasured)}" if unmeasured else found
 
     @property
     def results(self) -> dict[str, EvalResult]:

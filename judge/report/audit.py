@@ -59,7 +59,7 @@ def from_section(section: dict[str, Any]) -> AuditView:
     headline = (
         f"{report.judge} audited on {report.n_cases} cases of {report.n_incidents} incidents "
         f"(rubric {report.rubric.get('name')}); 95% intervals resampling incidents. Biases "
-        f"found: {', '.join(report.biased) or 'none'}."
+        f"found: {report.findings}."
     )
     members = [
         [m.member, m.family, str(m.n_own), str(m.n_other), m.effect.text()] for m in report.members
@@ -70,8 +70,7 @@ def from_section(section: dict[str, Any]) -> AuditView:
 
 def _row(probe: ProbeResult, n: int, floor: float | None) -> ProbeRow:
     if probe.skipped:
-        return ProbeRow(probe.probe, probe.skipped, ["—", "—", "—"], "not run")
-    verdict = "BIAS" if probe.biased else ("no" if probe.gated else "not gated")
+        return ProbeRow(probe.probe, probe.skipped, ["—", "—", "—"], probe.verdict)
     plot = None
     if probe.questions:
         plot = plots.audit_probe(
@@ -82,7 +81,7 @@ def _row(probe: ProbeResult, n: int, floor: float | None) -> ProbeRow:
             f"audit-{n}",
         )
     cells = [_text(probe.yes_shift), _text(probe.excess_flips), _text(probe.pass_shift)]
-    return ProbeRow(probe.probe, probe.title, cells, verdict, plot)
+    return ProbeRow(probe.probe, probe.title, cells, probe.verdict, plot)
 
 
 def _overall(effect: PairedEffect | None) -> tuple[float, float | None, float | None] | None:
