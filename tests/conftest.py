@@ -12,31 +12,34 @@ corpus-wide counts and parity) are marked `corpus` and deselected by default; se
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import helpers
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import helpers  # noqa: E402
-from helpers import CORPUS, EXAMPLE, FIXTURES, missing_corpus_message  # noqa: E402
-
-BAD = FIXTURES / "bad"
-JUDGE_SETTINGS = (
-    "JUDGE_MODEL",
-    "JUDGE_BASE_URL",
-    "JUDGE_API_KEY",
-    "JUDGE_MODEL_ID",
-    "JUDGE_API_BASE",
+from helpers import (
+    CHROMIUM,
+    CORPUS,
+    EXAMPLE_GT,
+    EXAMPLE_OUTPUTS,
+    FIXTURES,
+    JUDGE_SETTINGS,
+    OPT_IN,
+    REPO,
+    missing_corpus_message,
 )
 
+from ground_truth import load_specs, load_submissions
+from judge import EvalResult, evaluate
+from judge.testing import FakeProvider
 
-OPT_IN = ("corpus", "browser", "realmodel")
+if str(REPO) not in sys.path:  # for the tests of the scripts in benchmarks/
+    sys.path.insert(0, str(REPO))
+
+BAD = FIXTURES / "bad"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -54,13 +57,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_judge_settings_from_the_shell() -> Iterator[None]:
+    """Module-scoped fixtures run before `_judge_settings_unset`: they too must not see the
+    judge settings of the shell that runs the suite."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in JUDGE_SETTINGS:
+            patch.delenv(name, raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _judge_settings_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the judge settings of the shell that runs the suite, and none leaves any
     behind: `judge eval` puts what a .env file sets into the environment, and monkeypatch
     puts each of these names back as it found it."""
     for name in JUDGE_SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # so that the value, or its absence, is put back ...
+        monkeypatch.delenv(name)  # ... even when the test set it (a .env file) and took it out
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked `browser` were asked for explicitly: a missing chromium fails them, never
+    skips them (checked before any of their fixtures starts a browser)."""
+    if item.get_closest_marker("browser") is not None and not CHROMIUM.exists():
+        pytest.fail(
+            f"this test is marked `browser` and needs Debian's chromium at {CHROMIUM} "
+            "(apt-get install chromium), or deselect it (the default `-m 'not browser'`)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -74,36 +99,45 @@ def _corpus_gate(request: pytest.FixtureRequest) -> Iterator[None]:
     helpers._corpus_marked = False
 
 
-@pytest.fixture(params=["litellm", "openai"])
-def llm_client(request: pytest.FixtureRequest) -> str:
-    """The llm judge's client (`judge.judges.clients`): a behaviour test that takes this
-    fixture runs through each, against the same fake provider, so the two cannot drift."""
-    return request.param
-
-
-@pytest.fixture(scope="session")
-def repo_root() -> Path:
-    return REPO
-
-
-@pytest.fixture(scope="session")
-def example_dir() -> Path:
-    return EXAMPLE
-
-
 @pytest.fixture(scope="session")
 def example_ground_truth() -> Path:
-    return EXAMPLE / "ground_truth"
+    return EXAMPLE_GT
 
 
 @pytest.fixture(scope="session")
 def example_outputs() -> Path:
-    return EXAMPLE / "outputs"
+    return EXAMPLE_OUTPUTS
+
+
+@pytest.fixture(scope="module")
+def example_result() -> EvalResult:
+    """The bundled example judged by the rules judge (`evaluate` with every default)."""
+    return evaluate(load_specs(EXAMPLE_GT), load_submissions(EXAMPLE_OUTPUTS))
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[FakeProvider]:
+    """A running fake OpenAI-compatible provider with its default settings."""
+    with FakeProvider() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
 def bad_dir() -> Path:
     return BAD
+
+
+@pytest.fixture
+def closed_port_url() -> Iterator[str]:
+    """The URL of a port on 127.0.0.1 that refuses every connection, for the test's length.
+
+    The port stays bound (never listening) until the test ends: a port found free and let go
+    could be given to a fake provider of another test or another process at once, which would
+    then record this test's requests as calls of its own.
+    """
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}/v1"
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ enough for any real run and narrow enough that nothing downstream overflows or a
 without bound (`--max-concurrent` starts that many workers per judge). One option name means
 the same thing in every subcommand (`--seed`, `--max-input-mb`). An option declared with
 `type=int` or `type=float` and no entry here still gets a finite-number check;
-`tests/test_flags.py` fails until it has its range.
+`tests/cli/test_flags.py` fails until it has its range.
 
 Paths (`PathFlag`): none may be empty (`Path("")` is the working directory: `-r ""` wrote
 "results" over it); a file to write or read is named by its option in `CHECKS` and must have a

@@ -67,7 +67,7 @@ SCHEMA_HASH = schema_hash("answer-first")
 REPLY_FORMATS = Path(__file__).with_name("reply_formats.json")
 """The reply models as strict `json_schema` response formats, one per reply order: the
 `openai` SDK's own conversion (`to_strict_json_schema`), which litellm also uses, written out
-so that no request waits for the SDK's import (~0.7 s). `tests/test_llm_clients.py` checks
+so that no request waits for the SDK's import (~0.7 s). `tests/judges/test_llm_clients.py` checks
 both clients send these bytes and that they are still the SDK's conversion of the models."""
 
 

@@ -20,7 +20,7 @@ they join (their entry budget; within one, the most uncertain first). The estima
 largest b whose S(b) is fully labelled, each label weighted by 1/π_i(b) (`active_ppi_mean`);
 labels past it wait until their S(b) is complete. Stopping at a budget chosen beforehand
 (`--sample N`: label S(N)) is exact; stopping anywhere makes b depend on the draw, a small
-bias `tests/test_estimate.py` measures.
+bias `tests/labelling/test_estimate.py` measures.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ SWAPS: dict[str, tuple[str, frozenset[str]]] = {
 }
 """Per fault family, a mechanism sentence (`{c}` stands for the component) and the kinds of
 component it can be said of (`kind_class`). Each sentence names its own family and no other
-(`tests/test_selftest_probes.py` checks it against the taxonomy)."""
+(`tests/selftest/test_selftest_probes.py` checks it against the taxonomy)."""
 
 
 _CLASSES = {

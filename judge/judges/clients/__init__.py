@@ -11,7 +11,7 @@
 `choose` picks one (`auto`), or takes the caller's choice (`--client litellm|openai`). Both
 give the judge the same `Reply` and raise exceptions `error_kind` reads the same way, so the
 judge's reply-format negotiation, retries, limits, token and cost accounting do not depend
-on the client; `tests/test_llm_clients.py` runs the same behaviour tests through both.
+on the client; `tests/judges/test_llm_clients.py` runs the same behaviour tests through both.
 """
 
 from __future__ import annotations

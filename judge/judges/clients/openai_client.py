@@ -5,7 +5,7 @@ It sends what the `openai` SDK sends for a chat completion and raises what it ra
 none of its import time: `import openai` builds hundreds of typed models (~0.7 s on an idle
 machine, more than the rest of `judge eval` before its first request), and building its typed
 reply object for a reply with log-probabilities cost ~10 ms of CPU a call. `httpx` imports in
-~0.15 s. What is kept from the SDK (`tests/test_llm_clients.py` runs the same behaviour tests
+~0.15 s. What is kept from the SDK (`tests/judges/test_llm_clients.py` runs the same behaviour tests
 through this client and litellm's, on the fake provider, every fault shape):
 - the request: `POST {base}/chat/completions` with the body as given (model without its
   `openai/` prefix), `Authorization: Bearer KEY`, OpenAI's organisation and project headers

@@ -1,0 +1,41 @@
+"""A run does not hold its verdicts and their judgments at once, and keeps judgments compact."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import EXAMPLE
+
+from ground_truth import load_specs, load_submissions
+from judge import DimensionVerdict, evaluate
+from judge.run import loop
+from judge.run.cache import LeafCall
+
+
+def _run_example():
+    specs = load_specs(EXAMPLE / "ground_truth")
+    return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
+
+
+def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    take = loop.Run.take_answers
+    held: list[int] = []
+    kept: list[object] = []
+
+    def watched(self):
+        kept.extend([*self.verdicts, *(n for numbers in self.calls.values() for n in numbers)])
+        for unit, answered in take(self):
+            held.append(sum(v is not None for v in self.verdicts))
+            yield unit, answered
+
+    monkeypatch.setattr(loop.Run, "take_answers", watched)
+    result = _run_example()
+    units = len(result.calls)
+    assert held == [units - 1 - i for i in range(units)]  # each let go of when handed over
+    assert not any(isinstance(x, DimensionVerdict | LeafCall) for x in kept)
+    assert len(kept) == 2 * units
+
+
+def test_result_models_share_their_fields_sets() -> None:
+    result = _run_example()
+    for items in (result.judgments, result.calls, result.cases):
+        assert len({id(x.__pydantic_fields_set__) for x in items}) == 1
