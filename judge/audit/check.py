@@ -156,9 +156,13 @@ async def audit_judge_async(
     report.self_grading = self_grading(matched, list(arm_plan.families))
     report._results = results
     stopped = report.stopped
-    report.complete = stopped is None
+    report.complete = stopped is None and len(runs) == len(arm_plan.arms)
     if stopped is not None:
         report.notes.append(f"the audit stopped before its last arm: {stopped.message}")
+    elif not report.complete:
+        report.notes.append(
+            f"the audit stopped after arm {runs[-1].name}: the judge failed on every call of it"
+        )
     return report
 
 
@@ -187,9 +191,15 @@ async def _run_arms(
         results[arm.name] = run.result
         if on_arm is not None:
             on_arm(runs[-1])
-        if run.result.stopped is not None:
+        if run.result.stopped is not None or every_call_failed(run.result):
             break
     return answers, runs, results
+
+
+def every_call_failed(result: EvalResult) -> bool:
+    """Whether the judge failed on every call of an arm: the next arms would fail the same way
+    (credentials refused, a server down or hung), each call waiting out its timeout."""
+    return bool(result.calls) and all(c.error_kind for c in result.calls)
 
 
 def arm_answers(arm: Arm, run: CaseRun) -> ArmAnswers:

@@ -136,14 +136,29 @@ def test_eval_warns_when_a_submission_comes_from_the_judges_family(capsys, tmp_p
 def test_a_probe_whose_calls_all_failed_says_not_measured_not_no_bias(
     capsys, tmp_path: Path
 ) -> None:
-    failing = FakeProviderConfig(fault_rates={"server_error": 1.0})
-    with FakeProvider(failing) as provider:
+    base_answers = FakeProviderConfig(
+        answer_policy=grounded_policy, fault_schedule=["ok", "ok", "server_error", "server_error"]
+    )
+    with FakeProvider(base_answers) as provider:
         code, report, said = audit(
             capsys, tmp_path, provider, "--sample", "2", "--probes", "order", "--order-seeds",
-            "1", "--max-retries", "0", "--fail-on-bias",
+            "1", "--max-retries", "0", "--max-concurrent", "1", "--fail-on-bias",
         )  # fmt: skip
-    assert code == 3 and "failed on 2 of 2 calls" in said and report["biased"] == []
+    assert code == 3 and "arm order-1: the judge failed on 2 of 2 calls" in said
+    assert report["biased"] == [] and report["complete"]
     audited = AuditReport.model_validate(report)
     (order,) = audited.probes
     assert not order.measured and order.verdict == "not measured"
     assert summary_lines(audited)[0] == "biases found: none; not measured: order"
+
+
+def test_an_arm_whose_every_call_failed_ends_the_audit(capsys, tmp_path: Path) -> None:
+    with FakeProvider(FakeProviderConfig(fault_rates={"server_error": 1.0})) as provider:
+        code, report, said = audit(
+            capsys, tmp_path, provider, "--sample", "2", "--max-retries", "0"
+        )
+        asked = len(provider.calls)
+    assert code == 3 and "arm base: the judge failed on 2 of 2 calls" in said
+    assert asked == 2 and [a["name"] for a in report["arms"]] == ["base"]
+    assert not report["complete"] and "failed on every call" in report["notes"][-1]
+    assert all(p["skipped"] for p in report["probes"]) and not report["noise"]["measured"]
