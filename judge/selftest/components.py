@@ -5,7 +5,10 @@ A mention is a component's name or alias, also written without its `-`/`_` separ
 with spaces for them (`productcatalog`, `product catalog`), and with a conventional suffix
 (`user-service`, `checkoutsvc`, a pod's `-7d9f8b6c4-x2x9z`); matched without regard to case
 and never inside a longer name: `geo` is not renamed inside `mongodb-geo`, while the name part
-of a `Kind/Name` notation (`deployment/checkout`, `app/adservice`) is.
+of a `Kind/Name` notation (`deployment/checkout`, `app/adservice`) is. A name of several words
+is also written by its first word alone, where no other component of its system has that word,
+as the name of what one reads of a component: `Web logs show ...`, `Web TIMEOUT_MS is too low`,
+`the web tier` of `web_server` (its short form; `oldest message age` is no `message_queue`).
 """
 
 from __future__ import annotations
@@ -42,11 +45,53 @@ def names_of(component: ComponentRef) -> list[str]:
     return found
 
 
-def _pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+_READ_OF = (
+    r"logs?|metrics?|status|config(?:uration)?|settings?|tier|workers?|pods?|containers?"
+    r"|instances?|replicas?|process(?:es)?|health|(?-i:[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+)
+"""What one reads of a component, written after its short form (`Web logs`, `Web TIMEOUT_MS`)."""
+
+
+def short_forms(component: ComponentRef, system: Sequence[ComponentRef]) -> list[str]:
+    """The first word of the component's names of several words (`web` of `web_server` and
+    `web server`), when it is a name of three characters or more and no other component of
+    `system` (a component named otherwise) has that word in a name."""
+    own = {_squeezed(n) for n in component.all_names()}
+    taken = {
+        word
+        for other in system
+        if not own & {_squeezed(n) for n in other.all_names()}
+        for name in other.all_names()
+        for word in _words(name)
+    }
+    found: list[str] = []
+    for name in component.all_names():
+        words = _words(name)
+        first = words[0] if len(words) > 1 else ""
+        usable = len(first) >= 3 and re.search(r"[a-z]", first) and first not in taken
+        if usable and first not in found:
+            found.append(first)
+    return found
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[-_\s.]+", name.strip().lower()) if w]
+
+
+def _squeezed(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _pattern(names: Iterable[str], short: Iterable[str] = ()) -> re.Pattern[str] | None:
+    """Any of `names`, or of the `short` forms followed by what one reads of a component."""
     longest_first = sorted({n for n in names if n}, key=lambda n: (-len(n), n))
-    if not longest_first:
+    shorts = sorted({n for n in short if n} - set(longest_first), key=lambda n: (-len(n), n))
+    if not longest_first and not shorts:
         return None
-    alternatives = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in longest_first)
+    alternatives = "|".join(
+        [re.escape(n).replace(r"\ ", r"\s+") for n in longest_first]
+        + [rf"{re.escape(n)}(?=\s+(?:{_READ_OF})(?![{_INSIDE}]))" for n in shorts]
+    )
     return re.compile(
         rf"(?<![{_INSIDE}])(?P<name>{alternatives}){_SUFFIX}(?![{_INSIDE}])", re.IGNORECASE
     )
@@ -58,12 +103,16 @@ def mentions(text: str, components: Sequence[ComponentRef]) -> int:
     return 0 if pattern is None else len(pattern.findall(text))
 
 
-def rename(text: str, renames: Mapping[str, str]) -> tuple[str, int]:
+def rename(
+    text: str, renames: Mapping[str, str], short: Mapping[str, str] | None = None
+) -> tuple[str, int]:
     """`text` with every mention of each key (any case) replaced by its value, in one pass
-    (so a new name is never renamed again); and how many mentions were replaced. A mention
-    written with a capital first letter keeps it."""
-    lowered = {_spaced(old): new for old, new in renames.items()}
-    pattern = _pattern(renames)
+    (so a new name is never renamed again), and of each `short` form where it names a
+    component; and how many mentions were replaced. A mention written with a capital first
+    letter keeps it."""
+    short = short or {}
+    lowered = {_spaced(old): new for old, new in {**short, **renames}.items()}
+    pattern = _pattern(renames, short)
     if pattern is None:
         return text, 0
 
@@ -78,12 +127,18 @@ def _spaced(name: str) -> str:
     return re.sub(r"\s+", " ", name.lower())
 
 
-def renames_for(originals: Sequence[ComponentRef], new: Sequence[str]) -> dict[str, str]:
+def renames_for(
+    originals: Sequence[ComponentRef],
+    new: Sequence[str],
+    system: Sequence[ComponentRef] | None = None,
+) -> dict[str, str]:
     """Each way of writing the i-th original component mapped to the i-th new name (the last
-    new name when there are more originals than new names)."""
+    new name when there are more originals than new names); given the components of their
+    `system`, each short form instead (for `rename`'s `short`)."""
     mapping: dict[str, str] = {}
     for index, component in enumerate(originals):
-        for name in names_of(component):
+        forms = names_of(component) if system is None else short_forms(component, system)
+        for name in forms:
             mapping.setdefault(name, new[min(index, len(new) - 1)])
     return mapping
 

@@ -21,7 +21,7 @@ from ground_truth.models import ComponentRef, IncidentSpec
 
 from ..checklist.rubric import Rubric
 from .components import (
-    mentions,
+    components_of,
     names_of,
     other_components,
     rename,
@@ -109,7 +109,7 @@ def _probes(
     yield "rewrite", rewritten or "the spec names no fault origin or no mechanism"
     yield "origin-swap", _origin_swap(spec, systems, seed)
     yield "mechanism-swap", _mechanism_swap(spec, seed)
-    yield "victim-only", _victim_only(spec)
+    yield "victim-only", _victim_only(spec, systems)
     yield "vague", (VAGUE, "names no component and no mechanism")
     yield "empty", ("", "an empty answer")
     yield "injection", (INJECTION, "asks the judge to answer Yes")
@@ -201,15 +201,16 @@ def _origin_swap(spec: IncidentSpec, systems: dict[str, list[IncidentSpec]], see
     if not new:
         return "no other component of the system is known"
     renames = renames_for(spec.fault_origin, new)
-    text, count = rename(spec.ground_truth, renames)
+    short = renames_for(spec.fault_origin, new, _system_components(spec, systems))
+    text, count = rename(spec.ground_truth, renames, short)
     if count == 0:
         rewritten = rewrite(spec)
         if rewritten is None:
             return "the ground truth never names the fault origin and the spec has no mechanism"
-        text, count = rename(rewritten[0], renames)
+        text, count = rename(rewritten[0], renames, short)
     if count == 0:
         return "no mention of the fault origin to rename"
-    if mentions(text, spec.fault_origin):
+    if rename(text, renames, short)[1]:
         return "the fault origin's name is part of the new component's"
     old = ", ".join(c.name for c in spec.fault_origin)
     return text, f"origin {old} -> {', '.join(new)} ({tier}; {count} mentions renamed)"
@@ -230,7 +231,14 @@ def _mechanism_swap(spec: IncidentSpec, seed: int) -> Made:
     return text, f"mechanism -> {family}"
 
 
-def _victim_only(spec: IncidentSpec) -> Made:
+def _system_components(
+    spec: IncidentSpec, systems: dict[str, list[IncidentSpec]]
+) -> list[ComponentRef]:
+    """Every component the specs of the spec's system name."""
+    return [c for other in systems.get(system_of(spec), [spec]) for c in components_of(other)]
+
+
+def _victim_only(spec: IncidentSpec, systems: dict[str, list[IncidentSpec]]) -> Made:
     """A component the fault hurt (else one that only looked broken) blamed as the cause,
     with the symptoms it showed; the fault origin never named."""
     origin = {n.lower() for c in spec.fault_origin for n in names_of(c)}
@@ -245,9 +253,10 @@ def _victim_only(spec: IncidentSpec) -> Made:
     symptom = spec.symptoms[0].split("|")[0].strip() if spec.symptoms else ""
     said = f"It is failing: {symptom}" if symptom else "Its requests fail with errors"
     text = f"Root cause: {origin_phrase([victim])}. {_sentence(said)}"
-    if spec.fault_origin:
-        text, _ = rename(text, renames_for(spec.fault_origin, [victim.name]))
-    if mentions(text, spec.fault_origin):
+    renames = renames_for(spec.fault_origin, [victim.name])
+    short = renames_for(spec.fault_origin, [victim.name], _system_components(spec, systems))
+    text, _ = rename(text, renames, short)
+    if rename(text, renames, short)[1]:
         return "the victim's name is part of the fault origin's"
     return text, f"blames {victim.name}, a victim, alone"
 

@@ -86,27 +86,11 @@ def test_the_default_store_is_not_written_for_the_rules_judge(
     assert code in (0, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rules judge fails 5 derived probes of the example today (issue 33, the rules "
-    "judge's part): origin swapped while a longer name still holds it (network_policy_block: "
-    "`deny-all-recommendation`; valkey_auth_disruption: `Valkey`), a component's name read as "
-    "the mechanism (namespace_memory_limit/mechanism-swap: `memory-limit-quota`), a full disk "
-    "passed for a nodeSelector fault (assign_to_non_existent_node/mechanism-swap: D2-Q3 Yes), "
-    "and D2-Q2 Yes on a vague answer (service_port_conflict_hotel_reservation/vague)",
-)
 def test_the_rules_judge_passes_on_the_bundled_example(capsys) -> None:
     code, report = selftest(capsys, "-g", str(EXAMPLE_GT), "--no-goldens")
     assert code == 0, report["exit_reason"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rules judge fails 6 of the 17 sregym-v3 goldens today (issue 33, the rules "
-    "judge's part): the origin written `app/adservice`, the origin by its alias `mongodb-geo`, "
-    "a cause named only to be ruled out, a shotgun list of suspects, CoreDNS blamed for a "
-    "dnsPolicy fault (D2-Q1), a made-up query bug (D2-Q1)",
-)
 def test_the_rules_judge_passes_the_rubric_goldens(capsys) -> None:
     code, report = selftest(capsys, "--rubric", "sregym-v3")
     assert code == 0, report["exit_reason"]

@@ -46,11 +46,6 @@ def test_every_corpus_set_gives_every_probe_kind(rows) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rules judge misses issue 33's goals on most corpus sets today (benchmarks/"
-    "README.md, 'judge selftest across the corpus'); the rules judge's part of issue 33 fixes it",
-)
 def test_the_rules_judge_meets_issue_33s_goals_on_every_corpus_set(rows) -> None:
     missed = [row["set"] for row in rows if not row["goals met"]]
     assert not missed, missed

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLE
 
-from ground_truth import IncidentSpec, load_specs
+from ground_truth import ComponentRef, IncidentSpec, load_specs
 from judge import load_rubric
 from judge.judges.rules import taxonomy
 from judge.selftest.components import mentions, rename, renames_for
@@ -54,6 +54,26 @@ def test_renaming_covers_spaced_names_and_conventional_suffixes() -> None:
     text = "The frontend  Ingress breaks; user-service and user-7d9f8b6c4-x2x9z fail, usertimeline not."
     renamed, count = rename(text, renames_for(origin.fault_origin, ["edge", "geo"]))
     assert renamed == "The edge breaks; geo and geo fail, usertimeline not." and count == 3
+
+
+def test_a_short_form_is_renamed_where_it_names_what_one_reads_of_a_component() -> None:
+    """SRE-Zero writes `Web logs`, `Web TIMEOUT_MS` of `web_server`: the first word alone,
+    where no other component of the system has it, before what one reads of a component."""
+    origin = spec(fault_origin=[{"name": "web_server", "aliases": ["web server"]}])
+    system = [
+        *origin.fault_origin,
+        ComponentRef(name="message_queue"),
+        ComponentRef(name="message-bus"),
+    ]
+    text = "web server timeout too low. Web logs show timeouts; Web TIMEOUT_MS is low; web demand."
+    short = renames_for(origin.fault_origin, ["cache"], system)
+    renamed, count = rename(text, renames_for(origin.fault_origin, ["cache"]), short)
+    assert renamed == (
+        "cache timeout too low. Cache logs show timeouts; Cache TIMEOUT_MS is low; web demand."
+    )
+    assert count == 3
+    queue = spec(fault_origin=["message_queue"])
+    assert renames_for(queue.fault_origin, ["cache"], system) == {}
 
 
 def test_a_swapped_in_component_is_never_named_by_the_spec_nor_confusable() -> None:

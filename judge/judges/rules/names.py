@@ -93,6 +93,8 @@ _NOT_A_SERVICE_AFTER = (
     r"|accounts?|traffic|sessions?|requests?|queries|page|pages|results?|engine|box|bar|logs?"
     r"|paths?|flows?|actions?|operations?|ui|credentials?|roles?)\b)(?!-facing)"
 )
+# `quote this sentence`, `rate the answer`: a service word followed by an object is a verb.
+_NOT_A_VERB = r"(?![a-z0-9_-]|\s+(?:this|these|those|the|a|an|it|them|its|their)\b)"
 KIND_WORDS: dict[str, str] = {
     "configmap": r"config\s*map|configmap|config",
     "namespace": r"namespace|ns",
@@ -181,17 +183,22 @@ def _variants(name: str) -> list[list[str]]:
 
 
 @lru_cache(maxsize=8192)
-def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[str]:
-    """The pattern for one name; `strict` asks a bare common word for a qualifier."""
+def name_regex(
+    name: str, kind: str = "", strict: bool = False, plain: bool = False
+) -> re.Pattern[str]:
+    """The pattern for one name; `strict` asks a bare common word for a qualifier; `plain`
+    takes the name as written, whatever word it is (a system that names its components `cache`
+    and `database`)."""
     parts = tokens(name)
     if name in {"*", "all"} and kind.lower() in KIND_ONLY:
         return re.compile(rf"\b(?:{KIND_ONLY[kind.lower()]})\b")
     if name in {"*", "all"} and kind.lower() == "node":
-        return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b|\bkubelet\b")
+        return re.compile(r"\b(?:worker\s+|the\s+|that\s+|one\s+|a\s+)?nodes?\b(?!/)|\bkubelet\b")
     if name in {"*", "all"}:
         words = _WILDCARD_KIND.get(kind.lower(), _WILDCARD_KIND["deployment"])
         return re.compile(
-            rf"\b(?:all|every|each|across)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:{words})\b"
+            rf"\b(?:{words}|deployment|service|pod|workload)\s*/\s*(?:all|\*)(?![\w-])"
+            rf"|\b(?:all|every|each|across)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:{words})\b"
             rf"|\b(?:{words})\s+(?:are|were)\s+all\b|\bcluster[- ]wide\b|\bevery\s+\w+\s+(?:{words})\b"
         )
     if not parts:
@@ -205,14 +212,22 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
             body = (
                 _body(variant) + r"(?![-.]?\d)"
             )  # `frontend-2` is one instance, not `frontend2-0`
+        elif len(variant) < len(parts) - (parts[-1] in {"db", "database"}):
+            # A long name's first words (`ts-order` of `ts-order-other-service`) with a kind
+            # glued on (`ts-order-service`) is another name, not the long one shortened.
+            body = _body(variant) + rf"(?![-_](?:{_SUFFIX_WORDS}))(?:\s(?:{_SUFFIX_WORDS}))?"
         else:
             body = _body(variant) + rf"(?:[-_ ]?(?:{_SUFFIX_WORDS}))?"
         alternatives.append(body + ("" if variant[-1].isdigit() else _POD_HASH))
     bare = "(?:" + "|".join(alternatives) + ")"
+    if plain:
+        return re.compile(_LEFT + bare + _RIGHT)
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
         return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
+    if len(parts) == 1 and parts[0] in SERVICE_WORDS:
+        bare += _NOT_A_VERB
     if needs_kind and (strict or kind_low):
         kind_words = KIND_WORDS.get(kind_low) or (
             re.escape(kind_low) if kind_low else _SUFFIX_WORDS
@@ -220,19 +235,21 @@ def name_regex(name: str, kind: str = "", strict: bool = False) -> re.Pattern[st
         quote = r"[`'\"]?"
         return re.compile(
             rf"(?:{kind_words})\s*(?:/|:|named|called)?\s*{quote}{_LEFT}{bare}{_RIGHT}"
-            rf"|{_LEFT}{bare}{_RIGHT}{quote}\s*(?:{kind_words})\b"
+            rf"|{_LEFT}{bare}{_RIGHT}{quote}\s*\(?\s*(?:{kind_words})\b"
             rf"|[`'\"]{bare}[`'\"]"
         )
     store = any(p in STORE_SYNONYMS or p in {"db", "database"} for p in parts)
     return re.compile(_LEFT + bare + _RIGHT + ("" if store else _NOT_STORE_AFTER))
 
 
-def component_regexes(component: ComponentRef, strict: bool = False) -> list[re.Pattern[str]]:
+def component_regexes(
+    component: ComponentRef, strict: bool = False, plain: bool = False
+) -> list[re.Pattern[str]]:
     """One pattern per name of `component` (its aliases included); `strict` asks a bare common
-    word for a qualifier.
+    word for a qualifier, `plain` takes it as written (see `name_regex`).
     """
     kind = component.kind or ""
-    return [name_regex(n, kind, strict) for n in component.all_names()]
+    return [name_regex(n, kind, strict, plain) for n in component.all_names()]
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
@@ -241,15 +258,44 @@ def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list
 
 
 def find_spans(
-    text_lower: str, component: ComponentRef, strict: bool = False
+    text_lower: str, component: ComponentRef, strict: bool = False, plain: bool = False
 ) -> list[tuple[int, int]]:
     """`[start, end)` of every mention of `component` in lowercased text (the longest match of
     its names at each start), sorted."""
     spans: dict[int, int] = {}
-    for pattern in component_regexes(component, strict):
+    for pattern in component_regexes(component, strict, plain):
         for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())
+
+
+_KIND_AFTER = re.compile(r"\s*\(\s*[a-z][a-z0-9-]*\s*\)")
+_KIND_BEFORE = re.compile(r"(?:[a-z][\w.-]*/)+$")
+
+
+def with_kind(text_lower: str, start: int, end: int) -> tuple[int, int]:
+    """`[start, end)` of a name grown over the kind written beside it: `kubelet (node)`,
+    `validatingwebhookconfiguration/pod-policy`, `otel-demo/deployment/cart`."""
+    after = _KIND_AFTER.match(text_lower, end, end + 64)
+    before = _KIND_BEFORE.search(text_lower, max(0, start - 128), start)
+    return (before.start() if before else start), (after.end() if after else end)
+
+
+def name_spans(text_lower: str, components: list[ComponentRef]) -> list[tuple[int, int]]:
+    """Where `components` are named in lowercased text, each with the kind written beside it
+    (wildcard names, `*`, name no particular component and are left out; a name used as a
+    value, `yinfangchen/geo:app3`, is the value's)."""
+    spans: list[tuple[int, int]] = []
+    for component in components:
+        named = component.model_copy(update={"aliases": [a for a in component.aliases if a != "*"]})
+        if component.name == "*":
+            continue
+        spans.extend(
+            with_kind(text_lower, s, e)
+            for s, e in find_spans(text_lower, named)
+            if not is_value_at(text_lower, s)
+        )
+    return spans
 
 
 def mentions(text: str, component: ComponentRef) -> bool:
@@ -281,15 +327,32 @@ def stated_namespaces(text_lower: str) -> set[str]:
     return found
 
 
-def prefixed_namespace(text_lower: str, start: int) -> str | None:
-    """`staging/user-service`: a namespace written right before a mention."""
-    match = re.search(
-        r"(?<![\w./-])([a-z0-9][a-z0-9-]*[a-z0-9])/$", text_lower[max(0, start - 64) : start]
-    )
+_PREFIXES = re.compile(
+    r"(?<![\w./-])(?:([a-z0-9][a-z0-9-]*[a-z0-9])/)?([a-z0-9][a-z0-9-]*[a-z0-9])/$"
+)
+
+
+def prefixed_namespace(text_lower: str, start: int, text: str = "") -> str | None:
+    """`staging/user-service`, `staging/deployment/user-service`: a namespace written right
+    before a mention. A kind written there (`app/adservice`, `node/worker-01`, `svc/cart`, or
+    any word with a capital in `text`, the same text as written: a namespace is a lowercase DNS
+    label, `BGPPeer/x` is a kind) is the `Kind/Name` notation: the namespace is before the kind."""
+    at = max(0, start - 128)
+    match = _PREFIXES.search(text_lower[at:start])
     if not match:
         return None
-    word = match.group(1)
-    return None if word in KIND_PREFIXES else word
+
+    def kind(group: int) -> bool:
+        word = match.group(group)
+        written = text[at + match.start(group) : at + match.end(group)] if text else word
+        return word in KIND_PREFIXES or written != written.lower()
+
+    first, last = match.groups()
+    if text_lower[max(0, at + match.start() - 1) : at + match.start()] == "=":
+        return None  # `component=resourcequota/x`: a key's value written Kind/Name
+    if first:  # `ns/Kind/name`, `customresource/tidbcluster/basic`: the middle is a kind
+        return None if kind(1) else first
+    return None if kind(2) else last
 
 
 def suffixed_namespace(text_lower: str, end: int) -> str | None:
@@ -298,8 +361,24 @@ def suffixed_namespace(text_lower: str, end: int) -> str | None:
     return match.group(1) if match else None
 
 
+# Kinds written before a name in `Kind/Name` notation (kubectl's and Cloud-OpsBench's `app/`,
+# `node/`, `namespace/`), lowercased.
 KIND_PREFIXES = frozenset(
     {
+        "app",
+        "apps",
+        "customresource",
+        "cr",
+        "resourcequota",
+        "quota",
+        "limitrange",
+        "priorityclass",
+        "storageclass",
+        "poddisruptionbudget",
+        "pdb",
+        "application",
+        "workload",
+        "workloads",
         "deployment",
         "deployments",
         "deploy",
@@ -329,6 +408,26 @@ KIND_PREFIXES = frozenset(
         "clusterrole",
         "role",
         "networkpolicy",
+        "networkpolicies",
+        "statefulsets",
+        "daemonsets",
+        "configmaps",
+        "secrets",
+        "nodes",
+        "jobs",
+        "cronjobs",
+        "replicasets",
+        "ingresses",
+        "serviceaccount",
+        "sa",
+        "pv",
+        "persistentvolume",
+        "persistentvolumeclaim",
+        "clusterrolebinding",
+        "rolebinding",
+        "horizontalpodautoscaler",
+        "endpoints",
+        "host",
     }
 )
 
@@ -339,6 +438,10 @@ _VALUE_WORDS = re.compile(
 )
 
 
+# Keys whose value is the component itself (SREGym's `component=X`), not a setting naming it.
+_COMPONENT_KEY = re.compile(
+    r"(?<![\w-])(?:component|entity|object|target|workload|location)s?\s*=\s*(?:[\w-]+/)*$"
+)
 _VALUE_TOKEN = re.compile(r"[\w./-]*")
 _WORD_TOKEN = re.compile(r"[a-z0-9_-]+")
 _PORT_AFTER = re.compile(r":\d")
@@ -361,6 +464,8 @@ def is_value_at(text_lower: str, start: int) -> bool:
         return True
     if before.endswith("/") and _TAG_AFTER.match(text_lower, word_end, word_end + 2):
         return True  # an image reference: `yinfangchen/geo:app3`
+    if before.endswith("=") and _COMPONENT_KEY.search(text_lower, max(0, start - 24), start):
+        return False  # `component=checkout`: the key names the component itself
     if ".svc" in text_lower[start:end] or "://" in before or before.endswith("="):
         return True
     if _DOTTED_BEFORE.search(before):

@@ -35,6 +35,11 @@ class System:
     components: tuple[str, ...]
     nodes: tuple[str, ...] = ()
     second_deployments: bool = False
+    spoken: tuple[tuple[str, str], ...] = ()
+    """(component, the word the system's own texts call it by): SRE-Zero's `web` tier."""
+    plain_names: bool = False
+    """Its components are named by common words (`cache`, `database`): written bare, they are
+    the components."""
 
 
 _BOUTIQUE = (
@@ -117,6 +122,8 @@ SYSTEMS: tuple[System, ...] = (
         "sre-zero",
         ("sre-zero", "srezero"),
         ("web_server", "database", "cache", "load_balancer", "message_queue"),
+        spoken=(("web_server", "web"),),
+        plain_names=True,
     ),
 )
 BY_KEY = {s.key: s for s in SYSTEMS}
@@ -137,6 +144,7 @@ def components_of(system: System) -> list[ComponentRef]:
             aliases.append(f"{name[:-7]}-service")
         if system.second_deployments and name.endswith("service"):
             aliases.append(f"{name}2")
+        aliases += [word for component, word in system.spoken if component == name]
         out.append(ComponentRef(name=name, namespace=namespace, aliases=aliases))
     kind = "node" if system.nodes and not system.nodes[0].startswith("host") else "host"
     out.extend(ComponentRef(name=n, kind=kind, namespace=None) for n in system.nodes)

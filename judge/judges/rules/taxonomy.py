@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,12 @@ FAMILIES: tuple[Family, ...] = (
         ),
         (),
         ("dns_fail", "connection", "errors"),
+        (),
+        # Where resolution breaks: the pod's own DNS settings, or the cluster's DNS server.
+        (
+            r"dns\s*polic(?:y|ies)|dnspolicy|resolv\.conf|nameservers?|dnsconfig|ndots",
+            r"coredns|kube-?dns",
+        ),
     ),
     Family(
         "network_policy",
@@ -885,24 +892,52 @@ def vaguely_configured(generic: set[str], truth_groups: set[str]) -> bool:
     return "config" in generic and bool(truth_groups & CONFIGURED_GROUPS)
 
 
+# The rules ask the same text (a diagnosis's claim, a truth's mechanism) several times: the last
+# readings are kept (as many as the judge keeps parsed cases, whose texts they are), and handed
+# out as fresh sets.
+_READINGS = 256
+
+
 def families_in(text: str) -> set[str]:
     """Families whose mutation terms occur in `text` (lowercased)."""
-    return {f.name for f in FAMILIES if f.pattern.search(text)}
+    return set(_families_in(text))
+
+
+@lru_cache(maxsize=_READINGS)
+def _families_in(text: str) -> frozenset[str]:
+    return frozenset(f.name for f in FAMILIES if f.pattern.search(text))
 
 
 def categories_in(text: str) -> set[str]:
     """Families named only by their area ("TLS", "image") in `text`."""
-    return {f.name for f in FAMILIES if f.category_pattern and f.category_pattern.search(text)}
+    return set(_categories_in(text))
+
+
+@lru_cache(maxsize=_READINGS)
+def _categories_in(text: str) -> frozenset[str]:
+    return frozenset(
+        f.name for f in FAMILIES if f.category_pattern and f.category_pattern.search(text)
+    )
 
 
 def generic_groups_in(text: str) -> set[str]:
     """The groups that `text` names only vaguely ("misconfiguration", "network issue")."""
-    return {group for group, pattern in GENERIC.items() if pattern.search(text)}
+    return set(_generic_groups_in(text))
+
+
+@lru_cache(maxsize=_READINGS)
+def _generic_groups_in(text: str) -> frozenset[str]:
+    return frozenset(group for group, pattern in GENERIC.items() if pattern.search(text))
 
 
 def impacts_in(text: str) -> set[str]:
     """The impacts (latency, errors, ...) that `text` describes."""
-    return {name for name, pattern in IMPACTS.items() if pattern.search(text)}
+    return set(_impacts_in(text))
+
+
+@lru_cache(maxsize=_READINGS)
+def _impacts_in(text: str) -> frozenset[str]:
+    return frozenset(name for name, pattern in IMPACTS.items() if pattern.search(text))
 
 
 def compatible(claimed: str, truth: set[str]) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
@@ -30,8 +30,6 @@ from . import names, systems, taxonomy, times, values
 from .fields import Fields, read_fields
 
 KNOWN_NAMES = frozenset(name for services in KNOWN_SERVICES.values() for name in services)
-MAX_PARAMETER_VALUES = 200
-MAX_PARAMETER_DEPTH = 12
 
 _CONSEQUENCE = re.compile(
     r",?\s+(?:so(?:\s+that)?|causing|which\s+(?:causes|caused|leads|led|results|prevents|breaks|makes)"
@@ -84,6 +82,15 @@ class Truth:
     stated_impacts: set[str] = field(default_factory=set)
     labelled: bool = False
     times: list[datetime] = field(default_factory=list)
+    codes: set[str] = field(default_factory=set)
+    """The fault type written as an identifier (`adFailure`, `misconfig_k8s`,
+    `kube_proxy_unavailable`), lowercased without separators: a diagnosis stating it states
+    the truth's mechanism, whatever the taxonomy reads in it."""
+    families_inferred: bool = False
+    """The families were read from what the fault did (the whole description), the mechanism
+    itself naming none (`a rule update introduced a vulnerable regex`), or only from the
+    origin's own name (`kubelet`, a node family's word, for a kubelet crash): a diagnosis
+    stating the mechanism in its own words is matched by them too."""
 
     def relation(self, written: str, component: ComponentRef) -> Relation:
         """How a mention of `component`, written `written`, stands to the origin: the origin
@@ -157,21 +164,25 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     else:
         mechanism_text = _mechanism_text(description)
         consequence = description[len(mechanism_text) :].lower()
-    low_mechanism = _without_names(mechanism_text.lower(), namespaces)
+    low_description = _without_names(description.lower(), namespaces)
+    low_mechanism = _without_origins(_without_names(mechanism_text.lower(), namespaces), origins)
     structured = " ".join(
         [
-            spec.mechanism or "",
+            _mechanism_text(spec.mechanism or ""),
             spec.problem_class or "",
             *fields.types,
             *(k.replace("|", " ") for k in spec.mechanism_keywords),
         ]
     ).lower()
-    declared = taxonomy.families_in(structured)
+    declared = taxonomy.families_in(_without_origins(structured, origins))
     families = declared | (
         set() if declared and reading == "fields" else taxonomy.families_in(low_mechanism)
     )
-    if not families:
-        families = taxonomy.families_in(_without_names(description.lower(), namespaces))
+    inferred = not families
+    if inferred:
+        families = taxonomy.families_in(
+            _without_origins(_without_names(description.lower(), namespaces), origins)
+        ) or taxonomy.families_in(f"{structured} {low_description}")
     categories = taxonomy.categories_in(low_mechanism)
     groups = {taxonomy.FAMILY[f].group for f in families | categories}
     stated = taxonomy.impacts_in(consequence) | taxonomy.impacts_in(
@@ -189,6 +200,8 @@ def parse_truth(spec: IncidentSpec) -> Truth:
         description=description,
         mechanism_text=mechanism_text,
         families=families,
+        families_inferred=inferred and bool(families),
+        codes=_codes(spec.mechanism, spec.problem_class, *fields.types, *spec.mechanism_keywords),
         categories=categories,
         groups=groups,
         impacts=impacts,
@@ -203,7 +216,7 @@ def parse_truth(spec: IncidentSpec) -> Truth:
     )
     truth.contributing, truth.affected = _others(truth, spec, consequence)
     truth.values = values.truth_values(
-        _without_times(mechanism_text), truth, _parameter_values(spec.parameters)
+        values.without_times(mechanism_text), truth, values.parameter_values(spec.parameters)
     )
     return truth
 
@@ -255,16 +268,8 @@ def _states_no_fault(spec: IncidentSpec, fields: Fields) -> bool:
     return bool(_NO_FAULT.search(declared) or _NO_FAULT.search(spec.ground_truth))
 
 
-_TIMES = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    r"|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d{10,13}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
-)
-
-
-def _without_times(text: str) -> str:
-    """Dates, clock times, epoch timestamps and IP addresses say when and where a fault was
-    injected, not what it mutated."""
-    return _TIMES.sub(" ", text)
+# A node's own name (a number in it, or a role a cluster names its hosts by), not a function.
+_NODE_NAME = re.compile(r"\d|^(?:master|control[-_ ]?plane|worker|minion|head|leader)\b", re.I)
 
 
 def _with_node_alias(origin: ComponentRef) -> ComponentRef:
@@ -272,8 +277,8 @@ def _with_node_alias(origin: ComponentRef) -> ComponentRef:
     as "the node"; a numbered node (`node-5`) is not any node."""
     if (origin.kind or "").lower() != "node" or origin.name == "*" or "*" in origin.aliases:
         return origin
-    if re.search(r"\d", origin.name):
-        return origin  # `node-5` is one node, not any node
+    if _NODE_NAME.search(origin.name):
+        return origin  # `node-5`, `master`, `worker-01` are one node, not any node
     return origin.model_copy(update={"aliases": [*origin.aliases, "*"]})
 
 
@@ -286,6 +291,27 @@ def _without_names(text: str, namespaces: set[str]) -> str:
     """`social-network` names a namespace, not a network fault."""
     for ns in namespaces:
         text = text.replace(ns.lower(), " ")
+    return text
+
+
+_CODE = re.compile(r"[A-Za-z][a-z0-9]*(?:[_-][A-Za-z0-9]+|[A-Z][a-z0-9]+)+")
+
+
+def _codes(*labels: str | None) -> set[str]:
+    """The labels written as one identifier (snake_case, kebab-case or camelCase), normalised."""
+    return {
+        re.sub(r"[_-]", "", label).lower()
+        for label in labels
+        if label and _CODE.fullmatch(label.strip()) and len(label.strip()) >= 6
+    }
+
+
+def _without_origins(text: str, origins: list[ComponentRef]) -> str:
+    """A family named only by the origin's name or kind (`coredns`, `kubelet (node)`, a
+    `ValidatingWebhookConfiguration/x`, a Kafka `topic/x`) says which component, not what went
+    wrong with it: those words are blanked (the diagnosis is read so too)."""
+    for start, end in names.name_spans(text, origins):
+        text = text[:start] + " " * (end - start) + text[end:]
     return text
 
 
@@ -303,6 +329,7 @@ def _catalog(
     if system is not None and not (system.key in KNOWN_SERVICES and system.key in namespaces):
         known.extend(systems.components_of(system))
     infrastructure = [ComponentRef(name=name) for name in INFRASTRUCTURE]
+    origins = [_with_aliases_of(o, known) for o in origins]
     catalog = _unique([*origins, *known, *_services_of_instances(origins, known), *infrastructure])
     stores: dict[str, list[int]] = {}
     for i, c in enumerate(catalog):
@@ -316,6 +343,12 @@ def _catalog(
                 update={"aliases": [*c.aliases, names.tokens(c.name)[0]]}
             )
     return catalog
+
+
+def _with_aliases_of(origin: ComponentRef, known: list[ComponentRef]) -> ComponentRef:
+    """The origin with the aliases its system knows it by (SRE-Zero's `web` for `web_server`)."""
+    extra = [a for k in known if same(k, origin) for a in k.aliases if a not in origin.all_names()]
+    return origin.model_copy(update={"aliases": [*origin.aliases, *extra]}) if extra else origin
 
 
 _INSTANCE_NUMBER = re.compile(r"[-_]?\d{1,3}$")
@@ -363,14 +396,30 @@ def same(a: ComponentRef, b: ComponentRef) -> bool:
     return any(names.canonical(n) in keys_a for n in b.all_names())
 
 
+_STATES_MECHANISM = re.compile(r"\W*(?:mechanism|root[ _-]?cause|cause|injected\s+fault)\s*:", re.I)
+
+
+# `The Service \`legacy-config-service\` does not exist`: what the mechanism says is missing is
+# part of it, not a victim.
+_ABSENT = re.compile(
+    r"\b(?:does\s+not|doesn't|no\s+longer)\s+exist|\b(?:is|was|are|were)\s+(?:missing|absent|deleted|removed)\b",
+    re.I,
+)
+
+
 def _others(
     truth: Truth, spec: IncidentSpec, consequence: str
 ) -> tuple[list[ComponentRef], list[ComponentRef]]:
     """Components the description names besides the origin: in the mechanism (contributing) or
-    after it (affected); the spec's own lists come first."""
+    after it (affected); the spec's own lists come first. A sentence of the consequence that
+    says it states the mechanism (`Mechanism: the flagd-config ConfigMap has ...`) is mechanism."""
     sentences = re.split(r"(?<=[.!?;])\s+", truth.mechanism_text, maxsplit=1)
-    mechanism = sentences[0].lower()
-    consequence = " ".join([*sentences[1:], consequence]).lower()
+    rest = re.split(r"(?<=[.!?])\s+|\n", sentences[1]) if sentences[1:] else []
+    after = [*rest, *re.split(r"(?<=[.!?])\s+", consequence)]
+    stated = [s for s in rest if _ABSENT.search(s)]
+    stated += [s for s in after if _STATES_MECHANISM.match(s) and s not in stated]
+    mechanism = " ".join([sentences[0], *stated]).lower()
+    consequence = " ".join(s for s in after if s not in stated).lower()
     described = f"{mechanism} {consequence}"
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
@@ -511,32 +560,3 @@ def _namespaces_of(components: list[ComponentRef], low: str) -> set[str]:
     best = max(counts.values(), default=0)
     winners = [ns for ns, n in counts.items() if n == best and n > 0]
     return set(winners) if len(winners) == 1 else set()
-
-
-# Parameters that say when a fault ran or which record it is, not what it mutated.
-_WHEN_KEY = re.compile(
-    r"(?:^|_)(?:time|date|datetime|timestamp|duration|st|ed|start|end|id)(?:_|$)", re.I
-)
-
-
-def _parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
-    """(key, value) leaves of a spec's `parameters`, bounded in depth and count: an alias bomb
-    or a 900-level value is cut short, never expanded."""
-    out: list[tuple[str, str]] = []
-    stack: list[tuple[str, Any, int]] = [("", parameters, 0)]
-    visited = 0
-    while stack and len(out) < MAX_PARAMETER_VALUES and visited < MAX_PARAMETER_VALUES * 10:
-        key, value, depth = stack.pop()
-        visited += 1
-        if isinstance(value, dict):
-            if depth < MAX_PARAMETER_DEPTH:
-                stack.extend(
-                    (str(k), v, depth + 1)
-                    for k, v in reversed(list(value.items())[:MAX_PARAMETER_VALUES])
-                )
-        elif isinstance(value, (list, tuple)):
-            if depth < MAX_PARAMETER_DEPTH:
-                stack.extend((key, v, depth + 1) for v in reversed(value[:MAX_PARAMETER_VALUES]))
-        elif value is not None and not isinstance(value, bool) and not _WHEN_KEY.search(key):
-            out.append((key, str(value).strip()))
-    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .truth import Truth
@@ -43,6 +43,14 @@ _BORING = frozenset(
         "default",
         "http",
         "https",
+        "fail",
+        "ignore",
+        "always",
+        "never",
+        "on",
+        "off",
+        "enabled",
+        "disabled",
     }
 )
 _KEY_STOPWORDS = frozenset(
@@ -67,6 +75,22 @@ _KEY_STOPWORDS = frozenset(
         "than",
         "instead",
         "only",
+        "which",
+        "that",
+        "this",
+        "these",
+        "those",
+        "when",
+        "while",
+        "where",
+        "but",
+        "so",
+        "because",
+        "it",
+        "its",
+        "are",
+        "was",
+        "were",
     }
 )
 
@@ -159,10 +183,20 @@ def make_value(value: str, key: str | None) -> Value | None:
 def truth_values(
     mechanism_text: str, truth: Truth, parameters: list[tuple[str, str]]
 ) -> list[Value]:
-    """Details of the mutation, without component and namespace names (they locate, not detail)."""
+    """Details of the mutation, without component, namespace and system names (they locate, not
+    detail): `app_name: hotel_reservation` or `deployment/frontend` says where, not what."""
+    from . import names
+
     excluded = {n.lower() for c in truth.catalog for n in c.all_names()} | {
         ns.lower() for ns in truth.namespaces
     }
+    located = {names.canonical(n) for n in excluded} | {
+        names.canonical(n) for n in (truth.system.names if truth.system else ())
+    }
+
+    def locates(raw: str) -> bool:
+        return raw.lower() in excluded or names.canonical(raw.rsplit("/", 1)[-1]) in located
+
     found: list[Value] = []
     mechanism_text = _without_names(with_digits(mechanism_text), excluded, truth)
     keyed = {
@@ -175,13 +209,13 @@ def truth_values(
         if "=" in raw or ": " in raw:
             key, _, rest = raw.partition("=" if "=" in raw else ": ")
             norm = _normalise(rest)
-        if norm in excluded:
+        if locates(norm):
             continue
         value = make_value(norm, key)
         if value:
             found.append(value)
     for key, raw in parameters:
-        if raw.lower() in excluded:
+        if locates(raw):
             continue
         value = make_value(raw.replace("|", " "), key if not key.isdigit() else None)
         if value:
@@ -300,3 +334,46 @@ CONCRETE = re.compile(
     r"`[^`]{2,80}`|'[^'\s]{2,80}'|\"[^\"\s]{2,80}\"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
     r"|[\w.-]+:[\w.-]*\d[\w.-]*|\b\d{2,}\b|\b\w+\s*=\s*\S+|(?<![\w/])/[a-z][\w./-]+"
 )
+
+
+_TIMES = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b|\b\d{10,13}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+)
+
+
+def without_times(text: str) -> str:
+    """Dates, clock times, epoch timestamps and IP addresses say when and where a fault was
+    injected, not what it mutated."""
+    return _TIMES.sub(" ", text)
+
+
+MAX_PARAMETER_VALUES = 200
+MAX_PARAMETER_DEPTH = 12
+# Parameters that say when a fault ran or which record it is, not what it mutated.
+_WHEN_KEY = re.compile(
+    r"(?:^|_)(?:time|date|datetime|timestamp|duration|st|ed|start|end|id)(?:_|$)", re.I
+)
+
+
+def parameter_values(parameters: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, value) leaves of a spec's `parameters`, bounded in depth and count: an alias bomb
+    or a 900-level value is cut short, never expanded."""
+    out: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any, int]] = [("", parameters, 0)]
+    visited = 0
+    while stack and len(out) < MAX_PARAMETER_VALUES and visited < MAX_PARAMETER_VALUES * 10:
+        key, value, depth = stack.pop()
+        visited += 1
+        if isinstance(value, dict):
+            if depth < MAX_PARAMETER_DEPTH:
+                stack.extend(
+                    (str(k), v, depth + 1)
+                    for k, v in reversed(list(value.items())[:MAX_PARAMETER_VALUES])
+                )
+        elif isinstance(value, (list, tuple)):
+            if depth < MAX_PARAMETER_DEPTH:
+                stack.extend((key, v, depth + 1) for v in reversed(value[:MAX_PARAMETER_VALUES]))
+        elif value is not None and not isinstance(value, bool) and not _WHEN_KEY.search(key):
+            out.append((key, str(value).strip()))
+    return out
