@@ -32,6 +32,8 @@ from agreement.ppi import (
     rank_for_labelling,
     sample_for_labelling,
 )
+from agreement.ppi_strata import StratifiedEstimate, StratumEstimate, stratified_ppi_mean
+from agreement.ranking import Ranking, auroc, rank_confidence
 from agreement.ratings import (
     LEVELS,
     Answer,
@@ -82,6 +84,7 @@ from agreement.selective import (
     route_cascade,
     select_threshold,
 )
+from agreement.shift import FeatureShift, ShiftTest, shift_test
 from agreement.stats import (
     ClusterBootstrap,
     Estimate,
@@ -105,6 +108,7 @@ __all__ = [
     "ClusterBootstrap",
     "ConfidenceCalibration",
     "Estimate",
+    "FeatureShift",
     "IsotonicMap",
     "ItemKey",
     "LabelCandidate",
@@ -118,6 +122,7 @@ __all__ = [
     "QuestionMap",
     "RankCorrelation",
     "RankReport",
+    "Ranking",
     "RaterLabels",
     "RatingTable",
     "ReliabilityBin",
@@ -125,9 +130,13 @@ __all__ = [
     "SelectiveGuarantee",
     "SelectiveRefusal",
     "SelectiveResult",
+    "ShiftTest",
+    "StratifiedEstimate",
+    "StratumEstimate",
     "active_ppi_mean",
     "active_ppi_mean_difference",
     "agreement_report",
+    "auroc",
     "binary_uncertainty",
     "calibrate",
     "calibrate_cascade",
@@ -151,6 +160,7 @@ __all__ = [
     "pairwise",
     "ppi_mean",
     "ppi_mean_difference",
+    "rank_confidence",
     "rank_for_labelling",
     "rank_stability",
     "read_labels",
@@ -163,7 +173,9 @@ __all__ = [
     "route_cascade",
     "sample_for_labelling",
     "select_threshold",
+    "shift_test",
     "spearman_rho",
+    "stratified_ppi_mean",
     "table2_markdown",
     "table2_rows",
     "write_label_template",

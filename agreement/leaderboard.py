@@ -135,7 +135,7 @@ def _members(
     answers: dict[str, dict[tuple[str, str], dict[str, list[bool]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
-    rows = [*list_field(data, "judgments", path), *(data.get("member_judgments") or [])]
+    rows = [*list_field(data, "judgments", path), *list_field(data, "member_judgments", path)]
     for row in rows:
         judge = row.get("judge") if isinstance(row, Mapping) else None
         if not judge or judge == own or row.get("answer") not in ("Yes", "No"):

@@ -71,20 +71,26 @@ def read_result(
     from `cases[].passed`, composites from `cases[].composite`. The rater is named
     `rater`, else `config.judge.model`, else `config.judge.name`.
 
-    `by_judge=True` splits `judgments[]` by their `judge` field (a panel's members), each
-    member becoming a rater with question-level answers; the cases stay with the main rater.
-    Otherwise only the judgments of the result's own judge (`config.judge.label`) are read.
+    `by_judge=True` also reads `member_judgments[]` (a panel's members, a cascade's stages)
+    and splits the answers by their `judge` field, each member becoming a rater with
+    question-level answers; the cases stay with the main rater. Otherwise only the judgments
+    of the result's own judge (`config.judge.label`) are read: schema version 1 kept the
+    members' answers in `judgments[]` too.
     """
     data, path = load_result_data(source)
     name = rater or default_rater(data, path)
     rubric = rubric_hash(data)
     main = RaterLabels(name=name, kind="judge", source=path, rubric=rubric)
     members: dict[str, RaterLabels] = {}
-    seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]] = {}
-    judgments = list_field(data, "judgments", path)
+    seen: dict[tuple[str, ItemKey], tuple[str, str | None, str]] = {}
+    rows = [("judgments", row) for row in list_field(data, "judgments", path)]
+    if by_judge:
+        rows += [("member_judgments", row) for row in list_field(data, "member_judgments", path)]
     own_label = (data.get("config") or {}).get("judge", {}).get("label")
-    for i, row in enumerate(judgments):
-        field = f"judgments[{i}]"
+    counts: dict[str, int] = {}
+    for where, row in rows:
+        number = counts[where] = counts.get(where, -1) + 1
+        field = f"{where}[{number}]"
         if not isinstance(row, Mapping):
             raise LabelFileError(path, "expected an object", field=field)
         judge = str(row.get("judge") or name)
@@ -101,7 +107,7 @@ def read_result(
             text_field(row, "question_id", path, field),
         )
         answer = normalize_answer(row.get("answer"), path=path, field=f"{field}.answer")
-        _check_duplicate(seen, target.name, key, i, answer, judge, path)
+        _check_duplicate(seen, target.name, key, field, answer, judge, path)
         target.labels["question"][key] = answer
         dimension = row.get("dimension_id")
         if dimension:
@@ -153,17 +159,17 @@ def _adopt_questions(main: RaterLabels, member: RaterLabels) -> None:
 
 
 def _check_duplicate(
-    seen: dict[tuple[str, ItemKey], tuple[int, str | None, str]],
+    seen: dict[tuple[str, ItemKey], tuple[str, str | None, str]],
     rater: str,
     key: ItemKey,
-    index: int,
+    field: str,
     answer: str | None,
     judge: str,
     path: str | None,
 ) -> None:
     previous = seen.get((rater, key))
     if previous is None:
-        seen[(rater, key)] = (index, answer, judge)
+        seen[(rater, key)] = (field, answer, judge)
         return
     first, old, old_judge = previous
     if old != answer:
@@ -172,8 +178,8 @@ def _check_duplicate(
         raise LabelFileError(
             path,
             f"{key.incident_id} / trial {key.trial} / {key.unit} is answered twice "
-            f"(judgments[{first}] {old}, judgments[{index}] {answer}){hint}",
-            field=f"judgments[{index}]",
+            f"({first} {old}, {field} {answer}){hint}",
+            field=field,
         )
 
 

@@ -5,7 +5,10 @@ a score, not a probability. `fit_confidence_calibration` turns it into one: from
 agreed-with-the-label) pairs it fits a non-decreasing map to the observed rate of agreement
 (scikit-learn's `IsotonicRegression`, `out_of_bounds="clip"`), one map per (judge, question)
 that has enough labelled answers, falling back to the judge's own pooled map, then to one map
-pooled over every judge. The maps are plain thresholds and values (pydantic), so a calibration
+pooled over every judge. Given each answer's value (Yes/No), a map per (judge, question, answer)
+and per (judge, answer) comes first: a judge's Yes and its No at the same raw confidence can
+be right at very different rates (one that credits shared vocabulary errs on its Yes answers),
+and one map for both would hide it. The maps are plain thresholds and values (pydantic), so a calibration
 file holds them and `predict` needs no scikit-learn.
 
 `reliability_diagram` and `expected_calibration_error` measure how far a confidence is from the
@@ -15,7 +18,7 @@ agreement rate it claims, over equal-width bins of [0, 1].
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +29,7 @@ from agreement.arrays import FloatArray, as_bools, as_unit, same_length
 DEFAULT_MIN_COUNT = 30
 DEFAULT_BINS = 10
 
-Level = Literal["question", "judge", "pooled"]
+Level = Literal["question-answer", "answer", "question", "judge", "pooled"]
 
 
 class IsotonicMap(BaseModel):
@@ -49,44 +52,78 @@ class IsotonicMap(BaseModel):
 
 
 class QuestionMap(BaseModel):
-    """The map fitted on one judge's answers to one question."""
+    """The map fitted on one judge's answers to one question (those answers `answer` only)."""
 
     judge: str
     question: str
+    map: IsotonicMap
+    answer: str | None = Field(None, description="None: the question's answers of any value.")
+
+
+class AnswerMap(BaseModel):
+    """The map fitted on one judge's answers of one value (Yes or No), every question."""
+
+    judge: str
+    answer: str
     map: IsotonicMap
 
 
 class ConfidenceCalibration(BaseModel):
     """Calibration maps per (judge, question), per judge and pooled, and the fallback rule.
 
-    A (judge, question) with at least `min_count` labelled answers has its own map; otherwise
-    the judge's map (all of that judge's answers) is used if the judge has `min_count`; otherwise
-    the map pooled over every judge's answers.
+    An answer takes the first map that exists among: its (judge, question, answer) and its
+    (judge, answer), when the maps were fitted by answer; its (judge, question); its judge's;
+    the map pooled over every judge's answers. A map exists when at least `min_count` labelled
+    answers were there to fit it.
     """
 
     min_count: int
     pooled: IsotonicMap
     judges: dict[str, IsotonicMap] = Field(description="Judges with at least min_count answers.")
     questions: list[QuestionMap] = Field(description="Pairs with at least min_count answers.")
+    answers: list[AnswerMap] = Field(
+        default_factory=list,
+        description="(judge, answer) pairs with at least min_count answers; empty when the "
+        "maps were fitted without the answers' values (as before they were).",
+    )
 
-    def map_for(self, judge: str, question: str) -> tuple[IsotonicMap, Level]:
-        """The map that applies to `judge`'s answers to `question`, and which level it is."""
+    def map_for(
+        self, judge: str, question: str, answer: str | None = None
+    ) -> tuple[IsotonicMap, Level]:
+        """The map that applies to `judge`'s `answer` to `question`, and which level it is."""
+        if answer is not None:
+            for entry in self.questions:
+                if (entry.judge, entry.question, entry.answer) == (judge, question, answer):
+                    return entry.map, "question-answer"
+            for by_answer in self.answers:
+                if (by_answer.judge, by_answer.answer) == (judge, answer):
+                    return by_answer.map, "answer"
         for entry in self.questions:
-            if entry.judge == judge and entry.question == question:
+            if (entry.judge, entry.question, entry.answer) == (judge, question, None):
                 return entry.map, "question"
         if judge in self.judges:
             return self.judges[judge], "judge"
         return self.pooled, "pooled"
 
     def predict(
-        self, confidence: npt.ArrayLike, judges: Sequence[str], questions: Sequence[str]
+        self,
+        confidence: npt.ArrayLike,
+        judges: Sequence[str],
+        questions: Sequence[str],
+        answers: Sequence[str | None] | None = None,
     ) -> FloatArray:
         """Calibrated P(agree) per answer, each with the map `map_for` picks for it."""
         x = as_unit(confidence, "confidence")
-        same_length(len(x), judges=np.asarray(judges), questions=np.asarray(questions))
+        values = list(answers) if answers is not None else [None] * len(x)
+        same_length(
+            len(x),
+            judges=np.asarray(judges),
+            questions=np.asarray(questions),
+            answers=np.asarray(values, dtype=object),
+        )
         out = np.empty(len(x))
-        for (judge, question), index in _groups(judges, questions).items():
-            out[index] = self.map_for(judge, question)[0].predict(x[index])
+        for (judge, question, answer), index in _groups(judges, questions, values).items():
+            out[index] = self.map_for(judge, question, answer)[0].predict(x[index])
         return out
 
 
@@ -125,6 +162,7 @@ def fit_confidence_calibration(
     judges: Sequence[str],
     questions: Sequence[str],
     *,
+    answers: Sequence[str] | None = None,
     min_count: int = DEFAULT_MIN_COUNT,
 ) -> ConfidenceCalibration:
     """Fit calibration maps per (judge, question), per judge and pooled over all answers.
@@ -133,6 +171,8 @@ def fit_confidence_calibration(
         confidence: raw confidences in [0, 1], one per labelled answer.
         agreed: whether each answer agreed with the label.
         judges, questions: the judge and question of each answer.
+        answers: each answer's value (Yes/No); given, maps per (judge, question, answer) and
+            per (judge, answer) are fitted too, and `predict` prefers them.
         min_count: the fewest labelled answers a (judge, question) or a judge needs for a map of
             its own (see `ConfidenceCalibration` for the fallback rule). At least 1.
 
@@ -149,7 +189,7 @@ def fit_confidence_calibration(
     same_length(len(x), judges=np.asarray(judges), questions=np.asarray(questions))
     pooled = fit_isotonic(x, y)
     per_judge = {}
-    for (judge, _), index in _groups(judges, [""] * len(x)).items():
+    for (judge,), index in _groups(judges).items():
         if len(index) >= min_count:
             per_judge[judge] = fit_isotonic(x[index], y[index])
     per_question = [
@@ -157,8 +197,25 @@ def fit_confidence_calibration(
         for (judge, question), index in _groups(judges, questions).items()
         if len(index) >= min_count
     ]
+    per_answer: list[AnswerMap] = []
+    if answers is not None:
+        same_length(len(x), answers=np.asarray(answers))
+        per_question += [
+            QuestionMap(judge=j, question=q, answer=a, map=fit_isotonic(x[index], y[index]))
+            for (j, q, a), index in _groups(judges, questions, answers).items()
+            if len(index) >= min_count
+        ]
+        per_answer = [
+            AnswerMap(judge=j, answer=a, map=fit_isotonic(x[index], y[index]))
+            for (j, a), index in _groups(judges, answers).items()
+            if len(index) >= min_count
+        ]
     return ConfidenceCalibration(
-        min_count=min_count, pooled=pooled, judges=per_judge, questions=per_question
+        min_count=min_count,
+        pooled=pooled,
+        judges=per_judge,
+        questions=per_question,
+        answers=per_answer,
     )
 
 
@@ -247,8 +304,8 @@ def expected_calibration_error(
     return reliability_diagram(confidence, agreed, n_bins).ece
 
 
-def _groups(judges: Sequence[str], questions: Sequence[str]) -> dict[tuple[str, str], list[int]]:
-    out: dict[tuple[str, str], list[int]] = {}
-    for i, key in enumerate(zip(judges, questions, strict=True)):
+def _groups(*keys: Sequence[Any]) -> dict[tuple[Any, ...], list[int]]:
+    out: dict[tuple[Any, ...], list[int]] = {}
+    for i, key in enumerate(zip(*keys, strict=True)):
         out.setdefault(key, []).append(i)
     return out

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Annotated, Literal
 
 import numpy as np
@@ -42,6 +42,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from agreement.arrays import FloatArray, as_bools, as_floats, check_level
+from agreement.ranking import DEFAULT_B, Ranking, rank_confidence
 
 MAX_LABELS = 2**40
 
@@ -79,6 +80,11 @@ class SelectiveRefusal(BaseModel):
     alpha: float
     n: int = Field(description="Calibration answers.")
     reason: str
+    cause: Literal["bound", "ranking"] = Field(
+        "bound",
+        description="bound: no threshold's agreement clears the bound; ranking: one did, but "
+        "it leaves answers out on a confidence that does not rank them better than chance.",
+    )
     best_threshold: float | None = None
     best_agreement: float | None = Field(None, description="Observed above best_threshold.")
     best_coverage: float | None = None
@@ -199,6 +205,17 @@ class CascadeStage(BaseModel):
     name: str
     n_reaching: int = Field(description="Calibration items no earlier stage answered.")
     selection: SelectiveResult
+    ranking: Ranking | None = Field(
+        None,
+        description="How its confidence ranks its answers on the items that reached it (when "
+        "the cascade was calibrated with clusters).",
+    )
+    selects: bool | None = Field(
+        None,
+        description="Its threshold leaves some of its answers out: a selection that needs a "
+        "confidence that ranks. False: it keeps every answer it gives, and the guarantee is "
+        "its agreement on the calibration items, not a selection.",
+    )
 
     @property
     def threshold(self) -> float | None:
@@ -229,6 +246,10 @@ def calibrate_cascade(
     names: Sequence[str] | None = None,
     split_alpha: bool = True,
     min_count: int | None = None,
+    clusters: Sequence[Hashable] | None = None,
+    answered: Sequence[npt.ArrayLike] | None = None,
+    B: int = DEFAULT_B,
+    seed: int = 0,
 ) -> CascadePlan:
     """Choose each stage's threshold of a cascade, in order, on the items that reach it.
 
@@ -241,6 +262,13 @@ def calibrate_cascade(
         split_alpha: test each of the k stages at alpha / k (the union bound: the cascade as a
             whole keeps 1 - alpha); False tests each at alpha as the paper's code does.
         min_count: as `select_threshold`.
+        clusters: each item's cluster (incident). When given, a stage's confidence must rank
+            its answers better than chance on the items that reach it (`rank_confidence` at
+            the stage's level, B resamples from `seed`) for a threshold that leaves some of
+            them out: otherwise the stage is refused, since abstaining would drop right and
+            wrong answers alike. A threshold that keeps every answer stays (it selects nothing).
+        answered: per stage, whether the judge gave an answer on each item (default: all);
+            items it could not answer are left out of its ranking.
 
     Returns:
         The plan. A stage whose selection is refused never answers; its items pass on.
@@ -262,15 +290,26 @@ def calibrate_cascade(
     if len({len(x) for x in xs}) != 1:
         raise ValueError("confidences: every stage must judge the same calibration items")
     stage_alpha = check_level(alpha, "alpha") / (k if split_alpha else 1)
+    gives = [np.ones(len(x), dtype=bool) for x in xs]
+    if answered is not None:
+        if len(answered) != k:
+            raise ValueError(f"answered: expected {k} arrays (one per stage), got {len(answered)}")
+        gives = [
+            as_bools(a, f"answered[{j}]", len(x))
+            for j, (x, a) in enumerate(zip(xs, answered, strict=True))
+        ]
     remaining = np.ones(len(xs[0]), dtype=bool)
     stages = []
-    for name, x, y in zip(labels, xs, ys, strict=True):
+    for name, x, y, given in zip(labels, xs, ys, gives, strict=True):
         result = select_threshold(
             x[remaining], y[remaining], target, stage_alpha, min_count=min_count
         )
-        stages.append(CascadeStage(name=name, n_reaching=int(remaining.sum()), selection=result))
-        if isinstance(result, SelectiveGuarantee):
-            remaining &= ~(x >= result.threshold)
+        stage = CascadeStage(name=name, n_reaching=int(remaining.sum()), selection=result)
+        if clusters is not None:
+            stage = _ranked(stage, x, y, remaining & given, clusters, stage_alpha, B, seed)
+        stages.append(stage)
+        if isinstance(stage.selection, SelectiveGuarantee):
+            remaining &= ~(x >= stage.selection.threshold)
     n = len(xs[0])
     return CascadePlan(
         target=target,
@@ -279,6 +318,39 @@ def calibrate_cascade(
         stages=stages,
         coverage=float(1 - remaining.sum() / n) if n else 0.0,
     )
+
+
+def _ranked(
+    stage: CascadeStage,
+    x: FloatArray,
+    y: npt.NDArray[np.bool_],
+    mask: npt.NDArray[np.bool_],
+    clusters: Sequence[Hashable],
+    alpha: float,
+    B: int,
+    seed: int,
+) -> CascadeStage:
+    """`stage` with its ranking on the answers it gives among the items that reach it, and
+    refused when its threshold selects among them on a confidence that does not rank."""
+    if len(clusters) != len(x):
+        raise ValueError(f"clusters: expected {len(x)} entries (one per item), got {len(clusters)}")
+    kept = [c for c, m in zip(clusters, mask, strict=True) if m]
+    ranking = rank_confidence(x[mask], y[mask], kept, alpha=alpha, B=B, seed=seed)
+    selection = stage.selection
+    if not isinstance(selection, SelectiveGuarantee):
+        return stage.model_copy(update={"ranking": ranking})
+    selects = bool((x[mask] < selection.threshold).any())
+    if selects and not ranking.ranks:
+        selection = SelectiveRefusal(
+            target=selection.target,
+            alpha=selection.alpha,
+            n=selection.n,
+            reason=f"its threshold {selection.threshold:.4g} would keep {selection.n_answered} "
+            f"of {selection.n} items on a confidence that does not rank its answers "
+            f"({ranking.reason}); abstaining would drop right and wrong answers alike",
+            cause="ranking",
+        )
+    return stage.model_copy(update={"ranking": ranking, "selects": selects, "selection": selection})
 
 
 class CascadeRouting(BaseModel):

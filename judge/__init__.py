@@ -48,6 +48,7 @@ _EXPORTS = {
     "judge.judges.cascade": ["CascadeJudge"],
     "judge.judges.selective.file": ["CalibrationFile", "load_calibration"],
     "judge.labelling.estimate": ["LabelledEstimates", "estimate_with_labels"],
+    "judge.labelling.guarantee": ["GuaranteeCheck", "check_guarantee"],
     "judge.checklist.prompts": ["PromptRenderer"],
     "judge.checklist.results": ["EvalResult", "load_result", "write_result"],
     "judge.checklist.rubric": ["Rubric", "load_rubric"],
@@ -70,6 +71,7 @@ __all__ = [
     "EvalOptions",
     "EvalResult",
     "Gated",
+    "GuaranteeCheck",
     "IncidentSpec",
     "Judge",
     "JudgeTask",
@@ -86,6 +88,7 @@ __all__ = [
     "Submission",
     "audit_judge",
     "audit_judge_async",
+    "check_guarantee",
     "estimate_with_labels",
     "evaluate",
     "evaluate_async",
@@ -142,6 +145,7 @@ if TYPE_CHECKING:
     from .judges.cascade import CascadeJudge
     from .judges.selective.file import CalibrationFile, load_calibration
     from .labelling.estimate import LabelledEstimates, estimate_with_labels
+    from .labelling.guarantee import GuaranteeCheck, check_guarantee
     from .selftest.check import selftest_judge, selftest_judge_async
     from .selftest.report import SelftestReport
 

@@ -216,6 +216,8 @@ async def evaluate_async(
         lambda: run_config(rubric, judge, renderer, settings, config),
     )
     result.cascade = summary_of(judge, result)
+    if result.cascade is not None and result.cascade.guarantee_note:
+        result.warnings.append(result.cascade.guarantee_note)
     return result
 
 

@@ -203,17 +203,17 @@ def every_call_failed(result: EvalResult) -> bool:
 
 
 def arm_answers(arm: Arm, run: CaseRun) -> ArmAnswers:
-    """An arm's scored answers, verdicts and panel members' answers, by case."""
+    """An arm's scored answers, verdicts and its members' (a panel's, a cascade's stages') answers,
+    by case."""
     found = ArmAnswers(arm.name, arm.probe)
     for case in run.result.cases:
         key = (case.incident_id, case.trial)
         found.answers[key] = {j.question_id: j.answer == "Yes" for j in case.judgments if j.answer}
         if case.composite is not None and case.passed is not None:
             found.composite[key], found.passed[key] = case.composite, case.passed
-    # a panel's members' answers: beside the panel's in `judgments` (result schema 1), or in
-    # `member_judgments` where a result keeps them apart
-    apart = getattr(run.result, "member_judgments", None) or []
-    for j in [*run.result.judgments, *apart]:
+    # a panel's members' or a cascade's stages' own answers (a result read from schema 1 has
+    # them moved there too)
+    for j in run.result.member_judgments:
         if j.judge != arm.judge.name and j.answer is not None:
             member = found.members.setdefault(j.judge, {})
             member.setdefault((j.incident_id, j.trial), {})[j.question_id] = j.answer == "Yes"

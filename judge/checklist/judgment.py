@@ -7,6 +7,8 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, Field
 
 Answer = Literal["Yes", "No"]
+BELOW_GUARANTEE = "below_guarantee"
+"""The start of the reason a cascade gives a question no judge was sure enough of."""
 Confidence = Literal["High", "Medium", "Low"]
 CONFIDENCE_SCORE = (
     "The judge's own confidence in this answer in [0, 1] (rules: the strength of what it found; "
@@ -25,6 +27,9 @@ class QuestionAnswer(BaseModel):
     confidence: Confidence | None = None
     confidence_score: float | None = Field(None, ge=0.0, le=1.0, description=CONFIDENCE_SCORE)
     unscored_reason: str | None = None
+    stage: str | None = Field(
+        None, description="A cascade's answer: the name of the judge (stage) that gave it."
+    )
 
     @property
     def scored(self) -> bool:
@@ -110,7 +115,10 @@ def unscored(
 
 
 class Judgment(BaseModel):
-    """One question's answer for one case, as stored in the result file."""
+    """One question's answer for one case, as stored in the result file.
+
+    A result's `judgments` hold one per (case, question): the answer the run stands behind. A
+    panel's members' and a cascade's stages' own answers are in its `member_judgments`."""
 
     incident_id: str
     trial: str
@@ -128,6 +136,25 @@ class Judgment(BaseModel):
     identity: JudgeIdentity | None = None
     """Which model answered, as its provider said (model version, `system_fingerprint`, the
     seed sent); None for a judge that asks no provider, or a provider that said nothing."""
+    stage: str | None = Field(
+        None,
+        description="A cascade's answer: the judge (stage) whose answer it kept; None for any "
+        "other judge, and for a question no stage settled.",
+    )
+    abstained: bool = Field(
+        False,
+        description="A cascade left the question unscored because no judge's calibrated "
+        "confidence reached its threshold (`below_guarantee`), not because a call failed.",
+    )
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.incident_id, self.trial, self.question_id)
+
+
+def abstained(answer: QuestionAnswer) -> bool:
+    """Whether an unscored answer is a cascade's abstention (not a failure)."""
+    return answer.answer is None and (answer.unscored_reason or "").startswith(BELOW_GUARANTEE)
 
 
 _FULL_FIELD_SETS: dict[type[BaseModel], set[str]] = {}

@@ -29,10 +29,14 @@ from ground_truth.reading import max_input_bytes, regular_file_size
 from ..errors import StorageError, os_reason
 from .items import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
-from .judgment import Judgment, Usage, compact
+from .judgment import BELOW_GUARANTEE, Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+READABLE_VERSIONS = ("1", "2")
+"""Version 2 holds one judgment per (case, question) in `judgments` (a cascade's with the stage
+that gave it and whether it abstained) and the members' and stages' own answers in
+`member_judgments`; version 1 held both in `judgments`, and is read into the same shape."""
 MAX_RESULT_MB = 1024
 """A result file larger than this (or than `--max-input-mb`, if higher) is refused: about
 190,000 submissions' worth, and several GB of memory once loaded."""
@@ -154,6 +158,30 @@ class CascadeSummary(BaseModel):
     strongest_estimate: str = Field(description="How that estimate was made.")
     saved_usd: float | None = None
     saved_share: float | None = None
+    shift: dict[str, Any] | None = Field(
+        None,
+        description="This run's cases against the calibration set's, on what both have without "
+        "labels (`judge.judges.selective.shift`): an `agreement.shift.ShiftTest` as JSON "
+        "(`shift_test()` reads it back); None when the calibration file holds no profile.",
+    )
+    guarantee_established: bool = Field(
+        True,
+        description="Whether the guarantee applies to this run: False when the run differs "
+        "from the calibration set (a shift) or cannot be compared with it, unless "
+        "--allow-shift; the answers stay either way.",
+    )
+    guarantee_note: str | None = Field(
+        None, description="Why the guarantee is not established, or kept despite a shift."
+    )
+
+    def shift_test(self) -> Any:
+        """The shift check as an `agreement.shift.ShiftTest` (None when there was none). Kept
+        as plain data in the model: a run imports no statistics package before it needs one."""
+        if self.shift is None:
+            return None
+        from agreement.shift import ShiftTest
+
+        return ShiftTest.model_validate(self.shift)
 
 
 class Orphan(BaseModel):
@@ -180,7 +208,15 @@ class EvalResult(BaseModel):
     overall: OverallSummary
     incidents: list[IncidentSummary]
     cases: list[CaseResult]
-    judgments: Items[Judgment]
+    judgments: Items[Judgment] = Field(
+        description="One answer per (case, question): the answer the run stands behind (a "
+        "panel's vote; a cascade's kept answer with its `stage`, or its abstention)."
+    )
+    member_judgments: Items[Judgment] = Field(
+        default_factory=list,
+        description="A panel's members' and a cascade's stages' own answers, under their names; "
+        "they do not enter the scores.",
+    )
     calls: Items[CallRecord]
     errors: dict[str, int] = Field(default_factory=dict, description="Provider errors by kind.")
     attempt_errors: dict[str, int] = Field(
@@ -238,7 +274,12 @@ def write_result(result: EvalResult, path: str | Path) -> None:
     write_json_atomic(path, result_json(result))
 
 
-_STREAMED = {"cases": CaseResult, "judgments": Judgment, "calls": CallRecord}
+_STREAMED = {
+    "cases": CaseResult,
+    "judgments": Judgment,
+    "member_judgments": Judgment,
+    "calls": CallRecord,
+}
 """The result's long lists, written and read one item at a time, and their items' model."""
 
 
@@ -286,8 +327,30 @@ def load_result(path: str | Path, extras: dict[str, Any] | None = None) -> EvalR
         raise InputError(path, f"not a readable result file: {exc}") from None
     _check_version(members.get("schema_version"), path)
     result: EvalResult = validate(EvalResult, members, path)
+    if result.schema_version == "1":
+        _upgrade(result)
     _check_consistent(result, path)
     return result
+
+
+def _upgrade(result: EvalResult) -> None:
+    """A version-1 result in version 2's shape: the answers of judges other than the result's
+    own (a panel's members, a cascade's stages) move to `member_judgments`, and a cascade's
+    `below_guarantee` answers are marked abstained. The stage a version-1 cascade kept an
+    answer from is not recorded, so `stage` stays None."""
+    own = (result.config.get("judge") or {}).get("label")
+    if not own:
+        return
+    kept, members = [], []
+    for j in result.judgments:
+        if j.judge != own:
+            members.append(j)
+            continue
+        if j.answer is None and (j.unscored_reason or "").startswith(BELOW_GUARANTEE):
+            j.abstained = True
+        kept.append(j)
+    result.judgments = kept
+    result.member_judgments = members
 
 
 def _check_consistent(result: EvalResult, path: Path) -> None:
@@ -310,6 +373,17 @@ def _check_consistent(result: EvalResult, path: Path) -> None:
             f"says {result.overall.n_cases} cases, but the file holds {len(result.cases)}",
             field="overall.n_cases",
         )
+    answered: dict[tuple[str, str, str], int] = {}
+    for i, j in enumerate(result.judgments):
+        seen = answered.setdefault(j.key, i)
+        if seen != i:
+            raise InputError(
+                path,
+                f"{j.incident_id!r} trial {j.trial!r} question {j.question_id!r} is answered "
+                f"twice (also judgments.{seen}); a result holds one answer per question, the "
+                "judges' own answers in `member_judgments`",
+                field=f"judgments.{i}",
+            )
 
 
 def _item(model: type[Any], data: Any, path: Path, field: str) -> Any:
@@ -317,11 +391,10 @@ def _item(model: type[Any], data: Any, path: Path, field: str) -> Any:
 
 
 def _check_version(version: Any, path: Path) -> None:
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
+        readable = " or ".join(repr(v) for v in READABLE_VERSIONS)
         raise InputError(
-            path,
-            f"expected schema_version {SCHEMA_VERSION!r}, got {version!r}",
-            field="schema_version",
+            path, f"expected schema_version {readable}, got {version!r}", field="schema_version"
         )
 
 

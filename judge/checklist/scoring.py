@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from math import comb
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -40,12 +41,25 @@ class DimensionScore(BaseModel):
     n_yes: int
 
 
+class Submitted(NamedTuple):
+    """What a case's result keeps of its submission besides the answers."""
+
+    format: str | None = None
+    diagnosis_chars: int | None = None
+
+
 class CaseResult(BaseModel):
     """The scores of one submission (one incident, one trial)."""
 
     incident_id: str
     trial: str
     agent: str | None = None
+    format: str | None = Field(
+        None, description="The benchmark format the submission was read as (its adapter's name)."
+    )
+    diagnosis_chars: int | None = Field(
+        None, description="The diagnosis' length in characters (the shift check compares it)."
+    )
     composite: float | None
     passed: bool | None
     complete: bool
@@ -120,6 +134,7 @@ def score_case(
     judgments: Sequence[Judgment],
     rubric: Rubric,
     agent: str | None = None,
+    submitted: Submitted | None = None,
 ) -> CaseResult:
     """Score one case: each dimension is its Yes share, the composite their weighted sum when every
     dimension has a score (else None, and `passed` None); passed when composite >= threshold.
@@ -128,7 +143,7 @@ def score_case(
         dimension_score(d.id, [j for j in judgments if j.dimension_id == d.id])
         for d in rubric.dimensions
     ]
-    return scored_case(incident_id, trial, dims, judgments, rubric, agent)
+    return scored_case(incident_id, trial, dims, judgments, rubric, agent, submitted)
 
 
 def scored_case(
@@ -138,10 +153,12 @@ def scored_case(
     judgments: Sequence[Judgment],
     rubric: Rubric,
     agent: str | None = None,
+    submitted: Submitted | None = None,
 ) -> CaseResult:
     """`score_case` from the dimensions' scores already counted (one per rubric dimension, in
     its order): the engine counts them as each answer arrives, so that the judgments need
     not be read back."""
+    submitted = submitted or Submitted()
     complete = all(d.score is not None for d in dims)
     composite = None
     if complete:
@@ -152,6 +169,8 @@ def scored_case(
             incident_id=incident_id,
             trial=trial,
             agent=agent,
+            format=submitted.format,
+            diagnosis_chars=submitted.diagnosis_chars,
             composite=composite,
             passed=None if composite is None else composite >= rubric.scoring.threshold - 1e-9,
             complete=complete,

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_OK, add_max_input_argument, collect_warnings, console, print_warnings
+from ground_truth.errors import InputError
+
+from .common import (
+    EXIT_FAIL_UNDER,
+    EXIT_OK,
+    add_max_input_argument,
+    collect_warnings,
+    console,
+    print_warnings,
+)
 from .flags import FOLDER
 from .writable import check_writable, inputs_of
 
@@ -72,9 +81,11 @@ def _register_calibrate(commands: argparse._SubParsersAction) -> None:
         "labels (isotonic, per judge and question) and show its reliability diagram and ECE. "
         "With --target-agreement, choose per judge (results in cascade order, cheapest first) "
         "the confidence threshold that guarantees that agreement at level --alpha and write "
-        "the calibration file a cascade judge reads (judge eval --judge-model cascade:...).",
+        "the calibration file a cascade judge reads (judge eval --judge-model cascade:...). "
+        "With --check RESULT, test a cascade run's promise on labels of some of its cases "
+        "instead (exit 0 when it holds, 1 when it fails or is not established).",
     )
-    p.add_argument("results", nargs="+", type=Path, help="judge result JSON files")
+    p.add_argument("results", nargs="*", type=Path, help="judge result JSON files")
     p.add_argument(
         "--human", action="append", required=True, type=Path, help="human label CSV (repeatable)"
     )
@@ -116,6 +127,23 @@ def _register_calibrate(commands: argparse._SubParsersAction) -> None:
         "confidence)",
     )
     g.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
+    c = p.add_argument_group("checking a promise on a new run")
+    c.add_argument(
+        "--check",
+        type=Path,
+        metavar="RESULT",
+        help="a cascade run's result: test its promised agreement on the labelled cases of "
+        "--human (one annotator's; a random sample, or drawn by `judge labels serve --order "
+        "informative`) against the --calibration FILE it ran with",
+    )
+    c.add_argument("--annotator", help="with --check: whose labels, when the CSV holds several")
+    c.add_argument(
+        "--recalibrate",
+        type=Path,
+        metavar="FILE",
+        help="with --check: also write a calibration with the thresholds chosen again on "
+        "these labels (the maps kept) and this run as its profile",
+    )
     p.set_defaults(handler=cmd_calibrate)
 
 
@@ -198,9 +226,17 @@ def _rank(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    """`judge calibrate`: judges' agreement with people and their threshold sweep."""
+    """`judge calibrate`: judges' agreement with people and their threshold sweep; or, with
+    --check, a cascade run's promise tested on labels."""
     from agreement import calibrate, render_calibration
 
+    if args.check is not None:
+        return _check_promise(args)
+    for flag in ("annotator", "recalibrate"):
+        if getattr(args, flag) is not None:
+            raise InputError(f"--{flag}", "is read with --check RESULT")
+    if not args.results:
+        raise InputError("judge calibrate", "expected at least one judge result file (or --check)")
     target = None
     if args.target_agreement is not None:
         target = args.calibration or args.results[0].with_suffix(".calibration.json")
@@ -279,6 +315,44 @@ def _confidence_calibration(args: argparse.Namespace, target: Path | None, out) 
 
         write_calibration_html(args.html, calibrated, calibration)
         out.print(f"Wrote {args.html}")
+
+
+def _check_promise(args: argparse.Namespace) -> int:
+    """`judge calibrate --check RESULT --human LABELS --calibration FILE`."""
+    from ..checklist.results import load_result
+    from ..judges.selective.file import load_calibration, write_calibration
+    from ..labelling.guarantee import check_guarantee, recalibrate
+    from ..labelling.labelset import read_label_set
+    from ..report.calibration_tables import check_table
+
+    if args.results:
+        raise InputError(str(args.results[0]), "with --check, give the run as --check RESULT only")
+    if args.calibration is None:
+        raise InputError("--calibration", "--check needs the calibration file the run used")
+    if len(args.human) != 1:
+        raise InputError("--human", "--check reads one label file (one annotator's labels)")
+    if args.target_agreement is not None:
+        raise InputError("--target-agreement", "--check tests the calibration's own target")
+    check_writable(
+        [("-o", args.output), ("--recalibrate", args.recalibrate)],
+        inputs_of(args, "check", "human", "calibration"),
+    )
+    result = load_result(args.check)
+    labels = read_label_set(args.human[0], args.annotator)
+    calibration = load_calibration(args.calibration)
+    check = check_guarantee(result, labels, calibration)
+    check = check.model_copy(update={"result": str(args.check)})
+    out = console()
+    out.print(check_table(check))
+    _write_json(args.output, check.model_dump_json(indent=2))
+    if args.recalibrate is not None:
+        from ..report.calibration_tables import thresholds_table
+
+        again = recalibrate(result, labels, calibration)
+        out.print(thresholds_table(again))
+        write_calibration(again, args.recalibrate)
+        out.print(f"Wrote {args.recalibrate}")
+    return EXIT_OK if check.verdict == "holds" else EXIT_FAIL_UNDER  # as a gate: 1 = not held
 
 
 def cmd_labels_template(args: argparse.Namespace) -> int:

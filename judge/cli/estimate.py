@@ -30,6 +30,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--alpha", type=float, default=0.05, help="intervals cover 1 - alpha (default 0.05)"
     )
+    p.add_argument(
+        "--by",
+        choices=("benchmark", "agent", "incident-family"),
+        help="also estimate this run's means stratum by stratum (stratified PPI++, with the "
+        "finite-population correction): by the cases' benchmark format, their agent, or their "
+        "incident family (the incident id without a trailing number); the labels must be a "
+        "random sample within each stratum",
+    )
     p.add_argument("--json", action="store_true", help="print the estimates as JSON")
     add_max_input_argument(p)
     p.set_defaults(handler=cmd_estimate)
@@ -41,7 +49,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from ..report.estimates import render
 
     estimates = estimate_with_labels(
-        args.result, args.labels, alpha=args.alpha, annotator=args.annotator
+        args.result, args.labels, alpha=args.alpha, annotator=args.annotator, by=args.by
     )
     if args.json:
         print(estimates.model_dump_json(indent=2))

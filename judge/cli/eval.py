@@ -125,6 +125,13 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
         "judges, rubric and thresholds must match this run's (exit 2 otherwise)",
     )
     p.add_argument(
+        "--allow-shift",
+        action="store_true",
+        help="a cascade keeps its guarantee on a run that differs from its calibration set "
+        "(the shift check's warning is still printed); by default the guarantee is then not "
+        "established for the run, its answers kept",
+    )
+    p.add_argument(
         "--api-base",
         help="provider base URL (env JUDGE_BASE_URL, or SREGym's JUDGE_API_BASE); a model "
         "name no litellm provider claims is sent as-is to it, an OpenAI-compatible endpoint",

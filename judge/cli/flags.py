@@ -190,6 +190,7 @@ CHECKS: dict[str, Number | Parsed | PathFlag] = {
     "--labels": FILE,
     "--compare": FILE,
     "--result": FILE,
+    "--check": FILE,
     # files written (an output that is a folder is declared so by its command: `FOLDER`)
     "--result-file": FILE,
     "--store": FILE,
@@ -200,6 +201,7 @@ CHECKS: dict[str, Number | Parsed | PathFlag] = {
     "--junit": FILE,
     "--prompts-file": FILE,
     "--calibration": FILE,
+    "--recalibrate": FILE,
     "--pause-file": FILE,
     # where the judge's calls go
     "--api-base": Parsed(endpoint, ENDPOINT),

@@ -46,15 +46,15 @@ def judge_from_args(args: argparse.Namespace) -> Judge:
 def _cascade_options(models: list[str] | None, args: argparse.Namespace) -> dict:
     """A cascade is a run's only judge, and the one that reads --calibration."""
     cascades = [m for m in models or [] if m.startswith("cascade:")]
+    allow_shift = getattr(args, "allow_shift", False)
     if not cascades:
-        if args.calibration is not None:
-            raise InputError(
-                "--calibration", "is read by a cascade judge: --judge-model cascade:A,B,..."
-            )
+        for flag, given in (("--calibration", args.calibration), ("--allow-shift", allow_shift)):
+            if given:
+                raise InputError(flag, "is read by a cascade judge: --judge-model cascade:A,B,...")
         return {}
     if len(models or []) > 1 or args.repeat > 1:
         raise InputError("--judge-model", "a cascade is the run's only judge (no panel, --repeat)")
-    return {"calibration": args.calibration}
+    return {"calibration": args.calibration, "allow_shift": allow_shift}
 
 
 def replay_judge(models: list[str], args: argparse.Namespace | None) -> Judge:

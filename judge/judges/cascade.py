@@ -9,8 +9,12 @@ chose for it (`judge.judges.selective.route`); a stage the calibration gave no t
 labels could not support the target) would never be kept, so it is not asked. What no stage
 settles is left unscored with the reason `below_guarantee`, never counted as No. On what is
 answered, agreement with the labels is at least the calibration's target with probability at
-least 1 - alpha, for cases drawn like the labelled ones. Each stage is an ordinary judge, so the run stores its calls under its own name
-as it would alone (a rerun is free), and its answers are kept in the result as a member's.
+least 1 - alpha, for cases drawn like the labelled ones; after the run, the shift check
+(`judge.judges.selective.shift`) compares the run with the calibration set, and the result
+says the guarantee is not established when they differ. Each stage is an ordinary judge, so the
+run stores its calls under its own name as it would alone (a rerun is free), and its own
+answers are kept in the result's `member_judgments`; the result's `judgments` hold the
+cascade's, each naming the stage it came from.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class CascadeJudge:
         calibration: Any = None,
         name: str | None = None,
         tally: CascadeTally | None = None,
+        allow_shift: bool = False,
     ):
         if not stages:
             raise ValueError("a cascade needs at least one judge")
@@ -59,13 +64,15 @@ class CascadeJudge:
         self.name = name or "cascade:" + ",".join(names)
         self.calibration = _calibration(calibration)
         self.tally = tally or CascadeTally(calls=[0] * len(stages))
+        self.allow_shift = allow_shift
+        """Keep the guarantee when the run differs from the calibration set (with a warning)."""
         self._router: Any = None
 
     def judges(self) -> list[Judge]:
         return list(self.stages)
 
     def with_judges(self, judges: list[Judge]) -> CascadeJudge:
-        twin = CascadeJudge(judges, self.calibration, self.name, self.tally)
+        twin = CascadeJudge(judges, self.calibration, self.name, self.tally, self.allow_shift)
         twin._router = self._router
         return twin
 
@@ -176,7 +183,7 @@ class CascadeJudge:
                 if answer is not None:
                     last[qid] = answer
                 if qid in settled and answer is not None:
-                    kept[qid] = _calibrated(answer, settled[qid])
+                    kept[qid] = _calibrated(answer, settled[qid], stage.name)
                     self._record(task, qid, index)
             pending = [q for q in pending if q not in settled]
         answers = []
@@ -205,7 +212,9 @@ class CascadeJudge:
             if keep:
                 self._record(task, "verdict", index)
                 scores = router.calibrated(index, verdict.answers)
-                kept = [_calibrated(a, scores.get(a.question_id)) for a in verdict.answers]
+                kept = [
+                    _calibrated(a, scores.get(a.question_id), stage.name) for a in verdict.answers
+                ]
                 return _verdict(kept, members)
         self._record(task, "verdict", None)
         reason = router.abstain_reason(seen)
@@ -224,12 +233,13 @@ class CascadeJudge:
         self.tally.answered[key] = stage
 
 
-def _calibrated(answer: QuestionAnswer, probability: float | None) -> QuestionAnswer:
-    """A kept answer carries its calibrated confidence: the probability that it agrees with
-    the labels (the stage's own raw score is in the stage's answers)."""
-    if probability is None or answer.answer is None:
-        return answer
-    return answer.model_copy(update={"confidence_score": round(probability, 6)})
+def _calibrated(answer: QuestionAnswer, probability: float | None, stage: str) -> QuestionAnswer:
+    """A kept answer names its stage and carries its calibrated confidence: the probability
+    that it agrees with the labels (the stage's own raw score is in the stage's answers)."""
+    update: dict[str, object] = {"stage": stage}
+    if probability is not None and answer.answer is not None:
+        update["confidence_score"] = round(probability, 6)
+    return answer.model_copy(update=update)
 
 
 def _abstained(qid: str, last: QuestionAnswer | None, reason: str) -> QuestionAnswer:
@@ -276,10 +286,12 @@ def _calibration(calibration: Any) -> Any:
 
 def cascade_judge(args: str = "", **options: Any) -> CascadeJudge:
     """`cascade:A,B,C`: judges A, B, C (any `--judge-model` names but `replay`), cheapest
-    first, built with the LLM options; `calibration=` a calibration file or its path."""
+    first, built with the LLM options; `calibration=` a calibration file or its path;
+    `allow_shift=True` keeps the guarantee on a run unlike the calibration set."""
     from . import make_judge
 
     calibration = options.pop("calibration", None)
+    allow_shift = bool(options.pop("allow_shift", False))
     names = [n.strip() for n in args.split(",") if n.strip()]
     if not names:
         raise ValueError("cascade: name its judges, cheapest first: cascade:rules,MODEL,...")
@@ -288,4 +300,4 @@ def cascade_judge(args: str = "", **options: Any) -> CascadeJudge:
         if name == "cascade" or name.startswith(("cascade:", "replay")):
             raise ValueError(f"cascade: {name!r} cannot be a stage of a cascade")
         stages.append(make_judge(name, **options))
-    return CascadeJudge(stages, calibration)
+    return CascadeJudge(stages, calibration, allow_shift=allow_shift)

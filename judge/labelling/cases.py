@@ -88,15 +88,13 @@ def build_cases(
     `others` are other judges' results on the same cases: where they answer apart from this
     result's judge, the case counts as split (for `--order informative`, `--disagreements`).
     """
-    own = (result.config.get("judge") or {}).get("label")
     answers: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
     members: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for j in result.judgments:
-        if own and j.judge != own:
-            if j.answer is not None:
-                members[(j.incident_id, j.trial)][j.question_id].add(j.answer)
-        else:
-            answers[(j.incident_id, j.trial)][j.question_id] = j
+        answers[(j.incident_id, j.trial)][j.question_id] = j
+    for j in result.member_judgments:
+        if j.answer is not None:
+            members[(j.incident_id, j.trial)][j.question_id].add(j.answer)
     other = [_own_answers(o) for o in others]
     cases = []
     for case in result.cases:
@@ -142,11 +140,9 @@ def build_cases(
 
 def _own_answers(result: EvalResult) -> dict[tuple[str, str], dict[str, str | None]]:
     """A result's own judge's answers by (incident, trial), then question; verdicts included."""
-    own = (result.config.get("judge") or {}).get("label")
     found: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
     for j in result.judgments:
-        if not own or j.judge == own:
-            found[(j.incident_id, j.trial)][j.question_id] = j.answer
+        found[(j.incident_id, j.trial)][j.question_id] = j.answer
     for case in result.cases:
         verdict = None if case.passed is None else ("Yes" if case.passed else "No")
         found[(case.incident_id, case.trial)][VERDICT] = verdict

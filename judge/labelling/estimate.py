@@ -25,6 +25,7 @@ case's probability): then the estimates are inverse-probability weighted (active
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -44,13 +45,18 @@ from agreement.ppi import (
     ppi_mean,
     ppi_mean_difference,
 )
+from agreement.ppi_strata import StratifiedEstimate, stratified_ppi_mean
 from agreement.ratings import Answer
 from ground_truth.errors import InputError
 
 from ..checklist.results import EvalResult, load_result
+from ..checklist.scoring import CaseResult
 from .labelset import CaseKey, CaseLabels, LabelSet, read_label_set
 
 Design = Literal["simple random sample", "drawn with recorded probabilities"]
+By = Literal["benchmark", "agent", "incident-family"]
+BY: tuple[By, ...] = ("benchmark", "agent", "incident-family")
+_INSTANCE = re.compile(r"[-_.]?\d+$")
 FEW_CLUSTERS = 30
 MAX_LISTED = 5
 
@@ -82,7 +88,19 @@ class LabelledEstimates(BaseModel):
     dimensions: dict[str, PPIEstimate]
     agents: dict[str, PPIEstimate] = Field(description="Each agent's pass rate.")
     differences: list[AgentDifference] = Field(description="Every pair of agents, A minus B.")
+    stratified: Stratified | None = Field(
+        None, description="With --by: the means of this run's cases, stratified PPI++."
+    )
     notes: list[str] = Field(default_factory=list)
+
+
+class Stratified(BaseModel):
+    """The run's means estimated stratum by stratum (`judge estimate --by`)."""
+
+    by: By
+    pass_rate: StratifiedEstimate
+    mean_composite: StratifiedEstimate
+    dimensions: dict[str, StratifiedEstimate]
 
 
 @dataclass
@@ -175,6 +193,7 @@ def estimate_with_labels(
     *,
     alpha: float = DEFAULT_ALPHA,
     annotator: str | None = None,
+    by: By | None = None,
 ) -> LabelledEstimates:
     """Judge-only, labels-only and PPI++ estimates of a result's means, corrected with labels.
 
@@ -184,6 +203,10 @@ def estimate_with_labels(
             sheet in the project's label format).
         alpha: intervals have nominal coverage 1 - alpha.
         annotator: whose labels, when the CSV holds several annotators'.
+        by: also estimate this run's means stratum by stratum (`agreement.ppi_strata`): by
+            the cases' benchmark format, their agent, or their incident family (the incident
+            id without a trailing instance number: `revoke_auth_mongodb-2` is in
+            `revoke_auth_mongodb`). Needs a simple random sample within each stratum.
 
     Raises:
         InputError: labels for cases the result does not hold, for questions its rubric does
@@ -197,7 +220,49 @@ def estimate_with_labels(
         labels = read_label_set(labels, annotator)
     notes: list[str] = []
     population = _population(result, labels, alpha, notes)
-    return _estimates(population, result, labels, result_path, notes)
+    estimates = _estimates(population, result, labels, result_path, notes)
+    if by is not None:
+        if labels.drawn:
+            raise InputError(
+                labels.source,
+                "--by estimates from a simple random sample of labels within each stratum; "
+                "these were drawn with probabilities (--order informative): estimate without "
+                "--by",
+                field="--by",
+            )
+        estimates.stratified = _stratified(population, result, by)
+    return estimates
+
+
+def _stratified(population: _Population, result: EvalResult, by: By) -> Stratified:
+    cases = {(c.incident_id, c.trial): c for c in result.cases}
+    strata = [stratum(cases[key], by) for key in population.keys]
+    clusters = population.incidents.tolist()
+
+    def estimate(quantity: str) -> StratifiedEstimate:
+        return stratified_ppi_mean(
+            population.judge[quantity],
+            population.labels[quantity],
+            strata,
+            clusters,
+            alpha=population.alpha,
+        )
+
+    return Stratified(
+        by=by,
+        pass_rate=estimate("pass"),
+        mean_composite=estimate("composite"),
+        dimensions={d: estimate(d) for d in _dimensions(result)},
+    )
+
+
+def stratum(case: CaseResult, by: By) -> str:
+    """A case's stratum under `by` (see `estimate_with_labels`)."""
+    if by == "benchmark":
+        return case.format or "(not recorded)"
+    if by == "agent":
+        return case.agent or "(no agent)"
+    return _INSTANCE.sub("", case.incident_id) or case.incident_id
 
 
 def pass_rate_with_labels(
@@ -310,13 +375,12 @@ def _population(
 
 def _scheme(result: EvalResult) -> _Scheme:
     """The rubric as the result ran it: its weights and threshold, and which questions each
-    weighted dimension asked (from the judgments of the result's own judge)."""
+    weighted dimension asked (from the result's judgments)."""
     rubric = result.config.get("rubric") or {}
     weights = dict(rubric.get("weights") or {})
-    own = (result.config.get("judge") or {}).get("label")
     questions: dict[str, set[str]] = {d: set() for d in weights}
     for j in result.judgments:
-        if j.dimension_id in questions and (own is None or j.judge == own):
+        if j.dimension_id in questions:
             questions[j.dimension_id].add(j.question_id)
     return _Scheme(
         questions={d: sorted(q) for d, q in questions.items()},

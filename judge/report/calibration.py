@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from ..checklist.results import write_json_atomic
 from . import plots
+from .calibration_tables import auroc_text, map_counts
 from .html import render_page
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ class StageView:
     ece_raw: float | None
     ece_calibrated: float | None
     maps: str
+    auroc_raw: str = "—"
+    auroc_calibrated: str = "—"
     questions: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -63,11 +66,13 @@ def _stage(fit: StageFit) -> StageView:
         agreement=fit.agreement,
         ece_raw=fit.raw.ece if fit.raw else None,
         ece_calibrated=fit.calibrated.ece if fit.calibrated else None,
-        maps=f"{len(maps.questions)} per question, {len(maps.judges)} per judge, one pooled "
-        f"(at least {maps.min_count} answers for a map of its own)",
+        auroc_raw=auroc_text(fit.raw_ranking),
+        auroc_calibrated=auroc_text(fit.ranking),
+        maps=f"{map_counts(maps)}, one pooled (at least {maps.min_count} answers for a map "
+        "of its own)",
         questions=[
             {
-                "question": q.question,
+                "question": q.question if q.answer is None else f"{q.question} ({q.answer})",
                 "n": q.map.n,
                 "n_agreed": q.map.n_agreed,
                 "points": _points(q.map.thresholds, q.map.values),

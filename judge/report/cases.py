@@ -83,6 +83,8 @@ class CaseIndex:
     errors: dict[str, list[CallRecord]]
     resolution: dict[str, dict[str, Any]]
     replies: ReplySource | None = None
+    members: dict[str, list[Judgment]] = field(default_factory=dict)
+    """Each case's panel members' or cascade stages' own answers, shown after the run's."""
     asked: dict[str, list[Asked]] = field(default_factory=dict)
     """Each case's calls, when the store is there to show their replies."""
 
@@ -96,6 +98,9 @@ class CaseIndex:
         judgments: dict[str, list[Judgment]] = defaultdict(list)
         for j in result.judgments:
             judgments[case_key(j.incident_id, j.trial)].append(j)
+        members: dict[str, list[Judgment]] = defaultdict(list)
+        for j in result.member_judgments:
+            members[case_key(j.incident_id, j.trial)].append(j)
         errors: dict[str, list[CallRecord]] = defaultdict(list)
         asked: dict[str, list[Asked]] = defaultdict(list)
         linked = replies is not None and replies.found
@@ -110,7 +115,7 @@ class CaseIndex:
             for c in (resolution or {}).get("cases", [])
             if isinstance(c, dict) and "incident_id" in c
         }
-        return cls(judgments, errors, by_case, replies, asked)
+        return cls(judgments, errors, by_case, replies, members=members, asked=asked)
 
     def case_view(self, n: int, case: CaseResult, texts: CaseTexts) -> CaseView:
         """Case `n` of the result as the report shows it."""
@@ -119,6 +124,7 @@ class CaseIndex:
             f"case-{n}",
             case,
             self.judgments.get(key, []),
+            self.members.get(key, []),
             texts,
             self.errors.get(key, []),
             self.resolution.get(key),
@@ -192,6 +198,7 @@ def _case(
     anchor: str,
     case: CaseResult,
     judgments: list[Judgment],
+    members: list[Judgment],
     texts: CaseTexts,
     call_errors: list[CallRecord],
     resolution: dict[str, Any] | None,
@@ -219,7 +226,7 @@ def _case(
             judge=j.judge,
             prompt_hash=j.prompt_hash,
         )
-        for j in judgments
+        for j in [*judgments, *members]
     ]
     return CaseView(
         anchor=anchor,

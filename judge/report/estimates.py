@@ -8,7 +8,7 @@ from typing import Any
 
 from agreement.ppi import MeanEstimate, PPIEstimate
 
-from ..labelling.estimate import AgentDifference, LabelledEstimates
+from ..labelling.estimate import AgentDifference, LabelledEstimates, Stratified
 
 MEAN_COLUMNS = ["", "judge only", "labels only", "PPI++", "λ", "labels worth"]
 DIFFERENCE_COLUMNS = ["A − B", "judge only", "labels only", "PPI++", "labels worth", "verdict"]
@@ -53,6 +53,8 @@ def build(estimates: LabelledEstimates) -> EstimatesView:
         tables.append(EstimateTable("Pass rate by agent", ["agent", *MEAN_COLUMNS[1:]], rows))
         diffs = [cells.difference(d, number) for d in e.differences]
         tables.append(EstimateTable("Is agent A better than agent B?", DIFFERENCE_COLUMNS, diffs))
+    if e.stratified is not None:
+        tables += _stratified_tables(e.stratified, cells)
     notes = list(e.notes)
     if any(_zero_width(est) for est in _all(e)):
         notes.append(
@@ -129,6 +131,49 @@ class _Cells:
         ]
 
 
+def _stratified_tables(s: Stratified, cells: _Cells) -> list[EstimateTable]:
+    """`judge estimate --by`: the run's means corrected stratum by stratum, and each
+    stratum's pass rate."""
+    columns = ["", "judge only", "labels only", "PPI++", "labels worth"]
+    named = [("pass rate", s.pass_rate), ("mean composite", s.mean_composite)]
+    named += [(f"{d} mean", est) for d, est in s.dimensions.items()]
+    means = [
+        [
+            name,
+            cells.text(est.judge_only),
+            f"{cells.text(est.labels_only)} (n={est.labels_only.n_labels})",
+            cells.text(est.ppi),
+            _worth(est.effective_labels, est.labels_only.n_labels),
+        ]
+        for name, est in named
+    ]
+    correction = "with the finite-population correction" if s.pass_rate.finite_population else ""
+    strata = [
+        [
+            stratum.stratum,
+            f"{stratum.share:.2f}",
+            f"{stratum.n_labels} of {stratum.n_items}",
+            cells.text(stratum.judge_only),
+            cells.text(stratum.labels_only),
+            cells.text(stratum.ppi),
+            "—" if stratum.ppi.lam is None else f"{stratum.ppi.lam:.2f}",
+        ]
+        for stratum in s.pass_rate.strata
+    ]
+    return [
+        EstimateTable(
+            f"This run's means, stratified by {s.by} (stratified PPI++ {correction})".strip(),
+            columns,
+            means,
+        ),
+        EstimateTable(
+            f"Pass rate by {s.by}",
+            [s.by, "share", "labelled", "judge only", "labels only", "PPI++", "λ"],
+            strata,
+        ),
+    ]
+
+
 def _worth(effective: float | None, n: int) -> str:
     return "—" if effective is None else f"{effective:.1f} (of {n})"
 
@@ -136,6 +181,10 @@ def _worth(effective: float | None, n: int) -> str:
 def _all(e: LabelledEstimates) -> list[MeanEstimate]:
     ests = [e.pass_rate, e.mean_composite, *e.dimensions.values(), *e.agents.values()]
     out = [x for est in ests for x in (est.labels_only, est.ppi)]
+    if e.stratified is not None:
+        s = e.stratified
+        for est in [s.pass_rate, s.mean_composite, *s.dimensions.values()]:
+            out += [est.labels_only, est.ppi]
     return out + [x for d in e.differences for x in (d.difference.labels_only, d.difference.ppi)]
 
 

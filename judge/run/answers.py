@@ -12,6 +12,7 @@ from ..checklist.judgment import (
     Judgment,
     QuestionAnswer,
     Usage,
+    abstained,
     compact,
 )
 from ..checklist.results import CallRecord
@@ -69,11 +70,18 @@ def _add(keep: Sink, models: list[Judgment]) -> range:
 
 
 def _judgments(unit: Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
-    return [_judgment(unit, a, judge_name, verdict.identity) for a in verdict.answers]
+    return [_judgment(unit, a, judge_name, _identity(verdict, a)) for a in verdict.answers]
+
+
+def _identity(verdict: DimensionVerdict, answer: QuestionAnswer) -> JudgeIdentity | None:
+    """Which model gave `answer`: a cascade's kept answer is its stage's."""
+    stage = (verdict.members or {}).get(answer.stage) if answer.stage else None
+    return stage.identity if stage is not None else verdict.identity
 
 
 def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
-    """A panel's members' own answers, under their names (they do not enter the scores)."""
+    """A panel's members' or a cascade's stages' own answers, under their names (they do not
+    enter the scores)."""
     return [
         _judgment(unit, a, name, member.identity)
         for name, member in (verdict.members or {}).items()
@@ -98,6 +106,8 @@ def _judgment(
             judge=judge_name,
             prompt_hash=unit.hash,
             identity=identity,
+            stage=answer.stage,
+            abstained=abstained(answer),
         )
     )
 

@@ -29,6 +29,7 @@ from ..checklist.results import (
 )
 from ..checklist.rubric import WHOLE, Rubric, load_rubric
 from ..checklist.scoring import (
+    Submitted,
     score_case,
     summarize_by_agent,
     summarize_incidents,
@@ -195,8 +196,7 @@ def _rubric(config: dict[str, Any], path: Path, given: Rubric | None) -> Rubric:
 class _Parts:
     """The shards' pieces, keyed by unit, each unit's pieces in its shard's order."""
 
-    def __init__(self, label: str, granularity: str):
-        self.label = label
+    def __init__(self, granularity: str):
         self.whole = granularity == "submission"
         """A shard's unit is a whole submission (`--granularity submission`), else a
         (submission, dimension)."""
@@ -205,21 +205,24 @@ class _Parts:
         self.calls: dict[Unit, list[CallRecord]] = defaultdict(list)
         self.owner: dict[Unit, Path] = {}
         self.agents: dict[tuple[str, str], str | None] = {}
+        self.submitted: dict[tuple[str, str], Submitted] = {}
         self.missing_dims: set[Unit] = set()
 
     def add(self, path: Path, result: EvalResult) -> None:
         shard = result.config["shard"]
         for j in result.judgments:
             unit = (j.incident_id, j.trial, j.dimension_id)
-            if j.judge != self.label:
-                self.members[unit].append(j)
-                continue
             self._own((*unit[:2], WHOLE) if self.whole else unit, path, shard)
             self.answers[unit].append(j)
+        for j in result.member_judgments:
+            self.members[(j.incident_id, j.trial, j.dimension_id)].append(j)
         for call in result.calls:
             self.calls[(call.incident_id, call.trial, call.dimension_id)].append(call)
         for case in result.cases:
             self.agents[(case.incident_id, case.trial)] = case.agent
+            self.submitted[(case.incident_id, case.trial)] = Submitted(
+                case.format, case.diagnosis_chars
+            )
         for gap in result.incomplete:
             self.missing_dims.update((gap.incident_id, gap.trial, d) for d in gap.dimensions)
 
@@ -240,7 +243,7 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
     config = {k: v for k, v in first.config.items() if k != "shard"}
     config["judge"] = _observed_together([r.config["judge"] for _, r in shards])
     shard = first.config["shard"]
-    parts = _Parts(config["judge"]["label"], _same(config.get("granularity"), "granularity"))
+    parts = _Parts(_same(config.get("granularity"), "granularity"))
     for path, result in shards:
         parts.add(path, result)
     if len(parts.owner) != shard["units"]:
@@ -252,7 +255,7 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
     units = [(i, t, d.id) for i, t in order for d in rubric.dimensions]
     cases = [
         score_case(i, t, [j for d in rubric.dimensions for j in parts.answers[(i, t, d.id)]],
-                   rubric, parts.agents[(i, t)])
+                   rubric, parts.agents[(i, t)], parts.submitted[(i, t)])
         for i, t in order
     ]  # fmt: skip
     incidents, k = summarize_incidents(cases, rubric, shard.get("k"))
@@ -277,8 +280,8 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
         overall=overall,
         incidents=incidents,
         cases=cases,
-        judgments=[j for c in cases for j in c.judgments]
-        + [j for u in units for j in parts.members.get(u, [])],
+        judgments=[j for c in cases for j in c.judgments],
+        member_judgments=[j for u in units for j in parts.members.get(u, [])],
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         attempt_errors=dict(sum((Counter(r.attempt_errors) for _, r in shards), Counter())),

@@ -19,6 +19,7 @@ from ..checklist.rubric import Rubric
 from ..checklist.scoring import (
     CaseResult,
     DimensionScore,
+    Submitted,
     dimension_score,
     scored_case,
     summarize_by_agent,
@@ -53,7 +54,7 @@ def result_of(
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
     usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
-    cases, judgments, failed = _assemble(run, rubric)
+    cases, judgments, members, failed = _assemble(run, rubric)
     run.release()
     incidents, k = summarize_incidents(cases, rubric, k)
     overall = summarize_overall(
@@ -74,6 +75,7 @@ def result_of(
         incidents=incidents,
         cases=cases,
         judgments=judgments,
+        member_judgments=members,
         calls=calls,
         errors=dict(Counter(c.error_kind for c in calls if c.error_kind)),
         attempt_errors=attempt_errors,
@@ -133,20 +135,22 @@ def _metered(judge: Judge) -> bool:
     return is_cacheable(judge) or isinstance(judge, Gated)
 
 
-def _assemble(run: Run, rubric: Rubric) -> tuple[list[CaseResult], Sequence[Judgment], int]:
-    """The scored cases, every judgment (the cases' in their order, then the panel members')
-    and the failed questions' count, from the run's answers, each let go of once its case
-    holds it."""
+def _assemble(
+    run: Run, rubric: Rubric
+) -> tuple[list[CaseResult], Sequence[Judgment], Sequence[Judgment], int]:
+    """The scored cases, their judgments (one per question, in the cases' order), the panel
+    members' and cascade stages' own judgments, and the failed questions' count, from the
+    run's answers, each let go of once its case holds it."""
     items: dict[tuple[str, str], array[int]] = {}
     scores: dict[tuple[str, str], dict[str, DimensionScore]] = {}
-    agents: dict[tuple[str, str], str | None] = {}
+    about: dict[tuple[str, str], tuple[str | None, Submitted]] = {}
     members = array("q")
     failed = 0
     for unit, answered in run.take_answers():
         key = unit.submission.key
         items.setdefault(key, array("q")).extend(answered.judgments)
         scores.setdefault(key, {}).update((s.dimension_id, s) for s in answered.scores)
-        agents[key] = unit.submission.agent
+        about[key] = (unit.submission.agent, submitted(unit.submission))
         members.extend(answered.members)
         failed += answered.failed
     cases = [
@@ -156,15 +160,19 @@ def _assemble(run: Run, rubric: Rubric) -> tuple[list[CaseResult], Sequence[Judg
             _case_scores(scores[(i, t)], rubric),
             run.keep.sequence(Judgment, js),
             rubric,
-            agents[(i, t)],
+            *about[(i, t)],
         )
         for (i, t), js in items.items()
     ]
     every = array("q")
     for js in items.values():
         every.extend(js)
-    every.extend(members)
-    return cases, run.keep.sequence(Judgment, every), failed
+    return cases, run.keep.sequence(Judgment, every), run.keep.sequence(Judgment, members), failed
+
+
+def submitted(submission: Submission) -> Submitted:
+    """What the case's result keeps of its submission: its format and its diagnosis' length."""
+    return Submitted(submission.source.get("format"), len(submission.diagnosis))
 
 
 def _case_scores(scores: dict[str, DimensionScore], rubric: Rubric) -> list[DimensionScore]:

@@ -18,6 +18,7 @@ from helpers import EXAMPLE
 
 from ground_truth import load_specs, load_submissions
 from judge import EvalOptions, PromptRenderer, Storage, load_rubric
+from judge.audit import check as check_module
 from judge.audit.arms import audit_cases, plan_arms
 from judge.audit.check import audit_judge, compare_arms
 from judge.judges import PanelJudge
@@ -141,3 +142,42 @@ def test_a_panel_member_that_favours_its_family_leads_the_others_on_its_familys_
     assert lead.effect.excludes_zero() and lead.effect.value is not None and lead.effect.value > 0
     (fair,) = leads[False].values()
     assert fair.effect.value == 0.0 and not fair.effect.excludes_zero()
+
+
+def test_a_panels_audit_reads_its_members_from_result_schema_2(monkeypatch) -> None:
+    """Each arm's result holds one judgment per (case, question), the panel's, and the
+    members' own answers, each with the model's identity, apart in `member_judgments`: the
+    audit's members' answers are exactly those, and the own-family lead is measured on them."""
+    seen: list[tuple] = []
+    real = check_module.arm_answers
+
+    def spy(arm, run):
+        found = real(arm, run)
+        seen.append((arm, run.result, found))
+        return found
+
+    monkeypatch.setattr(check_module, "arm_answers", spy)
+    incidents = sorted({s.incident_id for s in SUBMISSIONS})[::2]
+    subs = [
+        s.model_copy(update={"agent_model": "gpt-4o", "diagnosis": f"{s.diagnosis} (gpt)"})
+        if s.incident_id in incidents
+        else s
+        for s in SUBMISSIONS
+    ]
+    report = audit_judge(SPECS, subs, RUBRIC, own_family_panel(True), probes=["noise"])
+    assert report.complete and [m.member for m in report.members] == [f"llm:{MODEL}"]
+    assert len(seen) == 2  # the run's cases and the reseeded repeat
+    for arm, result, found in seen:
+        assert result.schema_version == "2"
+        own = [j.key for j in result.judgments]
+        assert len(own) == len(set(own)) > 0 and {j.judge for j in result.judgments} == {
+            arm.judge.name
+        }
+        assert {j.judge for j in result.member_judgments} == {m.name for m in arm.judge.judges()}
+        assert all(j.identity is not None for j in result.member_judgments)
+        expected: dict[str, dict] = {}
+        for j in result.member_judgments:
+            if j.answer is not None:
+                cases = expected.setdefault(j.judge, {})
+                cases.setdefault((j.incident_id, j.trial), {})[j.question_id] = j.answer == "Yes"
+        assert found.members == expected

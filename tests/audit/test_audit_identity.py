@@ -1,7 +1,7 @@
 """Which model answered is kept with every answer (issue 40): the model version the reply
 names, its `system_fingerprint` and the seed sent, in the store (version 3, m006) and in the
-result's judgments, served again from the store, per panel member, and absent (never made
-up) where a provider or an older store says nothing."""
+result's judgments (a panel's members' in `member_judgments`), served again from the store, per
+panel member, and absent (never made up) where a provider or an older store says nothing."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run(tmp_path: Path, provider: FakeProvider, *flags: str, name: str = "r.json
 def identities(result: dict) -> set[tuple]:
     return {
         (j["judge"], *(j["identity"] or {}).values()) if j["identity"] else (j["judge"], None)
-        for j in result["judgments"]
+        for j in [*result["judgments"], *result["member_judgments"]]
     }
 
 

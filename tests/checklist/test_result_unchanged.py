@@ -8,7 +8,9 @@ The fixtures were made from the code before the move with
         --outputs examples/sregym-mini/outputs --result-file before.json --no-progress
     gzip -9 -n before.json     # tests/fixtures/results/sregym-mini-rules.before.json.gz
     judge schema result > tests/fixtures/results/result.schema.json
-A deliberate change to the rules judge's answers or to the result schema makes them again.
+A deliberate change to the rules judge's answers or to the result schema makes them again (last
+for issue 39's schema version 2: one judgment per question, the members' in `member_judgments`,
+each case's format and diagnosis length; merged with issue 40's `identity` on every judgment).
 The run asks per dimension, as that command did then; one call per submission (the default
 since issue 26) gives the rules judge's same answers (`tests/run/test_granularity.py`).
 """

@@ -142,6 +142,8 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             judge="r",
             prompt_hash="h",
             identity=None,
+            stage=None,
+            abstained=False,
         )
     )
     b = compact(
@@ -154,6 +156,8 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             judge="r",
             prompt_hash="h",
             identity=None,
+            stage=None,
+            abstained=False,
         )
     )
     partial = compact(Judgment(**full, judge="r", prompt_hash="h"))

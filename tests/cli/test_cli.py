@@ -78,7 +78,7 @@ def test_example_run_succeeds_with_the_rules_judge(example_run) -> None:
 
 def test_example_result_file_config(example_run) -> None:
     result = example_run["result"]
-    assert result["schema_version"] == "1"
+    assert result["schema_version"] == "2"
     rubric = load_rubric("sregym-v3")
     assert result["config"]["rubric"]["name"] == "sregym-v3"
     assert result["config"]["rubric"]["hash"] == rubric.hash

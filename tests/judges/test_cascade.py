@@ -184,19 +184,24 @@ def test_the_cascade_escalates_abstains_costs_and_reruns_free(
     assert summary["abstained"] == len(abstained) > 0
     assert summary["coverage"] == pytest.approx(1 - len(abstained) / 288)
     assert [s["calls"] for s in summary["stages"]] == [96, len(escalated)]
-    own = {
-        (j["incident_id"], j["trial"], j["question_id"]): j
-        for j in result["judgments"]
-        if j["judge"] == result["config"]["judge"]["label"]
-    }
+    own = {(j["incident_id"], j["trial"], j["question_id"]): j for j in result["judgments"]}
+    assert len(own) == len(result["judgments"]) == 288, "one answer per (case, question)"
+    assert {j["judge"] for j in result["judgments"]} == {result["config"]["judge"]["label"]}
+    assert {j["judge"] for j in result["member_judgments"]} == {"rules", f"llm:{MODEL}"}
+    model_said = {j["judge"]: j["identity"] is not None for j in result["member_judgments"]}
+    assert model_said == {"rules": False, f"llm:{MODEL}": True}, "each stage's own identity"
     for key in abstained:
-        assert own[key]["answer"] is None
+        assert own[key]["answer"] is None and own[key]["abstained"]
+        assert own[key]["stage"] is None
         assert own[key]["unscored_reason"].startswith("below_guarantee")
     for key, stage in routed.items():
         if stage == 0:
             assert own[key]["answer"] == world.rules[key].answer
+            assert own[key]["stage"] == "rules" and not own[key]["abstained"]
         elif stage == 1:
             assert own[key]["answer"] == world.policy(key[2], _messages_for(world, key))
+            assert own[key]["stage"] == f"llm:{MODEL}" and not own[key]["abstained"]
+            assert own[key]["identity"] is not None, "a kept answer names the stage's model"
     answered = [k for k, s in routed.items() if s is not None]
     agreed = sum(own[k]["answer"] == world.labels[k] for k in answered) / len(answered)
     assert agreed >= 0.9
@@ -222,7 +227,8 @@ def test_the_cascade_escalates_abstains_costs_and_reruns_free(
 def _answers(result: dict) -> list[tuple]:
     """Every judgment but its prompt hash: a unit only the rules judge answered has one only
     when planning rendered its prompt, which it does once the store holds the model's answers."""
-    return [tuple(v for k, v in j.items() if k != "prompt_hash") for j in result["judgments"]]
+    every = result["judgments"] + result["member_judgments"]
+    return [tuple(v for k, v in j.items() if k != "prompt_hash") for j in every]
 
 
 def _messages_for(world: World, key: tuple[str, str, str]) -> list[dict]:
@@ -282,18 +288,22 @@ def test_the_verdict_guarantee_keeps_or_escalates_whole_cases(world: World, tmp_
     result = json.loads((tmp_path / "cascade.json").read_text())
     label = result["config"]["judge"]["label"]
     by_case: dict[tuple[str, str], dict[str, dict[str, object]]] = {}
-    for j in result["judgments"]:
+    for j in result["judgments"] + result["member_judgments"]:
         by_case.setdefault((j["incident_id"], j["trial"]), {}).setdefault(j["judge"], {})[
             j["question_id"]
         ] = j["answer"]
     kinds = set()
-    for answers in by_case.values():
+    for case, answers in by_case.items():
         own = answers[label]
         if all(a is None for a in own.values()):
             kinds.add("abstained")
         else:
             source = [n for n in ("rules", f"llm:{MODEL}") if answers.get(n) == own]
             assert source, "a kept verdict keeps one judge's answers whole"
+            stages = {
+                j["stage"] for j in result["judgments"] if (j["incident_id"], j["trial"]) == case
+            }
+            assert stages == {source[-1]}, "every answer of a kept verdict names its judge"
             kinds.add(source[-1])
     summary = result["cascade"]
     assert summary["guarantee"] == "verdict" and summary["n_items"] == 32

@@ -178,8 +178,10 @@ def test_samples_are_k_calls_each_stored_and_their_agreement_is_the_confidence(
     assert {m["params"]["temperature"] for m in result["config"]["judge"]["members"]} == {0.7}
     assert len({m["params"]["seed"] for m in result["config"]["judge"]["members"]}) == 3
     assert result["usage"]["cache_hits"] == 18 and len(result["calls"]) == 18
-    own = [j for j in result["judgments"] if j["judge"].endswith("[samples=3]")]
-    members = [j for j in result["judgments"] if "#" in j["judge"]]
+    own = result["judgments"]
+    assert all(j["judge"].endswith("[samples=3]") for j in own)
+    members = result["member_judgments"]
+    assert all("#" in j["judge"] for j in members)
     for j in own:
         votes = [
             m for m in members if (m["trial"], m["question_id"]) == (j["trial"], j["question_id"])

@@ -134,9 +134,10 @@ def test_cli_panel_of_three_models_over_http(tmp_path: Path, capsys, monkeypatch
         monkeypatch.setattr(llm.LLMJudge, "__init__", routed)
         assert main(args) == 0
     result = json.loads(out.read_text())
-    judges = {j["judge"] for j in result["judgments"]}
-    assert judges == {"panel", "llm:openai/a", "llm:openai/b", "llm:openai/c"}
-    assert {j["answer"] for j in result["judgments"] if j["judge"] == "panel"} == {"Yes"}
+    assert {j["judge"] for j in result["judgments"]} == {"panel"}
+    members = {j["judge"] for j in result["member_judgments"]}
+    assert members == {"llm:openai/a", "llm:openai/b", "llm:openai/c"}
+    assert {j["answer"] for j in result["judgments"]} == {"Yes"}
     assert result["config"]["judge"]["name"] == "panel"
     assert len(result["config"]["judge"]["members"]) == 3
     printed = capsys.readouterr().out

@@ -105,10 +105,11 @@ def test_a_judge_that_raises_loses_only_its_own_unit_and_the_run_goes_on() -> No
 def test_a_panel_member_is_checked_like_any_judge() -> None:
     broken = SUBS[1].incident_id
     result = run(PanelJudge([Custom(first_only, "a"), Exploding()]), SPECS, SUBS)
-    omitted = [j for j in result.judgments if j.judge == "a" and j.answer is None]
+    every = [*result.judgments, *result.member_judgments]
+    omitted = [j for j in every if j.judge == "a" and j.answer is None]
     assert omitted and all(j.unscored_reason.startswith("judge_omitted") for j in omitted)
     assert all(not j.question_id.endswith("Q1") for j in omitted)
-    errors = [j for j in result.judgments if j.judge == "exploding" and j.answer is None]
+    errors = [j for j in every if j.judge == "exploding" and j.answer is None]
     assert {j.incident_id for j in errors} == {broken}
     votes = [j for j in result.judgments if j.judge == "panel" and j.incident_id == broken]
     assert votes and all((j.answer is not None) == j.question_id.endswith("Q1") for j in votes)

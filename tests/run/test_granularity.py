@@ -252,12 +252,12 @@ def test_replay_and_a_repeat_panel_at_submission_granularity(
     assert first["usage"]["requests"] == 2 * n and first["usage"]["retries"] == 0
     asked = Counter(c.messages_hash for c in calls if set(c.question_ids) == set(ALL_IDS))
     assert len(asked) == n and set(asked.values()) == {2}
-    assert {j["judge"] for j in first["judgments"]} >= {"llm:openai/fake-judge#1"}
+    assert {j["judge"] for j in first["member_judgments"]} >= {"llm:openai/fake-judge#1"}
     store = tmp_path / "r.sqlite"
     replayed = _eval(gt, out, tmp_path / "p.json", "--judge-model", f"replay:{store}",
                      "--replay-judge", "llm:openai/fake-judge#1", *whole)  # fmt: skip
     assert replayed["overall"]["n_unscored_questions"] == 0
-    member = [j for j in first["judgments"] if j["judge"] == "llm:openai/fake-judge#1"]
+    member = [j for j in first["member_judgments"] if j["judge"] == "llm:openai/fake-judge#1"]
     assert [(j["question_id"], j["answer"]) for j in replayed["judgments"]] == [
         (j["question_id"], j["answer"]) for j in member
     ]

@@ -168,9 +168,16 @@ def pair(judge=None, specs=None, subs=None, **options) -> tuple[EvalResult, Eval
 def test_a_spilled_run_equals_one_kept_in_memory(granularity: str) -> None:
     on, off = pair(granularity=granularity)
     assert isinstance(on.judgments, SpilledSeq) and isinstance(on.calls, SpilledSeq)
+    assert isinstance(on.member_judgments, SpilledSeq)
     assert type(off.judgments) is list and type(off.calls) is list
-    assert len(on.judgments) == len(off.judgments) > len(on.cases) * 9  # members' too
-    for spilled_one, kept in ((on.judgments, off.judgments), (on.calls, off.calls)):
+    assert len(on.judgments) == len(off.judgments) == len(on.cases) * 9
+    assert len(on.member_judgments) == len(off.member_judgments) > 0  # the panel's members'
+    pairs = (
+        (on.judgments, off.judgments),
+        (on.member_judgments, off.member_judgments),
+        (on.calls, off.calls),
+    )
+    for spilled_one, kept in pairs:
         assert all(a == b for a, b in zip(spilled_one, kept, strict=True))
     assert {c.error_kind for c in on.calls} == {None, "judge_error"}
     assert all(

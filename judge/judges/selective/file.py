@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agreement.ranking import Ranking
 from agreement.reliability import ConfidenceCalibration, IsotonicMap, ReliabilityDiagram
 from agreement.selective import SelectiveResult
 from ground_truth.errors import InputError
@@ -21,6 +22,7 @@ from ground_truth.loaders import validate
 from ground_truth.reading import max_input_bytes, regular_file_size
 
 from .identity import JudgeIdentity
+from .shift import Profile
 from .verdict import RubricShape
 
 Guarantee = Literal["question", "verdict"]
@@ -44,6 +46,17 @@ class StageCalibration(BaseModel):
     selection: SelectiveResult = Field(
         description="The threshold on calibrated confidence (fixed-sequence testing with the "
         "exact Clopper-Pearson bound), or why there is none: then this judge never answers."
+    )
+    ranking: Ranking | None = Field(
+        None,
+        description="How its calibrated confidence ranks its answers on the selection items "
+        "that reached it: AUROC for agreeing with the label. A threshold that leaves answers "
+        "out is refused unless it ranks better than chance.",
+    )
+    selects: bool | None = Field(
+        None,
+        description="Its threshold leaves some of its answers out. False: it keeps every answer "
+        "it gives, so the guarantee is its agreement on the labels, not a selection.",
     )
     reliability_raw: ReliabilityDiagram | None = Field(
         None, description="Raw confidence against agreement on the selection items."
@@ -92,6 +105,13 @@ class CalibrationFile(BaseModel):
     coverage: float = Field(description="Share of selection items some judge answers.")
     agreement: float | None = Field(
         None, description="Agreement with the labels on the selection items answered."
+    )
+    profile: Profile | None = Field(
+        None,
+        description="The labelled cases without their labels (incident, agent, format, "
+        "diagnosis length, the first asked judge's answers and confidence): what a run is "
+        "compared with before the guarantee applies to it. None in a file made before the "
+        "shift check: no run can then be shown to be like the calibration set.",
     )
 
     @property

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agreement.ranking import Ranking, rank_confidence
 from agreement.reliability import (
     ConfidenceCalibration,
     IsotonicMap,
@@ -38,10 +39,12 @@ from ground_truth.errors import InputError
 
 from ...checklist.judgment import QuestionAnswer
 from ...checklist.results import EvalResult, tool_version
+from ...checklist.scoring import CaseResult
 from ..confidence import stated_score
 from .file import CANNOT_ANSWER, CalibrationFile, Guarantee, LabelSet, StageCalibration
 from .identity import JudgeIdentity, identity_of
 from .route import calibrate_answers
+from .shift import CaseProfile, Profile, profile_cases
 from .verdict import RubricShape, judge_verdict, verdict_confidence
 
 Item = tuple[str, str, str]
@@ -66,6 +69,7 @@ class Stage:
     identity: JudgeIdentity
     source: str
     answers: dict[tuple[str, str], dict[str, QuestionAnswer]]
+    cases: list[CaseResult] = field(default_factory=list)
 
 
 @dataclass
@@ -81,6 +85,12 @@ class StageFit:
     n_scored: int = 0
     confidence: list[float] = field(default_factory=list)
     agreed: list[bool] = field(default_factory=list)
+    ranking: Ranking | None = None
+    """How its confidence ranks its answers on the selection items (AUROC)."""
+    raw_ranking: Ranking | None = None
+    """The same for its raw confidence (the question guarantee)."""
+    profile: list[CaseProfile] = field(default_factory=list)
+    """The labelled cases with its answers, as the shift check compares a run with them."""
 
 
 @dataclass
@@ -94,6 +104,7 @@ class Calibrated:
     fit_share: float
     seed: int
     items: list[Item]
+    select_items: list[Item] = field(default_factory=list)
 
 
 def stage_of(result: EvalResult, source: str) -> Stage:
@@ -102,8 +113,6 @@ def stage_of(result: EvalResult, source: str) -> Stage:
     label = judge.get("label") or judge.get("name") or "judge"
     answers: dict[tuple[str, str], dict[str, QuestionAnswer]] = {}
     for j in result.judgments:
-        if j.judge != label:
-            continue
         answers.setdefault((j.incident_id, j.trial), {})[j.question_id] = QuestionAnswer(
             question_id=j.question_id,
             answer=j.answer,
@@ -112,7 +121,7 @@ def stage_of(result: EvalResult, source: str) -> Stage:
             unscored_reason=j.unscored_reason,
         )
     identity = identity_of(judge, label, result.config.get("granularity"))
-    return Stage(identity, source, answers)
+    return Stage(identity, source, answers, list(result.cases))
 
 
 def rubric_of(results: Sequence[EvalResult], sources: Sequence[str]) -> tuple[str, RubricShape]:
@@ -177,9 +186,12 @@ def fit_stages(
     seed: int = 0,
     min_count: int = DEFAULT_MIN_COUNT,
     label_files: Sequence[str] = (),
+    maps: Sequence[StageCalibration] | None = None,
 ) -> Calibrated:
     """Each stage's maps (on the fitting items) and reliability diagrams (on the selection
-    items); InputError when the labels and the results share no item."""
+    items); InputError when the labels and the results share no item. `maps`: keep these
+    stages' maps (an earlier calibration's) instead of fitting new ones: every labelled item
+    then goes to choosing the thresholds (`fit_share` must be 0)."""
     if not 0.0 <= fit_share < 1.0:
         raise InputError("--fit-share", f"expected a share from 0 up to (not) 1, got {fit_share}")
     items = _items(stages, labels, guarantee)
@@ -187,11 +199,26 @@ def fit_stages(
         raise NothingLabelled(
             label_files[0] if label_files else "--human", _nothing_labelled(labels, guarantee)
         )
+    if maps is not None and (fit_share or len(maps) != len(stages)):
+        raise ValueError("maps: one per stage, and only with fit_share 0")
     fit_items, select_items = _split(items, fit_share, seed)
     fits = [
-        _fit_stage(s, labels, fit_items, select_items, guarantee, rubric, min_count) for s in stages
+        _fit_stage(
+            s,
+            labels,
+            fit_items,
+            select_items,
+            guarantee,
+            rubric,
+            min_count,
+            seed,
+            None if maps is None else maps[n],
+        )
+        for n, s in enumerate(stages)
     ]
-    return Calibrated(guarantee, fits, len(fit_items), len(select_items), fit_share, seed, items)
+    return Calibrated(
+        guarantee, fits, len(fit_items), len(select_items), fit_share, seed, items, select_items
+    )
 
 
 def choose_thresholds(
@@ -217,6 +244,9 @@ def choose_thresholds(
         alpha,
         names=[f.identity.name for f in fits],
         split_alpha=split_alpha,
+        clusters=[item[0] for item in calibrated.select_items],
+        answered=[[c != CANNOT_ANSWER for c in f.confidence] for f in fits],
+        seed=calibrated.seed,
     )
     if all(stage.threshold is None for stage in plan.stages):
         reason = _refusal(calibrated, plan, rubric, target, alpha)
@@ -249,6 +279,8 @@ def choose_thresholds(
                 verdict_map=fit.verdict_map,
                 n_reaching=stage.n_reaching,
                 selection=stage.selection,
+                ranking=stage.ranking,
+                selects=stage.selects,
                 reliability_raw=fit.raw,
                 reliability_calibrated=fit.calibrated,
             )
@@ -256,6 +288,16 @@ def choose_thresholds(
         ],
         coverage=routing.coverage,
         agreement=routing.agreement,
+        profile=_profile(fits, plan, rubric),
+    )
+
+
+def _profile(fits: Sequence[StageFit], plan: CascadePlan, rubric: RubricShape) -> Profile:
+    """The labelled cases as the first judge a run asks (the first with a threshold) saw
+    them."""
+    first = next(i for i, stage in enumerate(plan.stages) if stage.threshold is not None)
+    return Profile(
+        judge=fits[first].identity.name, questions=rubric.questions, cases=fits[first].profile
     )
 
 
@@ -304,13 +346,18 @@ def _fit_stage(
     guarantee: Guarantee,
     rubric: RubricShape,
     min_count: int,
+    seed: int = 0,
+    kept: StageCalibration | None = None,
 ) -> StageFit:
     name = stage.identity.name
-    maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
-    verdict_map = None
-    if guarantee == "verdict":
-        x, y = _verdict_points(stage, labels, fit_items, maps, rubric)
-        verdict_map = fit_isotonic(x, y) if x else None
+    if kept is not None:
+        maps, verdict_map = kept.maps, kept.verdict_map
+    else:
+        maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
+        verdict_map = None
+        if guarantee == "verdict":
+            x, y = _verdict_points(stage, labels, fit_items, maps, rubric)
+            verdict_map = fit_isotonic(x, y) if x else None
     raw: list[float] = []
     confidence: list[float] = []
     agreed: list[bool] = []
@@ -329,6 +376,9 @@ def _fit_stage(
         confidence.append(CANNOT_ANSWER if value is None else value)
         raw.append(-1.0 if raw_value is None else raw_value)
     scored = [i for i, c in enumerate(confidence) if c != CANNOT_ANSWER]
+    clusters = [select_items[i][0] for i in scored]
+    labelled = {(i[0], i[1]) for i in [*fit_items, *select_items]}
+    cases = [c for c in stage.cases if (c.incident_id, c.trial) in labelled]
     fit = StageFit(
         identity=stage.identity,
         maps=maps,
@@ -341,8 +391,22 @@ def _fit_stage(
         n_scored=len(scored),
         confidence=confidence,
         agreed=agreed,
+        ranking=_ranking(
+            [confidence[i] for i in scored], [agreed[i] for i in scored], clusters, seed
+        ),
+        raw_ranking=_ranking([raw[i] for i in scored], [agreed[i] for i in scored], clusters, seed)
+        if guarantee == "question"
+        else None,
+        profile=profile_cases(cases, stage.answers),
     )
     return fit
+
+
+def _ranking(
+    confidence: list[float], agreed: list[bool], clusters: list[str], seed: int
+) -> Ranking | None:
+    """The AUROC of a confidence on the selection items (95% interval; chance at alpha 0.1)."""
+    return rank_confidence(confidence, agreed, clusters, seed=seed) if confidence else None
 
 
 def _question_maps(
@@ -359,6 +423,7 @@ def _question_maps(
     x: list[float] = []
     y: list[bool] = []
     questions: list[str] = []
+    values: list[str] = []
     cases = {(i[0], i[1]) for i in fit_items}
     for case in sorted(cases):
         answers = stage.answers.get(case, {})
@@ -371,15 +436,18 @@ def _question_maps(
             answer = answers.get(qid)
             label = labels.get((case[0], case[1], qid))
             score = None if answer is None else stated_score(answer)
-            if score is None or label is None:
+            if answer is None or answer.answer is None or score is None or label is None:
                 continue
             x.append(score)
-            y.append(answer.answer == label)  # type: ignore[union-attr]
+            y.append(answer.answer == label)
             questions.append(qid)
+            values.append(answer.answer)
     if not x:
         identity = IsotonicMap(thresholds=[0.0, 1.0], values=[0.0, 1.0], n=0, n_agreed=0)
         return ConfidenceCalibration(min_count=min_count, pooled=identity, judges={}, questions=[])
-    return fit_confidence_calibration(x, y, [name] * len(x), questions, min_count=min_count)
+    return fit_confidence_calibration(
+        x, y, [name] * len(x), questions, answers=values, min_count=min_count
+    )
 
 
 def _verdict_points(
@@ -444,6 +512,11 @@ def _refusal(
         f"({calibrated.n_select} selection items; each judge tested at alpha "
         f"{plan.stage_alpha:.3g}): {reasons}"
     )
+    if any(r.cause == "ranking" for r in refusals):
+        return (
+            head + ". A confidence that ranks the judge's answers (or more labelled incidents, "
+            "which narrow the AUROC's interval) would let a threshold be chosen"
+        )
     needs = [r.more_labels_needed for r in refusals if r.more_labels_needed is not None]
     if not needs:
         return (

@@ -18,12 +18,10 @@ import numpy as np
 
 from agreement.reliability import ConfidenceCalibration
 
-from ...checklist.judgment import QuestionAnswer
+from ...checklist.judgment import BELOW_GUARANTEE, QuestionAnswer
 from ..confidence import stated_score
 from .file import CalibrationFile
 from .verdict import verdict_confidence
-
-BELOW_GUARANTEE = "below_guarantee"
 
 
 def calibrate_answers(
@@ -34,7 +32,7 @@ def calibrate_answers(
     for answer in answers:
         raw = stated_score(answer)
         if raw is not None:
-            chosen, _ = maps.map_for(judge, answer.question_id)
+            chosen, _ = maps.map_for(judge, answer.question_id, answer.answer)
             out[answer.question_id] = float(chosen.predict(np.array([raw]))[0])
     return out
 

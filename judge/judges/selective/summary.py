@@ -148,16 +148,50 @@ def _price(model: str) -> tuple[float, float] | None:
 
 
 def summary_of(judge: Any, result: Any) -> CascadeSummary | None:
-    """The `cascade` block for a cascade judge's run (None for any other judge)."""
+    """The `cascade` block for a cascade judge's run (None for any other judge), with the shift
+    check that decides whether its guarantee applies to this run."""
     from ..cascade import CascadeJudge
 
     if not isinstance(judge, CascadeJudge) or judge.calibration is None:
         return None
     last = judge.stages[-1].describe()
-    return cascade_summary(
+    summary = cascade_summary(
         judge.calibration,
         [s.name for s in judge.stages],
         judge.tally.answered,
         list(result.calls),
         last.get("model"),
     )
+    return with_shift_check(summary, judge.calibration, result, judge.allow_shift)
+
+
+def with_shift_check(
+    summary: CascadeSummary, calibration: CalibrationFile, result: Any, allow_shift: bool
+) -> CascadeSummary:
+    """`summary` with the run compared with the calibration set, and whether the guarantee
+    is established for it."""
+    from .shift import check_run
+
+    profile = calibration.profile
+    allowed = "; kept as asked (--allow-shift), without this check's support"
+    if profile is None:
+        note = (
+            "no shift check: the calibration file holds no profile of its cases (made before "
+            "the check), so this run cannot be shown to be like them; calibrate again"
+        )
+        return summary.model_copy(
+            update={
+                "guarantee_established": allow_shift,
+                "guarantee_note": note + (allowed if allow_shift else ""),
+            }
+        )
+    shift = check_run(profile, result)
+    update: dict[str, Any] = {"shift": shift.model_dump(mode="json")}
+    if shift.shifted:
+        differs = "; ".join(shift.differing)
+        note = f"shift: this run differs from the calibration set in {differs}"
+        update["guarantee_established"] = allow_shift
+        update["guarantee_note"] = note + (
+            allowed if allow_shift else ": the guarantee is not established for this run"
+        )
+    return summary.model_copy(update=update)
