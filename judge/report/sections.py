@@ -103,9 +103,9 @@ def agreement_tables(section: dict[str, Any]) -> tuple[list[Table] | None, str |
 def ranking_tables(result: EvalResult) -> list[Table]:
     """Whether the agents' order survives a change of judge among a panel's members
     (`agreement.leaderboard`, as `judge agreement --rank` on the result); none unless the result
-    is a panel's and its cases name two agents or more."""
+    is a panel's (or a cascade's: its stages) and its cases name two agents or more."""
     own = result.config.get("judge", {}).get("label")
-    if not any(j.judge != own for j in result.judgments):
+    if not any(j.judge != own for j in result.member_judgments):
         return []
     if len({c.agent for c in result.cases if c.agent is not None}) < 2:
         return []
