@@ -105,7 +105,7 @@ def ranking_tables(result: EvalResult) -> list[Table]:
     (`agreement.leaderboard`, as `judge agreement --rank` on the result); none unless the result
     is a panel's (or a cascade's: its stages) and its cases name two agents or more."""
     own = result.config.get("judge", {}).get("label")
-    if not any(j.judge != own for j in result.member_judgments):
+    if not any(j.judge != own and j.answer is not None for j in result.member_judgments):
         return []
     if len({c.agent for c in result.cases if c.agent is not None}) < 2:
         return []

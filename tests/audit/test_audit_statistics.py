@@ -226,3 +226,13 @@ def test_a_panels_html_report_shows_whether_its_members_rank_the_agents_alike() 
         assert f"<td>{pair.kendall_tau.text()}</td>" in section
     alone = evaluate(specs, subs, judge=members[0])
     assert 'id="ranking"' not in render_html(alone)
+
+
+def test_a_panel_whose_members_answered_nothing_renders_without_a_ranking() -> None:
+    specs = load_specs(EXAMPLE / "ground_truth")
+    subs = load_submissions(EXAMPLE / "outputs")[:6]
+    garbled = FakeProviderConfig(fault_rates={"malformed": 1.0})
+    members = [inprocess_judge(garbled, "openai/a"), inprocess_judge(garbled, "openai/b")]
+    panel = evaluate(specs, subs, judge=PanelJudge(members))
+    assert [j.answer for j in panel.member_judgments if j.answer is not None] == []
+    assert 'id="ranking"' not in render_html(panel)  # one judge: nothing to rank against
