@@ -9,6 +9,15 @@
 
 from agreement.calibrate import CalibrationReport, calibrate
 from agreement.errors import LabelFileError
+from agreement.leaderboard import (
+    AgentScore,
+    RankCorrelation,
+    RankReport,
+    kendall_tau_b,
+    rank_stability,
+    spearman_rho,
+)
+from agreement.paired import PairedEffect, difference_effect, gate_level, paired_effect
 from agreement.ppi import (
     LabelCandidate,
     MeanDifference,
@@ -89,6 +98,7 @@ from agreement.stats import (
 __all__ = [
     "LABEL_COLUMNS",
     "LEVELS",
+    "AgentScore",
     "AgreementReport",
     "Answer",
     "CalibrationReport",
@@ -108,7 +118,10 @@ __all__ = [
     "MeanEstimate",
     "PPIEstimate",
     "PairStats",
+    "PairedEffect",
     "QuestionMap",
+    "RankCorrelation",
+    "RankReport",
     "Ranking",
     "RaterLabels",
     "RatingTable",
@@ -129,10 +142,13 @@ __all__ = [
     "calibrate_cascade",
     "clopper_pearson_lower",
     "cohen_kappa",
+    "difference_effect",
     "expected_calibration_error",
     "fit_confidence_calibration",
     "fit_isotonic",
     "fleiss_kappa",
+    "gate_level",
+    "kendall_tau_b",
     "krippendorff_alpha",
     "label_rows",
     "labelling_probabilities",
@@ -140,11 +156,13 @@ __all__ = [
     "min_count_for",
     "normalize_answer",
     "pair_stats",
+    "paired_effect",
     "pairwise",
     "ppi_mean",
     "ppi_mean_difference",
     "rank_confidence",
     "rank_for_labelling",
+    "rank_stability",
     "read_labels",
     "read_ratings",
     "read_result",
@@ -156,6 +174,7 @@ __all__ = [
     "sample_for_labelling",
     "select_threshold",
     "shift_test",
+    "spearman_rho",
     "stratified_ppi_mean",
     "table2_markdown",
     "table2_rows",

@@ -77,15 +77,15 @@ def read_result(
     of the result's own judge (`config.judge.label`) are read: schema version 1 kept the
     members' answers in `judgments[]` too.
     """
-    data, path = _load_json(source)
-    name = rater or _default_rater(data, path)
+    data, path = load_result_data(source)
+    name = rater or default_rater(data, path)
     rubric = rubric_hash(data)
     main = RaterLabels(name=name, kind="judge", source=path, rubric=rubric)
     members: dict[str, RaterLabels] = {}
     seen: dict[tuple[str, ItemKey], tuple[str, str | None, str]] = {}
-    rows = [("judgments", row) for row in _list_field(data, "judgments", path)]
+    rows = [("judgments", row) for row in list_field(data, "judgments", path)]
     if by_judge:
-        rows += [("member_judgments", row) for row in _list_field(data, "member_judgments", path)]
+        rows += [("member_judgments", row) for row in list_field(data, "member_judgments", path)]
     own_label = (data.get("config") or {}).get("judge", {}).get("label")
     counts: dict[str, int] = {}
     for where, row in rows:
@@ -102,9 +102,9 @@ def read_result(
                 judge, RaterLabels(name=judge, kind="judge", source=path, rubric=rubric)
             )
         key = ItemKey(
-            _text(row, "incident_id", path, field),
-            _text(row, "trial", path, field, default="1"),
-            _text(row, "question_id", path, field),
+            text_field(row, "incident_id", path, field),
+            text_field(row, "trial", path, field, default="1"),
+            text_field(row, "question_id", path, field),
         )
         answer = normalize_answer(row.get("answer"), path=path, field=f"{field}.answer")
         _check_duplicate(seen, target.name, key, field, answer, judge, path)
@@ -132,12 +132,12 @@ def rubric_hash(data: Mapping[str, Any]) -> str | None:
 
 
 def _read_cases(data: Mapping[str, Any], path: str | None, rater: RaterLabels) -> None:
-    for i, case in enumerate(_list_field(data, "cases", path)):
+    for i, case in enumerate(list_field(data, "cases", path)):
         field = f"cases[{i}]"
         if not isinstance(case, Mapping):
             raise LabelFileError(path, "expected an object", field=field)
-        incident = _text(case, "incident_id", path, field)
-        trial = _text(case, "trial", path, field, default="1")
+        incident = text_field(case, "incident_id", path, field)
+        trial = text_field(case, "trial", path, field, default="1")
         rater.labels["verdict"][ItemKey(incident, trial, VERDICT)] = normalize_answer(
             case.get("passed"), path=path, field=f"{field}.passed"
         )
@@ -183,7 +183,9 @@ def _check_duplicate(
         )
 
 
-def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
+def load_result_data(source: Source) -> tuple[Mapping[str, Any], str | None]:
+    """A result file's JSON (or the parsed dict given) and its path; `LabelFileError` when it
+    is no judge result."""
     if isinstance(source, Mapping):
         return source, None
     path = str(source)
@@ -200,7 +202,8 @@ def _load_json(source: Source) -> tuple[Mapping[str, Any], str | None]:
     return data, path
 
 
-def _default_rater(data: Mapping[str, Any], path: str | None) -> str:
+def default_rater(data: Mapping[str, Any], path: str | None) -> str:
+    """A result's rater name: its judge's model, else its judge's name, else the file's stem."""
     judge = (data.get("config") or {}).get("judge") or {}
     name = judge.get("model") or judge.get("name")
     if name:
@@ -208,16 +211,18 @@ def _default_rater(data: Mapping[str, Any], path: str | None) -> str:
     return Path(path).stem if path else "judge"
 
 
-def _list_field(data: Mapping[str, Any], name: str, path: str | None) -> list[Any]:
+def list_field(data: Mapping[str, Any], name: str, path: str | None) -> list[Any]:
+    """`data[name]` as a list ([] when absent); `LabelFileError` when it is something else."""
     value = data.get(name) or []
     if not isinstance(value, list):
         raise LabelFileError(path, "expected a list", field=name)
     return value
 
 
-def _text(
+def text_field(
     row: Mapping[str, Any], name: str, path: str | None, field: str, default: str | None = None
 ) -> str:
+    """`row[name]` as stripped text (`default` when missing); `LabelFileError` naming `field`."""
     value = row.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         if default is not None:
@@ -363,7 +368,7 @@ def label_rows(
     `cases[].diagnosis`, `cases[].ground_truth`). `diagnoses` is keyed by `(incident_id, trial)`
     or by `incident_id`.
     """
-    data, _ = _load_json(result)
+    data, _ = load_result_data(result)
     cases, questions = _case_questions(data)
     qtexts = {**_result_question_texts(data), **(question_texts or {})}
     rows = []

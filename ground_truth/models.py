@@ -203,6 +203,11 @@ class Submission(BaseModel):
     trial: str = "1"
     diagnosis: str
     agent: str | None = None
+    agent_model: str | None = Field(
+        None,
+        description="The model behind the agent, where its output names one (SREGym traces, "
+        "SRE-Zero and AIOpsLab runs): a judge of the same family may favour it.",
+    )
     entities: list[Entity] | None = None
     trajectory: Trajectory | None = None
     source: dict[str, Any] = Field(default_factory=dict)

@@ -9,7 +9,8 @@ The Python API for harnesses::
     case.composite, case.passed, case.judgments              # every question's answer
 
 From async code: `await evaluate_submission_async(...)`, `await evaluate_async(...)`.
-Check a judge without labels: `selftest_judge(specs)` (`judge selftest`).
+Check a judge without labels: `selftest_judge(specs)` (`judge selftest`); measure its bias and
+noise on a run's cases: `audit_judge(specs, submissions, judge=...)` (`judge audit`).
 Your own judge: see `help(judge.Judge)` and `register_judge`.
 """
 
@@ -57,10 +58,13 @@ _EXPORTS = {
     "judge.checklist.scoring": ["CaseResult", "pass_at_k", "pass_hat_k"],
     "judge.selftest.check": ["selftest_judge", "selftest_judge_async"],
     "judge.selftest.report": ["SelftestReport"],
+    "judge.audit.check": ["audit_judge", "audit_judge_async"],
+    "judge.audit.report": ["AuditReport"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
+    "AuditReport",
     "Cacheable",
     "CalibrationFile",
     "CascadeJudge",
@@ -85,6 +89,8 @@ __all__ = [
     "SelftestReport",
     "Storage",
     "Submission",
+    "audit_judge",
+    "audit_judge_async",
     "check_guarantee",
     "estimate_with_labels",
     "evaluate",
@@ -122,6 +128,8 @@ if TYPE_CHECKING:
         render_prompts,
         run_sync,
     )
+    from .audit.check import audit_judge, audit_judge_async
+    from .audit.report import AuditReport
     from .checklist.judgment import DimensionVerdict, Judgment, QuestionAnswer
     from .checklist.prompts import PromptRenderer
     from .checklist.results import EvalResult, load_result, write_result

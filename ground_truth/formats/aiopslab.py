@@ -362,6 +362,7 @@ def _record_to_submission(
         trial=str(session_id),
         diagnosis="\n".join(lines),
         agent=record.get("model_dir") or record.get("agent"),
+        agent_model=record.get("model_dir") or None,
         entities=entities,
         trajectory=record.get("trajectory"),
         source={

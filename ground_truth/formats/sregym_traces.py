@@ -264,6 +264,7 @@ def _submission(
         trial=f"{tool}/{run}",
         diagnosis=text,
         agent=f"{tool} ({model})" if model else tool,
+        agent_model=model,
         trajectory=Trajectory(actions=actions, metrics=metrics),
         source={
             "format": "sregym",

@@ -53,6 +53,29 @@ class Usage(BaseModel):
     )
 
 
+class JudgeIdentity(BaseModel):
+    """Which model answered a call, as its provider said, so that two runs whose answers differ
+    can be told apart: a new model version or backend configuration behind the same model name
+    changes answers without changing any setting of ours."""
+
+    model_version: str | None = Field(
+        None, description="The model the reply names (`model`: often a dated version)."
+    )
+    system_fingerprint: str | None = Field(
+        None, description="The provider's backend configuration (`system_fingerprint`), if sent."
+    )
+    seed: int | None = Field(None, description="The seed sent with the request, if one was.")
+
+    @classmethod
+    def of(
+        cls, model: str | None, fingerprint: str | None, seed: int | None
+    ) -> JudgeIdentity | None:
+        """The identity a reply gives, None when there is nothing to say."""
+        if model is None and fingerprint is None and seed is None:
+            return None
+        return cls(model_version=model, system_fingerprint=fingerprint, seed=seed)
+
+
 class DimensionVerdict(BaseModel):
     """A judge's reply for one dimension of one case."""
 
@@ -74,6 +97,9 @@ class DimensionVerdict(BaseModel):
     )
     batch_id: str | None = Field(
         None, description="The provider batch job that answered it (`judge eval --batch`)."
+    )
+    identity: JudgeIdentity | None = Field(
+        None, description="Which model answered, as the provider said (None: it said nothing)."
     )
 
     def answer_for(self, question_id: str) -> QuestionAnswer | None:
@@ -107,6 +133,9 @@ class Judgment(BaseModel):
     prompt_hash: str
     """The hash of the prompt the judge was asked (part of a stored answer's key); empty for a
     judge that reads no prompt (the rules judge renders none)."""
+    identity: JudgeIdentity | None = None
+    """Which model answered, as its provider said (model version, `system_fingerprint`, the
+    seed sent); None for a judge that asks no provider, or a provider that said nothing."""
     stage: str | None = Field(
         None,
         description="A cascade's answer: the judge (stage) whose answer it kept; None for any "

@@ -90,7 +90,15 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 class PromptRenderer:
     """Renders prompts from the shipped templates, or from a directory that overrides some of them."""
 
-    def __init__(self, template_dir: str | Path | None = None, reply_order: str = "answer-first"):
+    def __init__(
+        self,
+        template_dir: str | Path | None = None,
+        reply_order: str = "answer-first",
+        *,
+        first: Path | None = None,
+    ):
+        """`first`: a folder of templates searched before `template_dir` and the shipped ones
+        (a variant of the prompt, such as `judge audit`'s diagnosis-first `case.j2`)."""
         self.reply_order = reply_order
         """Which field of an answer the system prompt asks for first; see
         `judge.judges.reply_format.EvidenceFirstItem` (the llm judge's `reply_order` should match)."""
@@ -102,6 +110,8 @@ class PromptRenderer:
                     template_dir, "not a directory of templates", field="--prompt-template"
                 )
             search.insert(0, str(template_dir))
+        if first is not None:
+            search.insert(0, str(first))
         self.template_dir = template_dir
         self._search = search
         self.fingerprint = self._fingerprint()

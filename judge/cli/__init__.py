@@ -64,6 +64,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "selftest",
         "check a judge on cases derived from the specs (no outputs, no labels)",
     ),
+    "audit": (
+        "audit",
+        "measure a judge's bias and noise on the run's cases (order, verbosity, anchoring, "
+        "self-grading, run-to-run)",
+    ),
     "report": ("report", "HTML report and CSV/JSONL/JUnit exports of a result file"),
     "agreement": ("agreement", "agreement among judges and people (Cohen's kappa and more)"),
     "calibrate": (

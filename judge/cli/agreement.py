@@ -64,6 +64,16 @@ def _register_agreement(commands: argparse._SubParsersAction) -> None:
         help="also write a self-contained HTML page: κ per question with CIs (a chart), "
         "each level's table and every pair's confusion matrix",
     )
+    p.add_argument(
+        "--rank",
+        action="store_true",
+        help="whether the agents' order survives a change of judge: Kendall tau-b and Spearman "
+        "rho of the per-agent pass rates and mean composites between the judges of the result "
+        "files (a panel's members too), each judge against the others' mean",
+    )
+    p.add_argument(
+        "--no-members", action="store_true", help="with --rank: leave a panel's members out"
+    )
     _bootstrap_arguments(p)
     p.set_defaults(handler=cmd_agreement)
 
@@ -194,6 +204,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from agreement import agreement_report, render_report, table2_markdown
 
     check_writable([("--output", args.output), ("--html", args.html)], inputs_of(args, "sources"))
+    if args.rank:
+        if args.html is not None:
+            raise InputError("--html", "is the agreement page; --rank prints its tables only")
+        return _rank(args)
     report = agreement_report(
         args.sources,
         B=args.bootstrap,
@@ -209,6 +223,22 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         from ..report.agreement_page import write_agreement_html
 
         write_agreement_html(args.html, report)
+    return EXIT_OK
+
+
+def _rank(args: argparse.Namespace) -> int:
+    """`judge agreement --rank`: the agents' order under each judge, and how alike it is."""
+    from agreement.leaderboard import rank_stability, rank_tables
+
+    report = rank_stability(
+        args.sources, B=args.bootstrap, seed=args.seed, members=not args.no_members
+    )
+    out = console()
+    for table in rank_tables(report):
+        out.print(table)
+    for note in report.notes:
+        out.print(f"note: {note}", highlight=False, markup=False)
+    _write_json(args.output, report.model_dump_json(indent=2))
     return EXIT_OK
 
 

@@ -462,6 +462,7 @@ def _panel_agreement(result, out) -> None:
 def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..api import EvalOptions, evaluate_async, run_sync
     from ..checklist.results import write_result
+    from ..report.safe_text import markup_safe
 
     out = console(stderr=args.json)
     announce(judge, args, out)
@@ -489,6 +490,10 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
+    self_graded = _self_grading(judge, submissions)
+    if self_graded is not None:
+        result.warnings.append(self_graded)
+        out.print(f"[yellow]warning: {markup_safe(self_graded)}[/yellow]")
     code, reason = run_outcome(result, args, latch)
     result.exit_code, result.exit_reason = code, reason
     write_result(result, args.result_file)
@@ -520,6 +525,14 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         write_result(result, args.result_file)  # so the file says how the command ended
     report_outcome(code, reason)
     return code
+
+
+def _self_grading(judge, submissions) -> str | None:
+    """The warning for submissions whose agent's model is of the judge's family, if any."""
+    from ..audit.families import judge_models, self_grading
+
+    models = judge_models(judge)
+    return self_grading(list(submissions), models).warning if models else None
 
 
 def run_options(args, latch, store: Path | None, batch):

@@ -246,6 +246,10 @@ CHECKS: dict[str, Number | Parsed | PathFlag] = {
     "--fit-share": Number(float, 0, 1, below=True),
     "--thresholds": Parsed(_fractions, "comma-separated numbers from 0 to 1 (e.g. 0.5,0.7)"),
     "--sample": Number(int, 1, 10_000_000),
+    # judge audit
+    "--probes": Parsed(_names, "comma-separated probes (e.g. order,noise)"),
+    "--order-seeds": Number(int, 1, 20),
+    "--tolerance": Number(float, 0, 1, below=True),
     "--port": Number(int, 0, 65_535),
 }
 """Every checked option by name, with the values it accepts."""

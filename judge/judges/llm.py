@@ -36,7 +36,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from ..checklist.judgment import DimensionVerdict, Usage, unscored
+from ..checklist.judgment import DimensionVerdict, JudgeIdentity, Usage, unscored
 from .base import JudgeTask, NullGate, RequestGate, RunStopped
 from .clients import TRANSIENT, Client, Reply, choose, error_kind, make_client
 from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_seconds
@@ -248,12 +248,17 @@ class LLMJudge:
                 self.replies["repaired" if parsed.repairs else "clean"] += 1
                 self.repairs.update(parsed.repairs)
                 answers = with_scores(parsed.answers, reply.logprobs)
-                verdict = DimensionVerdict(answers=answers, attempts=attempt)
+                identity = self.identity(reply)
+                verdict = DimensionVerdict(answers=answers, attempts=attempt, identity=identity)
                 return tally.finish(verdict, usage)
             messages = reask_messages(asked, content, problem, task.question_ids)
         reason = f"unparseable reply after {self.max_reasks + 1} attempts: {problem}"
         verdict = unscored(task.question_ids, reason, "unparseable", self.max_reasks + 1)
         return tally.finish(verdict, usage)
+
+    def identity(self, reply: Reply) -> JudgeIdentity | None:
+        """Which model answered `reply`, as the provider said, and the seed sent with it."""
+        return JudgeIdentity.of(reply.model, reply.system_fingerprint, self.seed)
 
     def _log_reply(
         self, messages: list[dict[str, Any]], reply: Reply, latency: float | None

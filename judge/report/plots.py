@@ -261,3 +261,41 @@ def kappa_forest(
 
 def _short(name: str, most: int = 36) -> str:
     return name if len(name) <= most else name[: most // 2 - 1] + "…" + name[-(most // 2 - 1) :]
+
+
+def audit_probe(
+    questions: Sequence[str],
+    values: Sequence[float],
+    overall: tuple[float, float | None, float | None] | None,
+    xlabel: str,
+    prefix: str,
+    floor: float | None = None,
+) -> Markup:
+    """One audit probe: a bar per question (its shift or flip rate), the overall effect on top
+    with its 95% interval, zero as a line, and the noise floor dotted when there is one."""
+    plt = _pyplot()
+    labels = ["all questions", *questions] if overall is not None else list(questions)
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 0.9 + 0.28 * len(labels)))
+        y = list(range(len(labels)))[::-1]
+        bars = [overall[0]] if overall is not None else []
+        bars += list(values)
+        colors = ([NEUTRAL] if overall is not None else []) + [MUTED] * len(values)
+        ax.barh(y, bars, color=colors, height=0.6)
+        low, high = (overall[1], overall[2]) if overall is not None else (None, None)
+        if overall is not None and low is not None and high is not None:
+            value = overall[0]
+            ax.errorbar(
+                value, y[0], xerr=[[value - low], [high - value]], color="#243040", capsize=3, lw=1
+            )
+        ax.axvline(0, color="#243040", linewidth=0.8)
+        if floor is not None:
+            ax.axvline(floor, color=UNSCORED, linestyle=":", linewidth=1, label="noise floor")
+            ax.legend(frameon=False, fontsize=8, loc="lower right")
+        ax.set_yticks(y, [_short(label, 24) for label in labels], fontsize=8)
+        low_edge = min([0.0, *bars]) - 0.05
+        high_edge = max([0.05, *bars, *(o for o in (overall or ())[1:] if o is not None)]) + 0.05
+        ax.set_xlim(max(low_edge, -1.05), min(high_edge, 1.05))
+        ax.xaxis.get_major_locator().set_params(nbins=5)
+        ax.set_xlabel(xlabel)
+        return to_svg(fig, prefix)

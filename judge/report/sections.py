@@ -100,6 +100,23 @@ def agreement_tables(section: dict[str, Any]) -> tuple[list[Table] | None, str |
     return tables, None
 
 
+def ranking_tables(result: EvalResult) -> list[Table]:
+    """Whether the agents' order survives a change of judge among a panel's members
+    (`agreement.leaderboard`, as `judge agreement --rank` on the result); none unless the result
+    is a panel's (or a cascade's: its stages) and its cases name two agents or more."""
+    own = result.config.get("judge", {}).get("label")
+    if not any(j.judge != own and j.answer is not None for j in result.member_judgments):
+        return []
+    if len({c.agent for c in result.cases if c.agent is not None}) < 2:
+        return []
+    from agreement.leaderboard import rank_rows, rank_stability
+
+    report = rank_stability([result.model_dump(mode="json")])
+    tables = [Table(title, columns, rows) for title, columns, rows in rank_rows(report)]
+    tables[-1].notes.extend(report.notes)
+    return tables
+
+
 def _pair_table(title: str, pairs: list[dict[str, Any]]) -> Table:
     table = Table(
         title=title,

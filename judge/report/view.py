@@ -14,7 +14,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -31,9 +31,18 @@ from .pages import CasePage, PageLink, incident_summaries, page_link
 from .questions import ALL_AGENTS, QuestionShare, plotted, question_shares
 from .replies import ReplySource
 from .safe_text import visible
-from .sections import Table, agreement_tables, cascade_section, resolution_rows
+from .sections import (
+    Table,
+    agreement_tables,
+    cascade_section,
+    ranking_tables,
+    resolution_rows,
+)
 
-OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates")
+if TYPE_CHECKING:
+    from .audit import AuditView
+
+OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates", "audit")
 
 
 @dataclass
@@ -96,11 +105,15 @@ class ReportView:
     resolution_cases: list[dict[str, Any]] = field(default_factory=list)
     agreement: list[Table] | None = None
     agreement_raw: str | None = None
+    ranking: list[Table] = field(default_factory=list)
+    """A panel's members' ranking of the agents and its rank correlations."""
     cascade: dict[str, Any] | None = None
     """A cascade judge's run (`EvalResult.cascade`), as the template's `cascade_section` reads it."""
     entities: dict[str, Any] | None = None
     estimates: EstimatesView | None = None
     """Means corrected with labels (`judge report --labels`)."""
+    audit: AuditView | None = None
+    """The judge's audit (`judge audit --html`)."""
     n_unscored: int = 0
     n_call_errors: int = 0
     n_resolution_cases: int = 0
@@ -180,6 +193,11 @@ def build_view(
         view.agreement, view.agreement_raw = agreement_tables(extra["agreement"])
     if "estimates" in extra:
         view.estimates = estimates_view(extra["estimates"])
+    if "audit" in extra:
+        from .audit import from_section as audit_view  # the audit's models, only when needed
+
+        view.audit = audit_view(extra["audit"])
+    view.ranking = ranking_tables(result)
     view.cascade = cascade_section(result)
     view.questions = question_shares(result.judgments, result.cases, texts)
     view.plots = _plots(view)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..checklist.judgment import (
     DimensionVerdict,
+    JudgeIdentity,
     Judgment,
     QuestionAnswer,
     Usage,
@@ -69,20 +70,28 @@ def _add(keep: Sink, models: list[Judgment]) -> range:
 
 
 def _judgments(unit: Unit, verdict: DimensionVerdict, judge_name: str) -> list[Judgment]:
-    return [_judgment(unit, a, judge_name) for a in verdict.answers]
+    return [_judgment(unit, a, judge_name, _identity(verdict, a)) for a in verdict.answers]
+
+
+def _identity(verdict: DimensionVerdict, answer: QuestionAnswer) -> JudgeIdentity | None:
+    """Which model gave `answer`: a cascade's kept answer is its stage's."""
+    stage = (verdict.members or {}).get(answer.stage) if answer.stage else None
+    return stage.identity if stage is not None else verdict.identity
 
 
 def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
     """A panel's members' or a cascade's stages' own answers, under their names (they do not
     enter the scores)."""
     return [
-        _judgment(unit, a, name)
+        _judgment(unit, a, name, member.identity)
         for name, member in (verdict.members or {}).items()
         for a in member.answers
     ]
 
 
-def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
+def _judgment(
+    unit: Unit, answer: QuestionAnswer, judge_name: str, identity: JudgeIdentity | None = None
+) -> Judgment:
     return compact(
         Judgment(
             incident_id=unit.submission.incident_id,
@@ -96,6 +105,7 @@ def _judgment(unit: Unit, answer: QuestionAnswer, judge_name: str) -> Judgment:
             unscored_reason=answer.unscored_reason,
             judge=judge_name,
             prompt_hash=unit.hash,
+            identity=identity,
             stage=answer.stage,
             abstained=abstained(answer),
         )

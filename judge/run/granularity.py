@@ -58,5 +58,6 @@ def _part(verdict: DimensionVerdict, dimension: Dimension, judge: str) -> Dimens
         error_kind=kind,
         cached=verdict.cached,
         members=members,
+        identity=verdict.identity,
     )
     return checked_verdict(part, ids, judge)

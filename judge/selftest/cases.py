@@ -76,9 +76,17 @@ class CallPlan(BaseModel):
 
 
 def submissions_of(cases: Iterable[Case]) -> list[Submission]:
-    """Each case as a submission of its spec, its id as the trial."""
+    """Each case as a submission of its spec, its id as the trial (and its agent, for cases
+    that have one: the audit's are the run's submissions)."""
     return [
-        Submission(incident_id=c.spec_id, trial=c.id, diagnosis=c.diagnosis, source={"case": c.id})
+        Submission(
+            incident_id=c.spec_id,
+            trial=c.id,
+            diagnosis=c.diagnosis,
+            agent=getattr(c, "agent", None),
+            agent_model=getattr(c, "agent_model", None),
+            source={"case": c.id},
+        )
         for c in cases
     ]
 

@@ -109,9 +109,10 @@ def notes(report: SelftestReport) -> list[str]:
     return lines
 
 
-def plan_line(plan: CallPlan, max_cost: float | None = None) -> str:
-    """What the selftest will ask, said before it asks."""
-    head = f"{plan.cases} probes"
+def plan_line(plan: CallPlan, max_cost: float | None = None, unit: str = "probes") -> str:
+    """What the selftest (or another run over cases: `unit` names them) will ask, said before
+    it asks."""
+    head = f"{plan.cases} {unit}"
     if plan.offline:
         return f"{head}: {plan.calls} judge calls, answered offline (no provider, no cost)"
     head += f": {plan.calls} calls to make, {plan.stored} answered by the store"

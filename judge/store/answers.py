@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..checklist.judgment import DimensionVerdict, QuestionAnswer, Usage
+from ..checklist.judgment import DimensionVerdict, JudgeIdentity, QuestionAnswer, Usage
 from ..errors import StorageError
 from ..judges.mask import scrub_params
 from . import grouped
@@ -18,6 +18,7 @@ from .failures import guarded, sqlite_reason
 from .file import now, rows_in
 from .grouped import Pending, Put
 from .keys import CaseRef, KeyParts
+from .migrations import IDENTITY_COLUMNS, has_columns
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
 
@@ -26,10 +27,13 @@ JUDGMENT_COLUMNS = (
     "incident_id", "trial", "dimension_id", "answers", "attempts", "requests", "usage",
     "created_at",
 )  # fmt: skip
-"""Named wherever rows are written or copied, so a column a migration adds breaks neither."""
+"""Named wherever rows are written or copied, so a column a migration adds breaks neither;
+the judge's identity (`IDENTITY_COLUMNS`, from version 3) is named apart: an older store
+opened read-only has none."""
+_WRITTEN = (*JUDGMENT_COLUMNS, *IDENTITY_COLUMNS)
 _INSERT_ANSWER = (
-    f"INSERT OR REPLACE INTO judgments ({', '.join(JUDGMENT_COLUMNS)})"
-    f" VALUES ({','.join('?' * len(JUDGMENT_COLUMNS))})"
+    f"INSERT OR REPLACE INTO judgments ({', '.join(_WRITTEN)})"
+    f" VALUES ({','.join('?' * len(_WRITTEN))})"
 )
 ERROR_COLUMNS = (
     "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
@@ -43,6 +47,11 @@ class Answers(Replies, PromptKeys):
     def __init__(self, path: str | Path, readonly: bool = False):
         super().__init__(path, readonly)
         self._known_params: set[str] = set()
+        identity = has_columns(self._db, "judgments", IDENTITY_COLUMNS)
+        self._answer_columns = "answers, attempts, requests, usage, " + (
+            ", ".join(IDENTITY_COLUMNS) if identity else "NULL, NULL, NULL"
+        )
+        """What `_verdict` reads of a row: an older store opened read-only has no identity."""
         self._pending: Pending | None = None
 
     def group_commits(
@@ -108,10 +117,9 @@ class Answers(Replies, PromptKeys):
         """The stored answer for exactly these parts, or None."""
         waiting = self._pending.answer(parts.key) if self._pending is not None else None
         if waiting is not None:
-            return _verdict(*waiting[10:14])
+            return _verdict(*waiting[10:14], *waiting[15:18])
         row = self._db.execute(
-            "SELECT answers, attempts, requests, usage FROM judgments WHERE key = ?",
-            (parts.key,),
+            f"SELECT {self._answer_columns} FROM judgments WHERE key = ?", (parts.key,)
         ).fetchone()
         return None if row is None else _verdict(*row)
 
@@ -163,7 +171,7 @@ class Answers(Replies, PromptKeys):
     ) -> list[tuple[str, DimensionVerdict]]:
         """Stored answers to this prompt under this rubric dimension: (judge name, verdict)."""
         sql = (
-            "SELECT judge, answers, attempts, requests, usage FROM judgments"
+            f"SELECT judge, {self._answer_columns} FROM judgments"
             " WHERE prompt_hash = ? AND rubric_hash = ?"
         )
         args: list[Any] = [prompt_hash, rubric_hash]
@@ -276,7 +284,8 @@ def insert(
 
 
 def answer_row(parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> tuple[Any, ...]:
-    """An answer's `judgments` row, its columns in `JUDGMENT_COLUMNS`' order."""
+    """An answer's `judgments` row, its columns in `_WRITTEN`'s order (the judge's identity
+    last)."""
     answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
     return (
         parts.key,
@@ -294,7 +303,14 @@ def answer_row(parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> tup
         verdict.requests,
         _dump(verdict.usage),
         now(),
+        *_identity_row(verdict.identity),
     )
+
+
+def _identity_row(identity: JudgeIdentity | None) -> tuple[str | None, str | None, int | None]:
+    if identity is None:
+        return None, None, None
+    return identity.model_version, identity.system_fingerprint, identity.seed
 
 
 def _insert_error(
@@ -327,11 +343,20 @@ def _dump(model: Any) -> str | None:
     return None if model is None else model.model_dump_json()
 
 
-def _verdict(answers: str, attempts: int, requests: int, usage: str | None) -> DimensionVerdict:
+def _verdict(
+    answers: str,
+    attempts: int,
+    requests: int,
+    usage: str | None,
+    model_version: str | None = None,
+    fingerprint: str | None = None,
+    seed: int | None = None,
+) -> DimensionVerdict:
     return DimensionVerdict(
         answers=[QuestionAnswer.model_validate(a) for a in json.loads(answers)],
         attempts=attempts,
         requests=requests,
         usage=Usage.model_validate_json(usage) if usage else None,
         cached=True,
+        identity=JudgeIdentity.of(model_version, fingerprint, seed),
     )

@@ -14,7 +14,7 @@ from .answers import ERROR_COLUMNS, JUDGMENT_COLUMNS
 from .batches import BATCH_COLUMNS, BATCH_PROGRESS
 from .failures import guarded
 from .file import StoreFile
-from .migrations import has_table
+from .migrations import IDENTITY_COLUMNS, has_columns, has_table
 from .replies import REPLY_COLUMNS
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -62,7 +62,10 @@ class Merging(StoreFile):
                 ).fetchone()[0]
                 before = one("SELECT count(*) FROM judgments").fetchone()[0]
                 (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
-                answers = ", ".join(JUDGMENT_COLUMNS)
+                copied: tuple[str, ...] = JUDGMENT_COLUMNS
+                if has_columns(self._db, "judgments", IDENTITY_COLUMNS, schema="src"):
+                    copied += IDENTITY_COLUMNS
+                answers = ", ".join(copied)
                 one(
                     f"INSERT OR IGNORE INTO judgments ({answers}) SELECT {answers} FROM src.judgments"
                 )

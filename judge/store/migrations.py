@@ -35,6 +35,8 @@ from pathlib import Path
 from ground_truth.errors import InputError
 
 Apply = Callable[[sqlite3.Connection], None]
+IDENTITY_COLUMNS = ("model_version", "system_fingerprint", "seed")
+"""The columns of `judgments` that `m006_judge_identity` adds."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,17 @@ def m005_prompt_keys(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(version=3)
+def m006_judge_identity(db: sqlite3.Connection) -> None:
+    """Which model answered each stored answer, as its provider said (`JudgeIdentity`): the
+    model version the reply names, its `system_fingerprint`, the seed sent. Columns on
+    `judgments`, which code before them would leave empty on every answer it writes over an
+    older one: version 3, so that code refuses the store instead."""
+    for column in IDENTITY_COLUMNS:
+        kind = "INTEGER" if column == "seed" else "TEXT"
+        db.execute(f"ALTER TABLE judgments ADD COLUMN {column} {kind}")
+
+
 def target_version(migrations: Sequence[Migration]) -> str:
     """The `store_version` of a store with all of `migrations` applied."""
     return str(max(m.version for m in migrations))
@@ -304,3 +317,12 @@ def check_version(db: sqlite3.Connection, path: Path, readonly: bool) -> None:
         f"store version {found!r}, expected one of {', '.join(map(repr, accepted))}",
         field="meta.store_version",
     )
+
+
+def has_columns(
+    db: sqlite3.Connection, table: str, names: Sequence[str], schema: str = "main"
+) -> bool:
+    """Whether `schema.table` has every column in `names` (a store opened read-only is not
+    migrated, so an older one may lack what later migrations add)."""
+    found = {row[1] for row in db.execute(f"PRAGMA {schema}.table_info({table})")}
+    return set(names) <= found

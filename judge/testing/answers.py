@@ -7,6 +7,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 Verdict = Literal["Yes", "No"]
@@ -48,7 +49,7 @@ def last_user_text(messages: Sequence[dict[str, Any]]) -> str:
     return ""
 
 
-def _diagnosis_match(text: str) -> re.Match[str] | None:
+def diagnosis_match(text: str) -> re.Match[str] | None:
     for pattern in (_BEGIN_END, _FENCE, _TAGGED):
         match = pattern.search(text)
         if match:
@@ -56,12 +57,14 @@ def _diagnosis_match(text: str) -> re.Match[str] | None:
     return None
 
 
+def _outside_diagnosis(text: str) -> str:
+    match = diagnosis_match(text)
+    return text[: match.start()] + text[match.end() :] if match else text
+
+
 def question_ids(text: str) -> list[str]:
     """The ids of the last `Question ids: A, B, C` line outside the diagnosis; [] when none."""
-    match = _diagnosis_match(text)
-    if match:
-        text = text[: match.start()] + text[match.end() :]
-    lines = _IDS_LINE.findall(text)
+    lines = _IDS_LINE.findall(_outside_diagnosis(text))
     if not lines:
         return []
     return [qid.strip() for qid in lines[-1].split(",") if qid.strip()]
@@ -70,7 +73,7 @@ def question_ids(text: str) -> list[str]:
 def diagnosis_text(text: str) -> str:
     """The diagnosis between `BEGIN DIAGNOSIS <tag>` / `END DIAGNOSIS <tag>` lines (the project's
     prompt), in a markdown fence, or in `<diagnosis>` tags; the whole text when it is not fenced."""
-    match = _diagnosis_match(text)
+    match = diagnosis_match(text)
     return (match.group("body") if match else text).strip()
 
 
@@ -81,6 +84,50 @@ def _digest(*parts: str) -> bytes:
 def hash_policy(question_id: str, messages: Sequence[dict[str, Any]]) -> Verdict:
     """Default policy: a stable hash of (question id, last user message) picks Yes or No."""
     return "Yes" if _digest(question_id, last_user_text(messages))[0] % 2 == 0 else "No"
+
+
+_INCIDENT_LINE = re.compile(r"^# Ground truth for incident (?P<id>.+?)[ \t]*$", re.MULTILINE)
+_ORIGIN_LINE = re.compile(r"^Fault origin:[ \t]*(?P<origins>.+?)[ \t]*$", re.MULTILINE)
+_NAMESPACE = re.compile(r"\s*\(namespace [^)]*\)")
+GROUNDED_NO_SHARE = 0.25
+"""The share of each incident's questions the grounded policy answers No however good the
+diagnosis (a stable hash of question and incident), so that its answers vary."""
+
+
+def origin_names(text: str) -> list[str]:
+    """The fault origin's names and aliases from the project's prompt (`Fault origin:` line of
+    `case.j2`, outside the diagnosis), lower case; [] when it names none."""
+    line = _ORIGIN_LINE.search(_outside_diagnosis(text))
+    if not line:
+        return []
+    names = []
+    for origin in line.group("origins").split("; "):
+        origin, _, aliases = _NAMESPACE.sub("", origin).partition(", also called ")
+        names.append(origin.rsplit("/", 1)[-1])
+        names += aliases.split(", ") if aliases else []
+    return [n.strip().lower() for n in names if n.strip()]
+
+
+def grounded_policy(question_id: str, messages: Sequence[dict[str, Any]]) -> Verdict:
+    """A judge that reads what the diagnosis says, not how it is presented: Yes when the
+    diagnosis names the fault origin (any name or alias on the prompt's `Fault origin:` line),
+    except for a stable `GROUNDED_NO_SHARE` of each incident's questions, which are No. The
+    order of the questions, padding without names and where the ground truth stands change
+    nothing (the unbiased judge of `judge audit`'s tests)."""
+    incident, named = _grounded_facts(last_user_text(messages))
+    if _digest(question_id, incident, "grounded")[0] < 256 * GROUNDED_NO_SHARE:
+        return "No"
+    return "Yes" if named else "No"
+
+
+@lru_cache(maxsize=4096)
+def _grounded_facts(text: str) -> tuple[str, bool]:
+    """(incident id, whether the diagnosis names the origin): read once per prompt, not once
+    per question."""
+    incident = _INCIDENT_LINE.search(_outside_diagnosis(text))
+    diagnosis = diagnosis_text(text).lower()
+    named = any(name in diagnosis for name in origin_names(text))
+    return (incident.group("id") if incident else ""), named
 
 
 def constant_policy(verdict: Verdict) -> AnswerPolicy:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from pydantic import SecretStr, ValidationError
 
-from judge.testing.answers import constant_policy
+from judge.testing.answers import AnswerPolicy, constant_policy, grounded_policy
+from judge.testing.biases import PlantedBiases
 from judge.testing.config import FakeProviderConfig
 from judge.testing.fake_provider import FakeProvider
 from judge.testing.faults import parse_fault_kind
@@ -89,7 +90,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="VAR",
         help="require the key held in env VAR (never on the command line)",
     )
-    parser.add_argument("--answer", choices=["hash", "yes", "no"], default="hash")
+    parser.add_argument(
+        "--answer",
+        choices=["hash", "yes", "no", "grounded"],
+        default="hash",
+        help="the base answers: a stable hash of question and prompt (default), all Yes, all "
+        "No, or grounded (Yes when the diagnosis names the fault origin, whatever the "
+        "presentation)",
+    )
+    b = parser.add_argument_group("planted biases (judge.testing.biases)")
+    b.add_argument("--yes-first", type=int, metavar="K", help="Yes only to the first K questions")
+    b.add_argument(
+        "--yes-min-chars", type=int, metavar="N", help="Yes only to diagnoses of N+ characters"
+    )
+    b.add_argument(
+        "--no-diagnosis-first",
+        action="store_true",
+        help="No to everything when the diagnosis comes before the ground truth",
+    )
+    b.add_argument(
+        "--yes-family", metavar="WORD", help="Yes to everything when the prompt names WORD"
+    )
+    b.add_argument(
+        "--flip-rate", type=float, default=0.0, metavar="P", help="flip each answer with chance P"
+    )
+    parser.add_argument("--model-version", help="the model replies name (default: as asked)")
+    parser.add_argument(
+        "--system-fingerprint", default="fp_fake", help="the fingerprint replies name"
+    )
     parser.add_argument(
         "--accept-format",
         action="append",
@@ -152,7 +180,9 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ValueError(f"--api-key-env: environment variable {args.api_key_env} is not set")
-    policy = None if args.answer == "hash" else constant_policy(args.answer.capitalize())
+    policy: AnswerPolicy | None = grounded_policy if args.answer == "grounded" else None
+    if args.answer in ("yes", "no"):
+        policy = constant_policy(args.answer.capitalize())
     return FakeProviderConfig(
         host=args.host,
         port=args.port,
@@ -178,6 +208,15 @@ def config_from_args(args: argparse.Namespace) -> FakeProviderConfig:
         batch_schedule=args.batch_schedule,
         batch_partial_rate=args.batch_partial_rate,
         batch_expire_done=args.batch_expire_done,
+        biases=PlantedBiases(
+            yes_first=args.yes_first,
+            yes_min_chars=args.yes_min_chars,
+            no_diagnosis_first=args.no_diagnosis_first,
+            yes_family=args.yes_family,
+            flip_rate=args.flip_rate,
+        ),
+        model_version=args.model_version,
+        system_fingerprint=args.system_fingerprint or None,
     )
 
 

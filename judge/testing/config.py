@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from judge.testing.answers import AnswerPolicy
 from judge.testing.batches import BatchOutcome
+from judge.testing.biases import PlantedBiases
 from judge.testing.faults import NO_FAULT_NAMES, FaultKind, parse_fault_kind
 from judge.testing.formats import FORMATS, FormatName, RefusalShape
 from judge.testing.logprobs import ConfidencePolicy
@@ -57,6 +58,11 @@ class FakeProviderConfig(BaseModel):
       `fail`; later ones `ok`); see `judge.testing.batches`.
     - `batch_partial_rate`: the seeded share of a `partial` batch's lines that fail (500).
     - `batch_expire_done`: the share of an `expire` batch's lines answered before it expired.
+    - `biases`: biases planted in the judge's answers on purpose (`judge.testing.biases`:
+      position, verbosity, anchoring, a model family's name, random flips), drawn from `seed`.
+    - `model_version`: the model a reply names (`model`), as a provider names the dated
+      version it served; None echoes the model the request named.
+    - `system_fingerprint`: the backend configuration each reply names; None sends none.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -89,6 +95,9 @@ class FakeProviderConfig(BaseModel):
     batch_schedule: list[BatchOutcome] = Field(default_factory=list)
     batch_partial_rate: float = Field(0.5, ge=0, le=1)
     batch_expire_done: float = Field(0.5, ge=0, le=1)
+    biases: PlantedBiases = Field(default_factory=PlantedBiases)
+    model_version: str | None = None
+    system_fingerprint: str | None = "fp_fake"
 
     @field_validator("batch_schedule", mode="before")
     @classmethod

@@ -36,6 +36,7 @@ from judge.testing.answers import (
     truncated,
 )
 from judge.testing.batches import BatchService
+from judge.testing.biases import apply_biases
 from judge.testing.call_log import (
     FORMAT_REFUSED,
     INVALID_REQUEST,
@@ -74,6 +75,7 @@ class _Request:
     def __init__(self, body: dict[str, Any]) -> None:
         self.model = str(body.get("model") or "")
         self.messages: list[dict[str, Any]] = body["messages"]
+        self.body = body
         self.stream = bool(body.get("stream"))
         self.logprobs = body.get("logprobs") is True
         top = body.get("top_logprobs")
@@ -295,6 +297,9 @@ class FakeProvider:
             try:
                 policy = self.config.model_policies.get(request.model, self._policy)
                 answers = build_answers(request.messages, request.question_ids, policy)
+                answers = apply_biases(
+                    answers, request.messages, self.config.biases, self.config.seed, request.body
+                )
             except Exception as exc:
                 message = f"fake provider: the answer policy failed: {exc!r}"
                 return Reply(500, replies.error(message, "server_error")), POLICY_ERROR, {}
@@ -315,7 +320,14 @@ class FakeProvider:
         completion_tokens = count_tokens(content)
         cached = self._prompt_cache.cached_tokens(request.messages, request.prompt_tokens)
         payload = replies.completion(
-            index, request.model, content, finish, request.prompt_tokens, completion_tokens, cached
+            index,
+            self.config.model_version or request.model,
+            content,
+            finish,
+            request.prompt_tokens,
+            completion_tokens,
+            cached,
+            self.config.system_fingerprint,
         )
         if request.logprobs and self.config.logprobs:
             payload["choices"][0]["logprobs"] = logprobs_for(

@@ -28,16 +28,18 @@ def completion(
     prompt_tokens: int,
     completion_tokens: int,
     cached_tokens: int = 0,
+    fingerprint: str | None = "fp_fake",
 ) -> dict[str, Any]:
     """An OpenAI chat-completion body with one choice and usage counts; `cached_tokens` of
     the prompt tokens came from the prompt cache (`usage.prompt_tokens_details`, as OpenAI
-    reports it; they are part of `prompt_tokens`)."""
+    reports it; they are part of `prompt_tokens`); `fingerprint` None sends no
+    `system_fingerprint`."""
     return {
         "id": f"chatcmpl-fake{index:06d}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "system_fingerprint": "fp_fake",
+        **({"system_fingerprint": fingerprint} if fingerprint is not None else {}),
         "choices": [
             {
                 "index": 0,

@@ -141,6 +141,7 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            identity=None,
             stage=None,
             abstained=False,
         )
@@ -154,6 +155,7 @@ def test_compact_shares_only_a_full_fields_set() -> None:
             unscored_reason=None,
             judge="r",
             prompt_hash="h",
+            identity=None,
             stage=None,
             abstained=False,
         )

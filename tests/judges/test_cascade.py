@@ -189,6 +189,8 @@ def test_the_cascade_escalates_abstains_costs_and_reruns_free(
     assert len(own) == len(result["judgments"]) == 288, "one answer per (case, question)"
     assert {j["judge"] for j in result["judgments"]} == {result["config"]["judge"]["label"]}
     assert {j["judge"] for j in result["member_judgments"]} == {"rules", f"llm:{MODEL}"}
+    model_said = {j["judge"]: j["identity"] is not None for j in result["member_judgments"]}
+    assert model_said == {"rules": False, f"llm:{MODEL}": True}, "each stage's own identity"
     for key in abstained:
         assert own[key]["answer"] is None and own[key]["abstained"]
         assert own[key]["stage"] is None
@@ -200,6 +202,7 @@ def test_the_cascade_escalates_abstains_costs_and_reruns_free(
         elif stage == 1:
             assert own[key]["answer"] == world.policy(key[2], _messages_for(world, key))
             assert own[key]["stage"] == f"llm:{MODEL}" and not own[key]["abstained"]
+            assert own[key]["identity"] is not None, "a kept answer names the stage's model"
     answered = [k for k, s in routed.items() if s is not None]
     agreed = sum(own[k]["answer"] == world.labels[k] for k in answered) / len(answered)
     assert agreed >= 0.9

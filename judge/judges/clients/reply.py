@@ -37,6 +37,8 @@ class Reply:
     logprobs: TokenLogprobs | None = None
     model: str | None = None
     """The model the provider says answered (it may name a dated version)."""
+    system_fingerprint: str | None = None
+    """The provider's backend configuration, where it sends one (OpenAI's `system_fingerprint`)."""
 
 
 def logprob_params(logprobs: int | None) -> dict[str, Any]:
@@ -68,7 +70,8 @@ def reply_of(response: Any, cost: float | None) -> Reply:
         cost=cost,
         finish_reason=_field(choice, "finish_reason"),
         logprobs=logprobs_of(_field(choice, "logprobs")),
-        model=_field(response, "model"),
+        model=_text_or_none(_field(response, "model")),
+        system_fingerprint=_text_or_none(_field(response, "system_fingerprint")),
     )
 
 
@@ -173,6 +176,10 @@ def not_a_completion(body: Any, most: int = 200) -> ValueError:
 def _field(obj: Any, name: str) -> Any:
     """A field of a provider's object or of a JSON dict; None when it has none."""
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _count(value: Any) -> int | None:

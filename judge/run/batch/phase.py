@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ...checklist.judgment import DimensionVerdict, Usage, unscored
+from ...checklist.judgment import DimensionVerdict, JudgeIdentity, Usage, unscored
 from ...judges.repair import UnparseableReply, parse_reply
 from ...judges.structured import MODES, FormatRefused, Mode, is_format_refusal
 from ...store import CaseRef, KeyParts, Store, StoredBatch
@@ -541,7 +541,10 @@ class BatchPhase:
             return verdict.model_copy(update={**common, "attempt_errors": {"unparseable": 1}})
         self.judge.replies["repaired" if parsed.repairs else "clean"] += 1
         self.judge.repairs.update(parsed.repairs)
-        verdict = DimensionVerdict(answers=parsed.answers, **common)
+        identity = JudgeIdentity.of(
+            _text(body.get("model")), _text(body.get("system_fingerprint")), self.judge.seed
+        )
+        verdict = DimensionVerdict(answers=parsed.answers, identity=identity, **common)
         return checked_verdict(verdict, call.question_ids, self.judge.name)
 
     def _usage(self, usage: dict[str, Any]) -> Usage:
@@ -584,3 +587,7 @@ class BatchPhase:
             )
         else:
             self.note(f"batch {batch.id} {current.status}: {summary}")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
