@@ -40,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "the store: rerun to resume, nothing is asked twice. Exit 1 with --fail-on-bias when "
         "a probe finds a bias.",
     )
-    add_input_arguments(p, short_flags=True)
+    add_input_arguments(p)
     p.add_argument("--rubric", default="sregym-v3", help="shipped rubric name or a YAML path")
     add_judge_arguments(p)
     p.add_argument(

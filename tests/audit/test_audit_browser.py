@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from helpers import CHROMIUM, EXAMPLE
-from helpers.visit import visit
 from helpers.report import Page
+from helpers.visit import visit
 
 from ground_truth import load_specs, load_submissions
 from judge import audit_judge

@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 import pytest
-from helpers.visit import Visit, visit
 from helpers.report import HOSTILE_INCIDENT, Page, example_run, hostile_run
+from helpers.visit import Visit, visit
 from matplotlib.image import imread
 
 from judge.report import render_html
