@@ -23,6 +23,8 @@ def register(commands: argparse._SubParsersAction) -> None:
             "selftest",
             "audit",
         ],
+        metavar="KIND",
+        help="one of: %(choices)s",
     )
     p.set_defaults(handler=cmd_schema)
 

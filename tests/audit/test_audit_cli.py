@@ -58,6 +58,7 @@ def test_a_planted_bias_fails_the_gate_and_a_rerun_asks_nothing(capsys, tmp_path
     assert written["biased"] == ["order"] and written["exit_code"] == 0  # the second run's
 
 
+@pytest.mark.slow
 def test_an_unbiased_judge_passes_the_gate_and_the_html_shows_every_probe(
     capsys, tmp_path: Path
 ) -> None:

@@ -203,6 +203,7 @@ def test_bad_inputs_are_refused_with_the_reason(tmp_path: Path, capsys) -> None:
     assert "no case names its agent" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_panels_html_report_shows_whether_its_members_rank_the_agents_alike() -> None:
     specs = load_specs(EXAMPLE / "ground_truth")
     subs = load_submissions(EXAMPLE / "outputs")

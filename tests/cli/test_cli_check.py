@@ -120,6 +120,7 @@ def test_json_is_printed_for_a_bad_rubric_and_unreadable_outputs(tmp_path: Path,
     assert findings["ground_truth"]["n_specs"] == 13 and "missing" not in findings
 
 
+@pytest.mark.slow
 def test_the_rules_judge_is_not_run_for_specs_naming_their_origin(tmp_path: Path) -> None:
     """`judge check` asks the rules judge only about specs that name no fault origin (the one
     thing in a truth whose lack leaves its questions unscored); the answer must be the one

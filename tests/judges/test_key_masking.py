@@ -131,6 +131,7 @@ SOURCES = ["environment", ".env file", "--api-key-env"]
 LENGTHS = [6, 9, 24, 64, 160]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", LENGTHS)
 @pytest.mark.parametrize("source", SOURCES)
 def test_no_run_of_the_key_in_any_output(

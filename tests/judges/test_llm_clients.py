@@ -93,6 +93,7 @@ def test_every_fault_shape_gives_the_same_verdicts_through_both_clients(fault: s
         assert first["requests"] == 2
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_timeout_is_a_timeout_through_both_clients() -> None:
     config = FakeProviderConfig(fault_schedule=["hang", "hang"], hang_seconds=3.0)
     seen = same_through_both(config, timeout=0.5, max_retries=1)

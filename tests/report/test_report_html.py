@@ -168,6 +168,7 @@ def test_resolution_section_only_when_the_result_has_one(example_html):
     assert "P(resolved | diagnosis passed)" in page.all_text
 
 
+@pytest.mark.slow
 def test_agreement_section_from_the_raw_result(example_result_and_texts):
     from agreement import agreement_report
 

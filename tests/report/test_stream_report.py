@@ -63,6 +63,7 @@ def test_large_runs_get_a_summary_and_case_pages(exported_result, texts, tmp_pat
         assert f'id="{anchor}"' in (tmp_path / page).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_an_incident_spans_pages_and_stale_pages_go(exported_result, texts, tmp_path: Path) -> None:
     path = tmp_path / "report.html"
     one_each = _write(exported_result, texts, path, per_page=1)

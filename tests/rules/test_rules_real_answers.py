@@ -86,6 +86,7 @@ def test_the_json_answer_and_the_adapters_prose_are_judged_alike() -> None:
         assert _agree(AGENTS / MODELS[model]) == [], model
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_the_json_answer_and_the_adapters_prose_agree_on_every_published_answer() -> None:
     for path in sorted((CORPUS / "rca-llm-reasoning").glob("diagnoses_*.json")):

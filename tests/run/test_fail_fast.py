@@ -113,6 +113,7 @@ def test_a_refused_port_stops_the_run_at_once_with_the_kinds_agreeing(short_wait
     assert set(result.attempt_errors) == {"connection"}
 
 
+@pytest.mark.slow
 def test_the_cli_exits_3_naming_the_endpoint_and_keeps_what_was_answered(
     tmp_path, capsys, closed_port_url
 ):
