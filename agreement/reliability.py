@@ -290,26 +290,17 @@ def choose_map_kind(
     order = np.random.default_rng(seed).permutation(len(names))
     fold_of = {names[i]: n % k for n, i in enumerate(order)}
     fold = np.array([fold_of[c] for c in clusters])
-    scores = {}
+    keys = np.array([judges, questions, answers], dtype=object)
+    scores: dict[str, float | None] = {}
     for kind in MAP_KINDS:
         held = np.empty(len(x))
         for f in range(k):
-            train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+            train, test = fold != f, fold == f
+            j, q, a = (list(row) for row in keys[:, train])
             maps = fit_confidence_calibration(
-                x[train],
-                y[train],
-                [judges[i] for i in train],
-                [questions[i] for i in train],
-                answers=[answers[i] for i in train],
-                min_count=min_count,
-                kind=kind,
+                x[train], y[train], j, q, answers=a, min_count=min_count, kind=kind
             )
-            held[test] = maps.predict(
-                x[test],
-                [judges[i] for i in test],
-                [questions[i] for i in test],
-                [answers[i] for i in test],
-            )
+            held[test] = maps.predict(x[test], *(list(row) for row in keys[:, test]))
         scores[kind] = auroc(held, y)
     chosen: MapKind = "judge"
     for kind in MAP_KINDS[1:]:
