@@ -11,6 +11,11 @@ be right at very different rates (one that credits shared vocabulary errs on its
 and one map for both would hide it. The maps are plain thresholds and values (pydantic), so a calibration
 file holds them and `predict` needs no scikit-learn.
 
+Which of those kinds of maps to fit (`MapKind`: one per judge, per question, per question and
+answer) is chosen on the labelled answers themselves by `choose_map_kind`: finer maps follow
+the data more closely and can rank answers better, or only fit noise; the kind whose maps,
+fitted on some incidents, rank the others' answers best (cross-validated AUROC) is kept.
+
 `reliability_diagram` and `expected_calibration_error` measure how far a confidence is from the
 agreement rate it claims, over equal-width bins of [0, 1].
 """
@@ -25,11 +30,18 @@ import numpy.typing as npt
 from pydantic import BaseModel, Field
 
 from agreement.arrays import FloatArray, as_bools, as_unit, same_length
+from agreement.ranking import auroc
 
 DEFAULT_MIN_COUNT = 30
 DEFAULT_BINS = 10
+DEFAULT_FOLDS = 5
+FINER_BY = 0.01
+"""How much higher a finer kind of map's cross-validated AUROC must be for it to be chosen."""
 
 Level = Literal["question-answer", "answer", "question", "judge", "pooled"]
+MapKind = Literal["judge", "question", "question-answer"]
+MAP_KINDS: tuple[MapKind, ...] = ("judge", "question", "question-answer")
+"""Coarsest first: one map per judge; per (judge, question); per (judge, question, answer)."""
 
 
 class IsotonicMap(BaseModel):
@@ -68,6 +80,18 @@ class AnswerMap(BaseModel):
     map: IsotonicMap
 
 
+class MapChoice(BaseModel):
+    """Which kind of maps was fitted, and each kind's AUROC on held-out incidents."""
+
+    kind: MapKind
+    auroc: dict[str, float | None] = Field(
+        description="Per kind: the AUROC of its maps' predictions for answers of incidents "
+        "they were not fitted on (folds of incidents, predictions pooled); None: undefined."
+    )
+    folds: int = Field(description="Folds of incidents (0: too few to cross-validate).")
+    reason: str
+
+
 class ConfidenceCalibration(BaseModel):
     """Calibration maps per (judge, question), per judge and pooled, and the fallback rule.
 
@@ -85,6 +109,9 @@ class ConfidenceCalibration(BaseModel):
         default_factory=list,
         description="(judge, answer) pairs with at least min_count answers; empty when the "
         "maps were fitted without the answers' values (as before they were).",
+    )
+    choice: MapChoice | None = Field(
+        None, description="How the kind of maps was chosen; None: not chosen (made before)."
     )
 
     def map_for(
@@ -164,6 +191,7 @@ def fit_confidence_calibration(
     *,
     answers: Sequence[str] | None = None,
     min_count: int = DEFAULT_MIN_COUNT,
+    kind: MapKind | None = None,
 ) -> ConfidenceCalibration:
     """Fit calibration maps per (judge, question), per judge and pooled over all answers.
 
@@ -175,15 +203,21 @@ def fit_confidence_calibration(
             per (judge, answer) are fitted too, and `predict` prefers them.
         min_count: the fewest labelled answers a (judge, question) or a judge needs for a map of
             its own (see `ConfidenceCalibration` for the fallback rule). At least 1.
+        kind: the finest maps to fit (`MapKind`); default per question and answer when the
+            answers are given, else per question.
 
     Returns:
         The maps; every judge and question, even one never seen, gets a map from `map_for`.
 
     Raises:
-        ValueError: no answers, bad values, lengths that differ, or min_count < 1.
+        ValueError: no answers, bad values, lengths that differ, min_count < 1, or kind
+            per question and answer without the answers.
     """
     if min_count < 1:
         raise ValueError(f"min_count: expected at least 1, got {min_count}")
+    kind = kind or ("question" if answers is None else "question-answer")
+    if kind == "question-answer" and answers is None:
+        raise ValueError("kind: maps per question and answer need the answers' values")
     x = as_unit(confidence, "confidence")
     y = as_bools(agreed, "agreed", len(x))
     same_length(len(x), judges=np.asarray(judges), questions=np.asarray(questions))
@@ -195,10 +229,10 @@ def fit_confidence_calibration(
     per_question = [
         QuestionMap(judge=judge, question=question, map=fit_isotonic(x[index], y[index]))
         for (judge, question), index in _groups(judges, questions).items()
-        if len(index) >= min_count
+        if len(index) >= min_count and kind != "judge"
     ]
     per_answer: list[AnswerMap] = []
-    if answers is not None:
+    if answers is not None and kind == "question-answer":
         same_length(len(x), answers=np.asarray(answers))
         per_question += [
             QuestionMap(judge=j, question=q, answer=a, map=fit_isotonic(x[index], y[index]))
@@ -217,6 +251,73 @@ def fit_confidence_calibration(
         questions=per_question,
         answers=per_answer,
     )
+
+
+def choose_map_kind(
+    confidence: npt.ArrayLike,
+    agreed: npt.ArrayLike,
+    judges: Sequence[str],
+    questions: Sequence[str],
+    answers: Sequence[str],
+    clusters: Sequence[str],
+    *,
+    min_count: int = DEFAULT_MIN_COUNT,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+) -> MapChoice:
+    """The kind of maps whose predictions rank held-out answers best.
+
+    The clusters (incidents) are dealt into `folds` folds at random (seeded); each kind's maps
+    are fitted on all folds but one and predict the answers of that one; the kind with the
+    highest AUROC over all the held-out predictions is chosen, a finer kind only when it beats
+    a coarser one by more than `FINER_BY` (finer maps cost labels and follow noise). With
+    fewer than two incidents, or no answer that disagrees (or none that agrees), the AUROC
+    says nothing and the coarsest kind is kept.
+    """
+    x = as_unit(confidence, "confidence")
+    y = as_bools(agreed, "agreed", len(x))
+    same_length(len(x), clusters=np.asarray(clusters), answers=np.asarray(answers))
+    names = sorted(set(clusters))
+    k = min(folds, len(names))
+    if k < 2 or y.all() or not y.any():
+        why = "fewer than two incidents" if k < 2 else "every answer agrees, or none does"
+        return MapChoice(
+            kind="judge",
+            auroc=dict.fromkeys(MAP_KINDS),
+            folds=0,
+            reason=f"one map per judge: {why}, so nothing tells the kinds apart",
+        )
+    order = np.random.default_rng(seed).permutation(len(names))
+    fold_of = {names[i]: n % k for n, i in enumerate(order)}
+    fold = np.array([fold_of[c] for c in clusters])
+    keys = np.array([judges, questions, answers], dtype=object)
+    scores: dict[str, float | None] = {}
+    for kind in MAP_KINDS:
+        held = np.empty(len(x))
+        for f in range(k):
+            train, test = fold != f, fold == f
+            j, q, a = (list(row) for row in keys[:, train])
+            maps = fit_confidence_calibration(
+                x[train], y[train], j, q, answers=a, min_count=min_count, kind=kind
+            )
+            held[test] = maps.predict(x[test], *(list(row) for row in keys[:, test]))
+        scores[kind] = auroc(held, y)
+    chosen: MapKind = "judge"
+    for kind in MAP_KINDS[1:]:
+        if (scores[kind] or 0.0) > (scores[chosen] or 0.0) + FINER_BY:
+            chosen = kind
+    shown = ", ".join(f"{kind} {_fmt(v)}" for kind, v in scores.items())
+    return MapChoice(
+        kind=chosen,
+        auroc=dict(scores),
+        folds=k,
+        reason=f"highest AUROC on held-out incidents ({k} folds: {shown}); a finer kind only "
+        f"when more than {FINER_BY:g} higher",
+    )
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
 
 
 class ReliabilityBin(BaseModel):

@@ -31,8 +31,9 @@ the target is not by itself a broken guarantee, whose probability is over calibr
 
 Then the rules judge's confidence: AUROC (answer agrees with labeller a) and ECE per source,
 per family, and pooled per split (tune: the rules were tuned there; test: never looked at),
-raw and through calibration maps fitted on the other split: by question (as `judge
-calibrate` fitted them before) and by question and answer (as it fits them now).
+raw and through calibration maps fitted on the other split: by question, by question and
+answer, and of the kind `judge calibrate` chooses by cross-validation on the split it fits
+(`agreement.reliability.choose_map_kind`, named in the table's heading).
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ import validity_real as real  # noqa: E402
 
 from agreement import LabelFileError  # noqa: E402
 from agreement.ranking import rank_confidence  # noqa: E402
-from agreement.reliability import fit_confidence_calibration, reliability_diagram  # noqa: E402
+from agreement.reliability import (  # noqa: E402
+    choose_map_kind,
+    fit_confidence_calibration,
+    reliability_diagram,
+)
 from ground_truth import IncidentSpec, InputError, Submission  # noqa: E402
 from judge import EvalOptions, evaluate, load_rubric  # noqa: E402
 from judge.judges.cascade import CascadeJudge  # noqa: E402
@@ -323,7 +328,9 @@ def spot_check(result: Any, side: Side, calibration: Any, args: argparse.Namespa
 # --- confidence that ranks -------------------------------------------------------------------
 
 
-def confidence_rows(result: Any, side: Side, split: dict[str, list[str]]) -> list[dict[str, Any]]:
+def confidence_rows(
+    result: Any, side: Side, split: dict[str, list[str]], chosen: dict[str, str]
+) -> list[dict[str, Any]]:
     """The rules judge's confidence per source, family and split: AUROC and ECE, raw and then
     through maps fitted on the other split (by question and answer, as `judge calibrate` fits
     them; by question alone, as it did before), so no answer is scored by a map it fitted."""
@@ -345,7 +352,7 @@ def confidence_rows(result: Any, side: Side, split: dict[str, list[str]]) -> lis
                 j.answer == label,
             )
         )
-    _map_by_other_split(points)
+    chosen.update(_map_by_other_split(points))
     groups: dict[str, list[Point]] = {}
     for point in points:
         for key in (
@@ -363,7 +370,7 @@ def confidence_rows(result: Any, side: Side, split: dict[str, list[str]]) -> lis
             "n": len(group),
             "agreement": float(np.mean(y)),
         }
-        for kind in ("raw", "by_question", "by_answer"):
+        for kind in ("raw", "by_question", "by_answer", "chosen"):
             x = [getattr(p, kind) for p in group]
             ranking = rank_confidence(x, y, [p.incident for p in group], seed=0)
             row[kind] = {
@@ -397,10 +404,13 @@ class Point:
     agreed: bool
     by_question: float = 0.0
     by_answer: float = 0.0
+    chosen: float = 0.0
 
 
-def _map_by_other_split(points: list[Point]) -> None:
-    """Each split's answers mapped by maps fitted on the other split's answers."""
+def _map_by_other_split(points: list[Point]) -> dict[str, str]:
+    """Each split's answers mapped by maps fitted on the other split's answers; the kind of
+    maps chosen on each split."""
+    kinds = {}
     for this, other in (("tune", "test"), ("test", "tune")):
         train = [p for p in points if p.split == other]
         mine = [p for p in points if p.split == this]
@@ -411,17 +421,24 @@ def _map_by_other_split(points: list[Point]) -> None:
             [p.question for p in train],
         )
         by_question = fit_confidence_calibration(*args)
-        by_answer = fit_confidence_calibration(*args, answers=[p.answer for p in train])
+        values = [p.answer for p in train]
+        by_answer = fit_confidence_calibration(*args, answers=values)
+        choice = choose_map_kind(*args, values, [p.incident for p in train])
+        kinds[other] = choice.kind
+        chosen = fit_confidence_calibration(*args, answers=values, kind=choice.kind)
         x = [p.raw for p in mine]
         judges = ["rules"] * len(mine)
         questions = [p.question for p in mine]
-        for p, q, a in zip(
+        answers = [p.answer for p in mine]
+        for p, q, a, c in zip(
             mine,
             by_question.predict(x, judges, questions),
-            by_answer.predict(x, judges, questions, [p.answer for p in mine]),
+            by_answer.predict(x, judges, questions, answers),
+            chosen.predict(x, judges, questions, answers),
             strict=True,
         ):
-            p.by_question, p.by_answer = float(q), float(a)
+            p.by_question, p.by_answer, p.chosen = float(q), float(a), float(c)
+    return kinds
 
 
 # --- printing --------------------------------------------------------------------------------
@@ -458,18 +475,20 @@ def pair_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def confidence_table(rows: list[dict[str, Any]]) -> str:
+def confidence_table(rows: list[dict[str, Any]], chosen: dict[str, str]) -> str:
+    kinds = f"tune's {chosen.get('tune')} for test, test's {chosen.get('test')} for tune"
     lines = [
         "| source / scope | split | answers | agreement | AUROC raw [95% CI] | ECE raw "
-        "| AUROC mapped by question | AUROC mapped by question and answer [95% CI] | ECE mapped by answer |",
-        "|---|---|---:|---:|---|---:|---:|---|---:|",
+        "| AUROC mapped by question | AUROC mapped by question and answer [95% CI] "
+        f"| ECE mapped by answer | AUROC mapped as chosen ({kinds}) [95% CI] | ECE as chosen |",
+        "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|",
     ]
     for r in rows:
-        raw, by_question, by_answer = r["raw"], r["by_question"], r["by_answer"]
+        raw, by_question, by_answer, mine = r["raw"], r["by_question"], r["by_answer"], r["chosen"]
         lines.append(
             f"| {r['scope']} | {r['split']} | {r['n']} | {r['agreement']:.3f} | {_auroc(raw)} | "
             f"{raw['ece']:.3f} | {_f(by_question['auroc'])} | {_auroc(by_answer)} | "
-            f"{by_answer['ece']:.3f} |"
+            f"{by_answer['ece']:.3f} | {_auroc(mine)} | {mine['ece']:.3f} |"
         )
     return "\n".join(lines)
 
@@ -503,15 +522,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(pair_table(rows))
     silent = [r for r in rows if r["outcome"] == "SILENT FAILURE"]
     print(f"\n{len(rows)} rows: {len(silent)} silent failures.\n")
-    confidence = confidence_rows(judged(real_all, rubric, RulesJudge()), real_all, split)
+    chosen: dict[str, str] = {}
+    confidence = confidence_rows(judged(real_all, rubric, RulesJudge()), real_all, split, chosen)
     print(
         "The rules judge's confidence for 'agrees with labeller a' (incidents resampled), raw "
         "and through maps fitted on the other split:\n"
     )
-    print(confidence_table(confidence))
+    print(confidence_table(confidence, chosen))
     if args.json:
+        everything = {"pairs": rows, "confidence": confidence, "map_kinds": chosen}
         args.json.write_text(
-            json.dumps({"pairs": rows, "confidence": confidence}, indent=2, default=str) + "\n",
+            json.dumps(everything, indent=2, default=str) + "\n",
             encoding="utf-8",
         )
     return 0

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from ..checklist.results import write_json_atomic
 from . import plots
-from .calibration_tables import auroc_text, map_counts
+from .calibration_tables import auroc_text, map_choice_text, map_counts
 from .html import render_page
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def _stage(fit: StageFit) -> StageView:
         auroc_raw=auroc_text(fit.raw_ranking),
         auroc_calibrated=auroc_text(fit.ranking),
         maps=f"{map_counts(maps)}, one pooled (at least {maps.min_count} answers for a map "
-        "of its own)",
+        "of its own)" + (f"; {map_choice_text(maps)}" if maps.choice else ""),
         questions=[
             {
                 "question": q.question if q.answer is None else f"{q.question} ({q.answer})",

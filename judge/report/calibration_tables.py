@@ -38,6 +38,8 @@ def reliability_table(calibrated: Calibrated) -> Group:
     parts: list[Table | Text] = [summary]
     for stage in calibrated.stages:
         maps = stage.maps
+        if maps.choice is not None:
+            parts.append(Text(f"{stage.identity.name}: {map_choice_text(maps)}"))
         kinds = f"{map_counts(maps)}, pooled"
         summary.add_row(
             stage.identity.name,
@@ -125,6 +127,21 @@ def map_counts(maps: ConfidenceCalibration) -> str:
         f"{len(maps.questions) - by_answer} per question, {by_answer} per question and answer, "
         f"{len(maps.answers)} per answer, {len(maps.judges)} per judge"
     )
+
+
+KIND_NAMES = {
+    "judge": "one map per judge",
+    "question": "maps per question",
+    "question-answer": "maps per question and answer",
+}
+
+
+def map_choice_text(maps: ConfidenceCalibration) -> str:
+    """Which kind of maps was fitted and why ("" when the file predates the choice)."""
+    choice = maps.choice
+    if choice is None:
+        return ""
+    return f"{KIND_NAMES[choice.kind]}, chosen by {choice.reason}"
 
 
 def auroc_text(ranking: Ranking | None) -> str:

@@ -23,6 +23,7 @@ from agreement import (
     select_threshold,
 )
 from judge.cli import main
+from judge.report.calibration_tables import KIND_NAMES
 
 
 def test_auroc_is_sklearns_with_ties_counted_half() -> None:
@@ -163,3 +164,21 @@ def test_maps_written_before_the_answer_maps_still_read(tmp_path: Path) -> None:
         del entry["answer"]
     read = ConfidenceCalibration.model_validate(old)
     assert read.map_for("rules", "Q1", "Yes")[1] == "question"
+
+
+def test_calibrate_records_the_kind_of_maps_it_chose_and_why(tmp_path: Path, capsys) -> None:
+    result = tmp_path / "rules.json"
+    assert main(["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs",
+                 str(EXAMPLE_OUTPUTS), "--result-file", str(result), "--no-progress"]) == 0  # fmt: skip
+    capsys.readouterr()
+    cal = tmp_path / "cal.json"
+    assert main(["calibrate", str(result), "--human", str(EXAMPLE / "labels.csv"),
+                 "--target-agreement", "0.8", "--alpha", "0.2", "--bootstrap", "50",
+                 "--calibration", str(cal)]) == 0  # fmt: skip
+    from judge.judges.selective.file import load_calibration
+
+    choice = load_calibration(cal).stages[0].maps.choice
+    assert choice is not None and set(choice.auroc) == {"judge", "question", "question-answer"}
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"rules: {KIND_NAMES[choice.kind]}, chosen by" in printed
+    assert "held-out incidents" in printed

@@ -10,6 +10,7 @@ from sklearn.isotonic import IsotonicRegression
 
 from agreement import (
     ConfidenceCalibration,
+    choose_map_kind,
     expected_calibration_error,
     fit_confidence_calibration,
     fit_isotonic,
@@ -131,3 +132,52 @@ def test_bad_settings_are_refused():
         fit_confidence_calibration([0.5], [True], ["j"], ["q"], min_count=0)
     with pytest.raises(ValueError, match="questions: expected 1"):
         fit_confidence_calibration([0.5], [True], ["j"], ["q", "r"])
+
+
+# ------------------------------------------------------------------ which kind of maps
+
+
+def _answers_world(n_incidents: int, seed: int, yes_worse: bool):
+    """Four answers per incident at random raw confidence; with `yes_worse` a Yes agrees a
+    third as often as a No at the same confidence (the raw confidence cannot tell them apart),
+    else agreement rises with the raw confidence alone."""
+    rng = np.random.default_rng(seed)
+    n = 4 * n_incidents
+    c = rng.random(n)
+    answers = rng.choice(["Yes", "No"], n).tolist()
+    p = np.where(np.array(answers) == "Yes", 0.3, 0.95) if yes_worse else 0.2 + 0.75 * c
+    agreed = rng.random(n) < p
+    questions = rng.choice(["Q1", "Q2"], n).tolist()
+    incidents = [f"i{i // 4}" for i in range(n)]
+    return c, agreed, ["rules"] * n, questions, answers, incidents
+
+
+def test_maps_per_answer_are_chosen_when_yes_and_no_differ_at_the_same_confidence():
+    choice = choose_map_kind(*_answers_world(150, 0, yes_worse=True))
+    assert choice.kind in ("question-answer",) and choice.folds == 5
+    assert choice.auroc["question-answer"] > choice.auroc["judge"] + 0.1  # type: ignore[operator]
+
+
+def test_one_map_per_judge_is_kept_when_finer_maps_add_nothing():
+    choice = choose_map_kind(*_answers_world(150, 1, yes_worse=False))
+    assert choice.kind == "judge"
+    assert "held-out incidents" in choice.reason
+
+
+def test_nothing_to_rank_keeps_one_map_per_judge():
+    c, _, judges, questions, answers, incidents = _answers_world(20, 2, yes_worse=False)
+    choice = choose_map_kind(c, [True] * len(c), judges, questions, answers, incidents)
+    assert (choice.kind, choice.folds) == ("judge", 0)
+    assert set(choice.auroc.values()) == {None}
+
+
+def test_the_kind_bounds_the_maps_fitted():
+    c, agreed, judges, questions, answers, _ = _answers_world(100, 3, yes_worse=True)
+    coarse = fit_confidence_calibration(c, agreed, judges, questions, answers=answers, kind="judge")
+    assert coarse.questions == [] and coarse.answers == [] and "rules" in coarse.judges
+    by_question = fit_confidence_calibration(
+        c, agreed, judges, questions, answers=answers, kind="question"
+    )
+    assert {q.answer for q in by_question.questions} == {None} and by_question.answers == []
+    with pytest.raises(ValueError, match="need the answers"):
+        fit_confidence_calibration(c, agreed, judges, questions, kind="question-answer")

@@ -12,7 +12,8 @@ A deliberate change to the rules judge's answers or to the result schema makes t
 for issue 39's schema version 2: one judgment per question, the members' in `member_judgments`,
 each case's format and diagnosis length; then for issue 39's confidence that ranks, which
 changed the rules judge's `confidence_score` only, every other byte of the judgments the same;
-merged with issue 40's `identity` on every judgment).
+merged with issue 40's `identity` on every judgment; and again when the rules judge's
+confidence was refitted on signals chosen by cross-validation, its `confidence_score` only).
 The run asks per dimension, as that command did then; one call per submission (the default
 since issue 26) gives the rules judge's same answers (`tests/run/test_granularity.py`).
 """

@@ -7,8 +7,8 @@ at litellm's prices, and makes no call on a rerun. A target the labels cannot su
 refused (exit 2, saying how many more labels it needs); a calibration made for another rubric
 or judge is refused too.
 
-The labels are made so that the rules judge is right wherever its confidence is high and
-often wrong below it, and the fake model right on most questions (confidence 0.95) and wrong
+The labels are made so that the rules judge is right on its most confident sixth of answers
+and often wrong below it, and the fake model right on most questions (confidence 0.95) and wrong
 on a few (confidence 0.55); with `--fit-share 0` the thresholds apply to the raw confidences,
 so the routing the test expects is worked out here without the project's routing code.
 """
@@ -55,8 +55,10 @@ class World:
         rules = evaluate(specs, self.subs, judge=RulesJudge())
         self.rules = {(j.incident_id, j.trial, j.question_id): j for j in rules.judgments}
         self.labels = {}
+        scores = sorted(j.confidence_score or 0 for j in rules.judgments)
+        cutoff = scores[len(scores) * 5 // 6]
         for key, j in self.rules.items():
-            sure = (j.confidence_score or 0) >= 0.9
+            sure = (j.confidence_score or 0) >= cutoff
             wrong = not sure and _hash("label", *key) % 2 == 0
             self.labels[key] = _flip(j.answer) if wrong else j.answer  # type: ignore[arg-type]
         self.by_diagnosis = {s.diagnosis.strip(): (s.incident_id, s.trial) for s in self.subs}

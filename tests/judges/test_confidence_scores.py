@@ -24,7 +24,8 @@ from judge.judges.confidence import (
 )
 from judge.judges.llm import LLMJudge, supports_logprobs
 from judge.judges.rules.basis import Basis
-from judge.judges.rules.confidence import score
+from judge.judges.rules.case import Case
+from judge.judges.rules.confidence import Shape, score
 from judge.testing import FakeProvider, FakeProviderConfig
 
 
@@ -48,19 +49,29 @@ def test_every_rules_answer_has_a_score_and_unscored_ones_none() -> None:
     assert len({j.confidence_score for j in result.judgments}) > 3, "scores tell answers apart"
 
 
-def test_the_strength_of_the_finding_orders_the_rules_scores() -> None:
-    strong = Basis(name="exact", claim="explicit")
-    assert score(strong, "High") > score(Basis(name="alias", claim="explicit"), "High")
-    assert score(strong, "High") > score(Basis(name="exact", claim="inferred"), "High")
-    assert score(strong, "High") > score(Basis(name="exact", claim="mention"), "High")
-    assert score(strong, "High") > score(strong, "Medium") > score(strong, "Low")
-    conflicting = Basis(name="exact", claim="explicit", conflicting=True)
-    assert score(conflicting, "High") < score(strong, "High")
-    assert score(Basis(name="exact", claim="explicit", truth="prose"), "High") < score(
-        strong, "High"
+def test_what_predicts_the_rules_errors_lowers_its_scores() -> None:
+    plain = Basis(name="exact", claim="explicit")
+    assert score(Basis(name="exact", claim="explicit", conflicting=True), "Yes") < score(
+        plain, "Yes"
     )
-    assert score(Basis(name="exact", claim="explicit", cut=True), "High") < score(strong, "High")
-    assert score(Basis(truth="none", conflicting=True, cut=True, claim="mention"), "Low") >= 0.05
+    assert score(plain, "Yes", shape=Shape(blamed=3)) < score(plain, "Yes")
+    assert score(plain, "Yes", shape=Shape(hedged=True)) < score(plain, "Yes")
+    assert score(Basis(), "Yes", "origin_named") < score(Basis(), "No", "origin_named")
+    assert score(plain, "Yes", "symptoms_matched") < score(plain, "Yes", "origin_named")
+    assert score(plain, "No", shape=Shape(short=True)) > score(plain, "No")
+    assert score(plain, "No", shape=Shape(blamed=0)) > score(plain, "No")
+    worst = Basis(conflicting=True)
+    assert score(worst, "Yes", "symptoms_matched", Shape(blamed=9, hedged=True)) >= 0.05
+
+
+def test_the_rules_signals_are_read_from_the_diagnosis() -> None:
+    spec = load_specs(EXAMPLE / "ground_truth")[0]
+    origin = spec.fault_origin[0].name
+    hedged = Case.build(spec, f"{origin} might be the root cause, its pods crash.")
+    assert Shape.of(hedged) == Shape(blamed=1, hedged=True, short=True)
+    long = Case.build(spec, f"The root cause is {origin}. " + "Latency rose on every path. " * 12)
+    assert Shape.of(long) == Shape(blamed=1, hedged=False, short=False)
+    assert Shape.of(Case.build(spec, "Latency rose.")).blamed == 0
 
 
 def test_an_empty_diagnosis_is_no_with_certainty() -> None:

@@ -1,77 +1,98 @@
-"""The rules judge's confidence in [0, 1]: how likely its answer is to be right, from what it rests on.
+"""The rules judge's confidence in [0, 1]: how likely its answer is to be right, from what predicts
+its errors.
 
 The score is a sum of steps on the log-odds scale, from a common start, squashed by the
-logistic function. Each step is one thing that predicts the rules judge's errors:
+logistic function. Each step is one signal that predicts the rules judge's errors on real
+agents' text:
 
-- the answer itself: its No answers agree with the labels far more often than its Yes (a Yes
-  needs the diagnosis to say something; a No is most often "it does not say it", and agents
-  mostly do not);
-- a Yes that rests on vocabulary: a mechanism or fault type matched on words both texts share,
-  and above all an impact matched on generic symptom words (errors, timeouts, latency), which
-  almost any diagnosis states;
-- a Yes with no component name found behind it, or a blame read from a clause that only
-  mentions the component (`basis.Basis.claim`);
-- clauses that pull the other way (`conflicting`), and a diagnosis that blames many components
-  at once, where a name is easily matched in the wrong place;
-- how the name was found and the blame stated, where the ground truth was read from, a
-  diagnosis the size policy cut, and the rule's own High/Medium/Low.
+- clauses that pull the other way (`Basis.conflicting`): an answer read from one of two
+  statements that disagree;
+- each further component the diagnosis blames, where a name is easily matched in the wrong
+  place and blame read from a mere mention;
+- a Yes on the impact question, matched on generic symptom words (errors, timeouts, latency)
+  that almost any diagnosis states;
+- a Yes with no component name found behind it: credit from shared vocabulary;
+- a hedged claim (`might`, `possibly`, `likely` ...): the diagnosis does not commit, and the
+  labels and the rules read it differently;
+- and, the other way, a short diagnosis (under 300 characters: a label row, one sentence) or
+  one that blames nothing, where there is little to misread.
 
-The score orders answers by how likely they are to be right; it is not a calibrated
-probability. `judge calibrate` maps it to one with labelled data. The steps were set from the
-tune split of the real-agent validity set and the tune half of the hand-written set only (a
-logistic fit rounded by hand): on the real-agent tune split Yes answers agreed with the
-project's labels (labeller a) 0.91 of the time against 0.97 for No, impact Yes 0.76, answers
-on conflicting clauses 0.60 against 0.96, and the answers that went wrong came from diagnoses
-blaming 1.9 components on average against 1.2 for those that agreed.
+The signals were chosen, and their weights fitted, on the tune split of the real-agent
+validity set and the tune half of the hand-written set only, with the project's labels
+(labeller a): an L2-regularised logistic regression of "the answer agrees with the label",
+each source family held out in turn, keeping the set whose held-out AUROC was best with fewer
+signals preferred (`benchmarks/confidence_rank.py`, which also shows the sets tried). The
+weights are that fit on all the tune data, rounded. The score orders answers by how likely
+they are to be right; `judge calibrate` maps it to a probability with labelled data.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 from ...checklist.judgment import QuestionAnswer
 from .basis import Basis, Ruling
 from .case import Case
 
-START = 2.0
-STEPS: dict[str, dict[object, float]] = {
-    "name": {"exact": 0.30, "alias": 0.25, "instance": 0.15, "container": 0.15, "none": 0.0},
-    "claim": {"explicit": 0.15, "implied": 0.12, "inferred": 0.0, "mention": -0.15, "none": 0.0},
-    "truth": {"structured": 0.0, "fault_spec": 0.0, "fields": -0.10, "prose": -0.25, "none": -0.45},
-    "stated": {"High": 0.65, "Medium": 0.0, "Low": -0.15, None: 0.0},
-    "conflicting": {True: -1.75, False: 0.0},
-    "cut": {True: -0.30, False: 0.0},
+START = 3.29
+WEIGHTS: dict[str, float] = {
+    "conflicting": -1.44,
+    "others_blamed": -0.20,
+    "yes_impact": -0.66,
+    "yes_unnamed": -0.75,
+    "hedged": -0.48,
+    "short": 0.98,
+    "no_blame": 0.81,
 }
-YES = -0.8
-# A Yes of a rule that matches words rather than names.
-YES_BY_RULE = {"mechanism_matched": -0.4, "fault_type_consistent": -0.4, "symptoms_matched": -1.2}
-YES_UNNAMED = -0.6
-PER_OTHER_BLAMED, MOST_OTHERS = -0.3, 5
+MOST_OTHERS = 5
+SHORT = 300
+HEDGED = re.compile(
+    r"\b(?:might|may|could|possibly|perhaps|likely|probably|suspect|unclear|not sure|unknown)\b"
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What of the whole diagnosis bears on every answer to it."""
+
+    blamed: int = 1
+    hedged: bool = False
+    short: bool = False
+
+    @classmethod
+    def of(cls, case: Case) -> Shape:
+        d = case.diagnosis
+        return cls(
+            blamed=len({m.component.name for m in d.blamed}),
+            hedged=bool(HEDGED.search(d.claim_text)),
+            short=len(d.text) < SHORT,
+        )
+
+
+def signals(
+    basis: Basis, answer: str | None, rule: str | None, shape: Shape = Shape()
+) -> dict[str, float]:
+    """Each error signal's value for one answer (0 where it does not apply)."""
+    yes = answer == "Yes"
+    return {
+        "conflicting": float(basis.conflicting),
+        "others_blamed": float(min(MOST_OTHERS, max(0, shape.blamed - 1))),
+        "yes_impact": float(yes and rule == "symptoms_matched"),
+        "yes_unnamed": float(yes and basis.name == "none"),
+        "hedged": float(shape.hedged),
+        "short": float(shape.short),
+        "no_blame": float(shape.blamed == 0),
+    }
 
 
 def score(
-    basis: Basis,
-    stated: str | None = None,
-    answer: str | None = None,
-    rule: str | None = None,
-    blamed: int = 1,
+    basis: Basis, answer: str | None = None, rule: str | None = None, shape: Shape = Shape()
 ) -> float:
-    """The confidence for `answer` of `rule` resting on `basis`, which the rule stated as
-    `stated`, on a diagnosis that blames `blamed` distinct components."""
-    parts = {
-        "name": basis.name,
-        "claim": basis.claim,
-        "truth": basis.truth,
-        "stated": stated,
-        "conflicting": basis.conflicting,
-        "cut": basis.cut,
-    }
-    total = START + sum(STEPS[part].get(value, 0.0) for part, value in parts.items())
-    if answer == "Yes":
-        total += YES + YES_BY_RULE.get(rule or "", 0.0)
-        if basis.name == "none":
-            total += YES_UNNAMED
-    total += PER_OTHER_BLAMED * min(MOST_OTHERS, max(0, blamed - 1))
+    """The confidence for `answer` of `rule` resting on `basis`, in a diagnosis of `shape`."""
+    parts = signals(basis, answer, rule, shape)
+    total = START + sum(WEIGHTS[name] * value for name, value in parts.items())
     return round(1.0 / (1.0 + math.exp(-total)), 4)
 
 
@@ -82,6 +103,6 @@ def with_confidence(
     answer = ruling.answer
     if answer.answer is None:
         return answer
-    blamed = len({m.component.name for m in case.diagnosis.blamed}) if case else 1
-    confidence = score(ruling.basis, answer.confidence, answer.answer, rule, blamed)
+    shape = Shape.of(case) if case else Shape()
+    confidence = score(ruling.basis, answer.answer, rule, shape)
     return answer.model_copy(update={"confidence_score": confidence})

@@ -30,6 +30,7 @@ from agreement.reliability import (
     ConfidenceCalibration,
     IsotonicMap,
     ReliabilityDiagram,
+    choose_map_kind,
     fit_confidence_calibration,
     fit_isotonic,
     reliability_diagram,
@@ -353,7 +354,7 @@ def _fit_stage(
     if kept is not None:
         maps, verdict_map = kept.maps, kept.verdict_map
     else:
-        maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count)
+        maps = _question_maps(stage, labels, fit_items, guarantee, rubric, min_count, seed)
         verdict_map = None
         if guarantee == "verdict":
             x, y = _verdict_points(stage, labels, fit_items, maps, rubric)
@@ -416,14 +417,17 @@ def _question_maps(
     guarantee: Guarantee,
     rubric: RubricShape,
     min_count: int,
+    seed: int = 0,
 ) -> ConfidenceCalibration:
-    """Per-question maps on the fitting items (all of a case's questions with the verdict
-    guarantee); the identity map when there are none."""
+    """Maps on the fitting items (all of a case's questions with the verdict guarantee), of the
+    kind that ranks held-out incidents' answers best among them (`choose_map_kind`); the
+    identity map when there are none."""
     name = stage.identity.name
     x: list[float] = []
     y: list[bool] = []
     questions: list[str] = []
     values: list[str] = []
+    incidents: list[str] = []
     cases = {(i[0], i[1]) for i in fit_items}
     for case in sorted(cases):
         answers = stage.answers.get(case, {})
@@ -442,12 +446,18 @@ def _question_maps(
             y.append(answer.answer == label)
             questions.append(qid)
             values.append(answer.answer)
+            incidents.append(case[0])
     if not x:
         identity = IsotonicMap(thresholds=[0.0, 1.0], values=[0.0, 1.0], n=0, n_agreed=0)
         return ConfidenceCalibration(min_count=min_count, pooled=identity, judges={}, questions=[])
-    return fit_confidence_calibration(
-        x, y, [name] * len(x), questions, answers=values, min_count=min_count
+    judges = [name] * len(x)
+    choice = choose_map_kind(
+        x, y, judges, questions, values, incidents, min_count=min_count, seed=seed
     )
+    maps = fit_confidence_calibration(
+        x, y, judges, questions, answers=values, min_count=min_count, kind=choice.kind
+    )
+    return maps.model_copy(update={"choice": choice})
 
 
 def _verdict_points(
