@@ -43,6 +43,7 @@ from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_secon
 from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
+from .clients.prices import priced_entry
 from .confidence import TOP_LOGPROBS, with_scores
 from .mask import Secrets, scrub_params
 from .repair import UnparseableReply, parse_reply
@@ -64,6 +65,14 @@ from .structured import (
 
 COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
+FRAME_TOKENS = 40
+ANSWER_TOKENS = 160
+"""The reply tokens a call may take (`max_tokens`) by default: `FRAME_TOKENS` for the JSON
+around the answers and `ANSWER_TOKENS` per question id, its id, Yes/No and confidence as JSON
+(~25 tokens) and the "short verbatim quote" the prompt asks for as evidence, given four times
+room. Without a cap a model that loops (repeating its evidence, never closing the JSON)
+writes until its context is full, long after the call gave up on it (`timeout`), and a
+one-request server (llama.cpp with one slot) serves no one else meanwhile."""
 
 
 class LLMJudge:
@@ -91,6 +100,7 @@ class LLMJudge:
         reply_order: ReplyOrder = "answer-first",
         client: str = "auto",
         logprobs: bool | None = None,
+        max_tokens: int | None = None,
     ):
         self.model = model
         self.api_base = api_base
@@ -119,6 +129,14 @@ class LLMJudge:
         """The order of each answer's fields (see `EvidenceFirstItem`); pair it with a
         `PromptRenderer(reply_order=...)` so that a reply asked for in the prompt alone
         (`prompt` mode) is described in the same order."""
+        if max_tokens is not None and max_tokens < 0:
+            raise ValueError(f"max_tokens must be 0 (no cap) or more, not {max_tokens}")
+        self.max_tokens = max_tokens
+        """The reply tokens each request allows: None sizes them to the reply asked for
+        (`reply_tokens`), except for a model litellm's map says reasons (its thinking counts
+        against the cap, by far more than the reply); 0 sends no cap; N sends N. A
+        `max_tokens` in `extra_params` wins."""
+        self._reasons: bool | None = None
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
@@ -172,6 +190,7 @@ class LLMJudge:
             "params": scrub_params(params),
             "reply_order": self.reply_order,
             "logprobs": self.logprobs,
+            "max_tokens": "auto" if self.max_tokens is None else self.max_tokens,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
             "structured_output_negotiation": self.negotiation.describe(),
             "replies": reply_shares(self.replies),
@@ -348,12 +367,10 @@ class LLMJudge:
         """What one call asks: model, messages, reply format and the params that change the
         answer (a provider batch's request lines are built from it too). In `json_object+schema`
         mode the schema pins `question_ids` (see `pinned_schema`)."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            **self.extra_params,
-        }
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if cap := self._token_cap(question_ids):
+            kwargs["max_tokens"] = cap
+        kwargs |= {"temperature": self.temperature, **self.extra_params}
         reply_format = response_format(mode, strict_format(self.reply_order))
         if mode == "json_object+schema" and question_ids:
             pinned = pinned_schema(question_ids, self.reply_order)
@@ -363,6 +380,16 @@ class LLMJudge:
         if self.seed is not None:
             kwargs["seed"] = self.seed
         return kwargs
+
+    def _token_cap(self, question_ids: list[str] | None) -> int | None:
+        """The `max_tokens` a request for `question_ids` sends (see `max_tokens`)."""
+        if self.max_tokens is not None:
+            return self.max_tokens or None
+        if not question_ids:
+            return None
+        if self._reasons is None:
+            self._reasons = reasons(self.model)
+        return None if self._reasons else reply_tokens(len(question_ids))
 
     def endpoint(self) -> dict[str, str]:
         """Where litellm's calls go and the key they carry (its `api_base`, `api_key`)."""
@@ -508,6 +535,18 @@ def reply_shares(counts: Counter[str]) -> dict[str, Any]:
         **{o: counts[o] for o in outcomes},
         "shares": {o: (round(counts[o] / total, 4) if total else None) for o in outcomes},
     }
+
+
+def reply_tokens(questions: int) -> int:
+    """The reply tokens allowed by default to a call answering `questions` questions."""
+    return FRAME_TOKENS + ANSWER_TOKENS * questions
+
+
+def reasons(model: str) -> bool:
+    """Whether litellm's price map says `model` is a reasoning model (as given, or without
+    its provider prefix); False when it does not know the model."""
+    entry = priced_entry([model, model.partition("/")[2] or None])
+    return bool(entry and entry.get("supports_reasoning"))
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:

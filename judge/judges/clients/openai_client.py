@@ -31,6 +31,7 @@ import os
 import sys
 import weakref
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
@@ -63,6 +64,7 @@ def import_httpx() -> Any:
 
 HTTPX: Background[Any] = Background("httpx", import_httpx)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
 NO_KEY = "no-key-given"
 """Sent to a self-hosted endpoint when no key is configured, as the SDK would have to: most
 local servers ignore it."""
@@ -76,6 +78,13 @@ def _parse(body: bytes) -> Any:
         return from_json(body)
     except ValueError:
         return json.loads(body)
+
+
+def cap_field(base_url: str) -> str:
+    """The request field of the reply's cap: `max_completion_tokens` for OpenAI's own API,
+    whose reasoning models refuse `max_tokens`; `max_tokens`, which OpenAI-compatible servers
+    read, for every other endpoint."""
+    return "max_completion_tokens" if urlsplit(base_url).hostname == OPENAI_HOST else "max_tokens"
 
 
 class OpenAIClient:
@@ -96,6 +105,8 @@ class OpenAIClient:
         self.api_base = api_base
         self._api_key = api_key
         self.prices = prices
+        self._cap_field = "max_tokens"
+        """The name the reply's cap is sent under (`cap_field`)."""
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -116,6 +127,8 @@ class OpenAIClient:
         httpx = await HTTPX.ready()
         client = self._client(httpx)
         body = {**request, "model": self.wire_model, **logprob_params(logprobs)}
+        if self._cap_field != "max_tokens" and "max_tokens" in body:
+            body[self._cap_field] = body.pop("max_tokens")
         try:
             response = await client.post("chat/completions", json=body, timeout=timeout)
             if response.is_error:
@@ -157,6 +170,7 @@ class OpenAIClient:
                 follow_redirects=True,
             )
             self._clients[loop] = client
+            self._cap_field = cap_field(self._base_url())
         return client
 
     def _base_url(self) -> str:
