@@ -4,7 +4,7 @@ The model is reached through one of two clients (`judge.judges.clients`): the `o
 for `openai/...` models and OpenAI-compatible endpoints, litellm for every other provider.
 Either is imported when a run knows it will send a request, in a background thread, and
 never for a run the store answers. Neither retries: retries of transient provider errors are
-ours (tenacity with exponential backoff and jitter, transient errors only, never shorter than
+ours (exponential backoff with jitter, tenacity's, transient errors only, never shorter than
 the provider's Retry-After), and so is the timeout of each request. The reply asked for is
 `judge.judges.reply_format`'s; its format is negotiated with the server
 (`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
@@ -30,11 +30,7 @@ from collections import Counter
 from contextvars import ContextVar
 from typing import Any
 
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    wait_random_exponential,
-)
+from tenacity import wait_random_exponential
 
 from ..checklist.judgment import DimensionVerdict, JudgeIdentity, Usage, unscored
 from .base import JudgeTask, NullGate, RequestGate, RunStopped
@@ -409,19 +405,11 @@ class LLMJudge:
         request = self.request(messages, mode, question_ids)
         estimated = estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception(
-                lambda e: (
-                    error_kind(e) in TRANSIENT and not (mode != "prompt" and is_format_refusal(e))
-                )
-            ),
-            stop=_RetryBudget(self.max_retries, self.max_rate_limit_retries),
-            wait=_RetryAfterOrBackoff(self.retry_wait),
-            sleep=self.gate.sleep,
-            before_sleep=lambda _state: self.gate.retrying(),
-            reraise=True,
-        ):
-            with attempt:
+        budget: _RetryBudget | None = None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
                 async with self.gate.slot(estimated):
                     self.negotiation.arm_probe()
                     tally.requests += 1
@@ -441,8 +429,20 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
+            except Exception as exc:
+                if error_kind(exc) not in TRANSIENT or (
+                    mode != "prompt" and is_format_refusal(exc)
+                ):
+                    raise
+                budget = budget or _RetryBudget(self.max_retries, self.max_rate_limit_retries)
+                state = _Failed(attempt, exc)
+                wait = _RetryAfterOrBackoff(self.retry_wait)(state)
+                if budget(state):
+                    raise
+                self.gate.retrying()
+                await self.gate.sleep(wait)
+            else:
                 return self._masked(reply)
-        raise AssertionError("unreachable")
 
     def _masked(self, reply: Reply) -> Reply:
         """The reply with every credential masked in its text, before anything reads it."""
@@ -482,6 +482,24 @@ class _Tally:
 
 
 _TALLY: ContextVar[_Tally] = ContextVar("judge_llm_tally")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Failed:
+    """A failed attempt as the retry rules read it (tenacity's retry state: its number and
+    its outcome's exception). The retries are a loop of `_send`, not tenacity's: its
+    per-call machinery (a retry object, its state and futures for every call, most of
+    which never fail) cost more CPU than the rest of the request's own bookkeeping."""
+
+    attempt_number: int
+    error: BaseException
+
+    @property
+    def outcome(self) -> _Failed:
+        return self
+
+    def exception(self) -> BaseException:
+        return self.error
 
 
 class _RetryBudget:
