@@ -2,7 +2,7 @@
 
     python benchmarks/anchors.py [--itbench DIR --itbench-venv VENV] [--submissions 200,1000]
         [--latency 0.5,0.2] [--in-flight 5,20] [--repeats 3] [--variants dimension,litellm]
-        [--json PATH]
+        [--baseline CHECKOUT] [--json PATH]
 
 Fetches nothing at run time. `--itbench DIR` is a checkout of ITBench-Evaluations
 (github.com/itbench-hub/ITBench-Evaluations) and `--itbench-venv VENV` a virtual environment
@@ -21,9 +21,11 @@ For every (submissions, latency, in flight) both tools get:
   same flags (`--ground-truth`, `--outputs`, `--result-file`, `--max-concurrent N`), each tool
   otherwise with its defaults (ours: one call per submission, the `openai` client).
 Runs alternate (ITBench, ours, ITBench, ours, ...) and the table shows the median of
-`--repeats` whole commands (launch to exit) and, from the provider's call log, how long after
-launch the first request arrived. A run whose results are not all scored is reported as
-failed. `--variants` adds our runs with `--granularity dimension` and/or `--client litellm`.
+`--repeats` whole commands (launch to exit), each tool's overhead above the physical limit
+(median wall - calls / in flight x latency) and ours as a ratio of ITBench's, and, from the
+provider's call log, how long after launch the first request arrived. A run whose results are not all scored is reported as
+failed. `--variants` adds our runs with `--granularity dimension` and/or `--client litellm`;
+`--baseline DIR` our default run from another checkout (before/after in one session).
 """
 
 from __future__ import annotations
@@ -108,6 +110,23 @@ class Scenario:
         walls = [r.wall for r in self.runs.get(tool, []) if r.ok]
         return statistics.median(walls) if walls else None
 
+    def limit(self, tool: str) -> float:
+        """The physical limit of `tool`'s run: its calls / in flight x latency (the dimension
+        variant makes a call per dimension, three per submission)."""
+        calls = self.submissions * (3 if tool.endswith("dimension") else 1)
+        return calls / self.in_flight * self.latency
+
+    def overhead(self, tool: str) -> float | None:
+        """Seconds of the median wall above the physical limit."""
+        wall = self.median(tool)
+        return None if wall is None else wall - self.limit(tool)
+
+    def overhead_ratio(self, tool: str) -> float | None:
+        """`tool`'s overhead over ITBench's (None when either is missing or ITBench's is not
+        above the limit)."""
+        mine, base = self.overhead(tool), self.overhead("ITBench")
+        return None if mine is None or base is None or base <= 0 else mine / base
+
     def first(self, tool: str) -> float | None:
         firsts = [r.first_request for r in self.runs.get(tool, []) if r.first_request is not None]
         return statistics.median(firsts) if firsts else None
@@ -173,9 +192,19 @@ def run_itbench(
 
 
 def run_ours(
-    variant: str, truths: Path, outputs: Path, url: str, in_flight: int, log: Path, n: int
+    variant: str,
+    truths: Path,
+    outputs: Path,
+    url: str,
+    in_flight: int,
+    log: Path,
+    n: int,
+    code: Path = REPO,
 ) -> Run:
-    extra = {"default": [], "dimension": ["--granularity", "dimension"]}.get(variant)
+    """Our `judge eval` (from the checkout `code`: the `baseline` variant's is another)."""
+    extra = {"default": [], "dimension": ["--granularity", "dimension"], "baseline": []}.get(
+        variant
+    )
     if extra is None:
         extra = ["--client", "litellm"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -185,7 +214,7 @@ def run_ours(
             "--outputs", str(outputs), "--result-file", str(result),
             "--max-concurrent", str(in_flight), *extra,
         ]  # fmt: skip
-        env = judge_env(url, PYTHONPATH=str(REPO))
+        env = judge_env(url, PYTHONPATH=str(code))
         wall, first, asked = timed(command, env, Path(tmp), log)
         cases = json.loads(result.read_text())["cases"]
         scored = sum(1 for c in cases if c["complete"])
@@ -212,6 +241,7 @@ def measure(args) -> list[Scenario]:
         for in_flight in args.in_flight
     ]
     tools = (["ITBench"] if args.itbench else []) + ["default", *args.variants]
+    tools += ["baseline"] if args.baseline else []
     with tempfile.TemporaryDirectory() as tmp_dir:
         inputs = {n: write_inputs(n, Path(tmp_dir) / str(n)) for n in args.submissions}
         for latency in args.latency:
@@ -224,7 +254,7 @@ def measure(args) -> list[Scenario]:
                             run = (
                                 run_itbench(args, truths, outputs, url, scenario.in_flight, log, scenario.submissions)
                                 if tool == "ITBench"
-                                else run_ours(tool, truths, outputs, url, scenario.in_flight, log, scenario.submissions)
+                                else run_ours(tool, truths, outputs, url, scenario.in_flight, log, scenario.submissions, args.baseline if tool == "baseline" else REPO)
                             )  # fmt: skip
                             scenario.runs.setdefault(run.tool, []).append(run)
                             print(
@@ -247,6 +277,7 @@ def table(scenarios: list[Scenario], itbench: bool) -> str:
     head = ["submissions", "latency, in flight", "ITBench"] + [
         f"{t} (vs ITBench)" if itbench else t for t in ours
     ]
+    head += [f"overhead: {t}" + (" (vs ITBench)" if itbench else "") for t in ours]
     head += ["first request: ITBench / ours"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in scenarios:
@@ -257,6 +288,10 @@ def table(scenarios: list[Scenario], itbench: bool) -> str:
             mine = s.median(tool)
             ratio = f" ({mine / base:.2f}x)" if mine is not None and base else ""
             row.append(f"{mine:.1f} s{ratio}" if mine is not None else "failed")
+        for tool in ours:
+            over, vs = s.overhead(tool), s.overhead_ratio(tool)
+            shown = "-" if over is None else f"{over:.1f} s"
+            row.append(shown + (f" ({vs:.2f}x)" if vs is not None else ""))
         row.append(f"{fmt(s.first('ITBench'))} / {fmt(s.first(ours[0]))} s")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
@@ -280,12 +315,21 @@ def main() -> None:
         default=[],
         help="more runs of ours: dimension (--granularity dimension), litellm (--client litellm)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also run our judge from this checkout (another commit), in turn with the others",
+    )
     parser.add_argument("--json", type=Path, help="also write every run to this file")
     args = parser.parse_args()
     if bool(args.itbench) != bool(args.itbench_venv):
         parser.error("--itbench and --itbench-venv go together")
     if args.itbench and not (args.itbench / "itbench_evaluations").is_dir():
         parser.error(f"--itbench {args.itbench}: no itbench_evaluations package there")
+    if args.baseline:
+        args.baseline = args.baseline.resolve()
+        if not (args.baseline / "judge" / "__main__.py").is_file():
+            parser.error(f"--baseline {args.baseline}: no judge package there")
     unknown = set(args.variants) - {"dimension", "litellm"}
     if unknown:
         parser.error(
@@ -304,7 +348,13 @@ def main() -> None:
     print(table(scenarios, bool(args.itbench)))
     if args.json:
         runs = [
-            {**asdict(s), "runs": {t: [asdict(r) for r in rs] for t, rs in s.runs.items()}}
+            {
+                **asdict(s),
+                "runs": {t: [asdict(r) for r in rs] for t, rs in s.runs.items()},
+                "limit": {t: s.limit(t) for t in s.runs},
+                "overhead": {t: s.overhead(t) for t in s.runs},
+                "overhead_vs_itbench": {t: s.overhead_ratio(t) for t in s.runs if t != "ITBench"},
+            }
             for s in scenarios
         ]
         meta = {"load_start": load_start, "load_end": load_end, "cpus": os.cpu_count()}

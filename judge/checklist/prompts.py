@@ -116,6 +116,7 @@ class PromptRenderer:
         self._search = search
         self.fingerprint = self._fingerprint()
         self._hashes: dict[int, tuple[BaseModel, str]] = {}
+        self._system: str | None = None
 
     def inputs_key(self, spec: IncidentSpec, submission: Submission, dimension: Dimension) -> str:
         """A hash of everything `render` reads, for a store to map to the rendered prompt's
@@ -167,6 +168,13 @@ class PromptRenderer:
             auto_reload=False,  # read once, like the fingerprint: no stat() of each file a prompt
         )
 
+    def _render_system(self) -> str:
+        """The system message, the same for every prompt (it reads only the reply order):
+        rendered once."""
+        system = self.env.get_template(SYSTEM_TEMPLATE).render(reply_order=self.reply_order)
+        self._system = system.strip()
+        return self._system
+
     def _fingerprint(self) -> str:
         """A hash of the templates' text, each read where jinja2's loader would find it."""
         sources = [self._source(name) for name in TEMPLATE_NAMES]
@@ -208,9 +216,7 @@ class PromptRenderer:
             "fence": fence_tag(submission.diagnosis),
         }
         try:
-            system = (
-                self.env.get_template(SYSTEM_TEMPLATE).render(reply_order=self.reply_order).strip()
-            )
+            system = self._system or self._render_system()
             case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()

@@ -174,6 +174,13 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=120.0, help="seconds per model call (default 120)"
     )
     p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="reply tokens an LLM judge's request allows (default: sized to the answers "
+        "asked, none for a reasoning model; 0: no cap)",
+    )
+    p.add_argument(
         "--prompt-template", type=Path, help="directory of templates overriding the shipped ones"
     )
 

@@ -226,6 +226,7 @@ CHECKS: dict[str, Number | Parsed | PathFlag] = {
     # judge eval: how calls are made
     "--max-concurrent": Number(int, 1, 1_000),
     "--timeout": Number(float, 0, SECONDS_A_DAY, above=True),
+    "--max-tokens": Number(int, 0, 10_000_000),
     "--rpm": Number(float, 0, 1e9, above=True),
     "--tpm": Number(float, 0, 1e12, above=True),
     "--max-retries": Number(int, 0, 100),

@@ -35,6 +35,7 @@ def judge_from_args(args: argparse.Namespace) -> Judge:
             "reply_order": args.reply_order,
             "client": args.client,
             "logprobs": getattr(args, "confidence", "stated") == "logprobs",
+            "max_tokens": getattr(args, "max_tokens", None),
         }
         if args.samples > 1:
             options["samples"] = args.samples

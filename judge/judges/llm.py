@@ -4,7 +4,7 @@ The model is reached through one of two clients (`judge.judges.clients`): the `o
 for `openai/...` models and OpenAI-compatible endpoints, litellm for every other provider.
 Either is imported when a run knows it will send a request, in a background thread, and
 never for a run the store answers. Neither retries: retries of transient provider errors are
-ours (tenacity with exponential backoff and jitter, transient errors only, never shorter than
+ours (exponential backoff with jitter, tenacity's, transient errors only, never shorter than
 the provider's Retry-After), and so is the timeout of each request. The reply asked for is
 `judge.judges.reply_format`'s; its format is negotiated with the server
 (`judge.judges.structured`): a refusal of the format steps down at once and is never retried.
@@ -30,11 +30,7 @@ from collections import Counter
 from contextvars import ContextVar
 from typing import Any
 
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception,
-    wait_random_exponential,
-)
+from tenacity import wait_random_exponential
 
 from ..checklist.judgment import DimensionVerdict, JudgeIdentity, Usage, unscored
 from .base import JudgeTask, NullGate, RequestGate, RunStopped
@@ -43,6 +39,7 @@ from .clients.errors import CONNECTION_LEVEL, MAX_RETRY_AFTER, retry_after_secon
 from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
+from .clients.prices import priced_entry
 from .confidence import TOP_LOGPROBS, with_scores
 from .mask import Secrets, scrub_params
 from .repair import UnparseableReply, parse_reply
@@ -64,6 +61,14 @@ from .structured import (
 
 COMPLETION_ALLOWANCE = 300
 """Tokens a reply is assumed to take before it arrives, for the `--tpm` limiter."""
+FRAME_TOKENS = 40
+ANSWER_TOKENS = 160
+"""The reply tokens a call may take (`max_tokens`) by default: `FRAME_TOKENS` for the JSON
+around the answers and `ANSWER_TOKENS` per question id, its id, Yes/No and confidence as JSON
+(~25 tokens) and the "short verbatim quote" the prompt asks for as evidence, given four times
+room. Without a cap a model that loops (repeating its evidence, never closing the JSON)
+writes until its context is full, long after the call gave up on it (`timeout`), and a
+one-request server (llama.cpp with one slot) serves no one else meanwhile."""
 
 
 class LLMJudge:
@@ -91,6 +96,7 @@ class LLMJudge:
         reply_order: ReplyOrder = "answer-first",
         client: str = "auto",
         logprobs: bool | None = None,
+        max_tokens: int | None = None,
     ):
         self.model = model
         self.api_base = api_base
@@ -119,6 +125,14 @@ class LLMJudge:
         """The order of each answer's fields (see `EvidenceFirstItem`); pair it with a
         `PromptRenderer(reply_order=...)` so that a reply asked for in the prompt alone
         (`prompt` mode) is described in the same order."""
+        if max_tokens is not None and max_tokens < 0:
+            raise ValueError(f"max_tokens must be 0 (no cap) or more, not {max_tokens}")
+        self.max_tokens = max_tokens
+        """The reply tokens each request allows: None sizes them to the reply asked for
+        (`reply_tokens`), except for a model litellm's map says reasons (its thinking counts
+        against the cap, by far more than the reply); 0 sends no cap; N sends N. A
+        `max_tokens` in `extra_params` wins."""
+        self._reasons: bool | None = None
         self.replies: Counter[str] = Counter()
         """This judge's replies by outcome: clean, repaired, reasked, unscored."""
         self.repairs: Counter[str] = Counter()
@@ -172,6 +186,7 @@ class LLMJudge:
             "params": scrub_params(params),
             "reply_order": self.reply_order,
             "logprobs": self.logprobs,
+            "max_tokens": "auto" if self.max_tokens is None else self.max_tokens,
             "structured_output": self.negotiation.mode if self.negotiation.confirmed else None,
             "structured_output_negotiation": self.negotiation.describe(),
             "replies": reply_shares(self.replies),
@@ -348,12 +363,10 @@ class LLMJudge:
         """What one call asks: model, messages, reply format and the params that change the
         answer (a provider batch's request lines are built from it too). In `json_object+schema`
         mode the schema pins `question_ids` (see `pinned_schema`)."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            **self.extra_params,
-        }
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if cap := self._token_cap(question_ids):
+            kwargs["max_tokens"] = cap
+        kwargs |= {"temperature": self.temperature, **self.extra_params}
         reply_format = response_format(mode, strict_format(self.reply_order))
         if mode == "json_object+schema" and question_ids:
             pinned = pinned_schema(question_ids, self.reply_order)
@@ -363,6 +376,16 @@ class LLMJudge:
         if self.seed is not None:
             kwargs["seed"] = self.seed
         return kwargs
+
+    def _token_cap(self, question_ids: list[str] | None) -> int | None:
+        """The `max_tokens` a request for `question_ids` sends (see `max_tokens`)."""
+        if self.max_tokens is not None:
+            return self.max_tokens or None
+        if not question_ids:
+            return None
+        if self._reasons is None:
+            self._reasons = reasons(self.model)
+        return None if self._reasons else reply_tokens(len(question_ids))
 
     def endpoint(self) -> dict[str, str]:
         """Where litellm's calls go and the key they carry (its `api_base`, `api_key`)."""
@@ -382,19 +405,11 @@ class LLMJudge:
         request = self.request(messages, mode, question_ids)
         estimated = estimate_tokens(messages)
         tally = _TALLY.get(None) or _Tally()
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception(
-                lambda e: (
-                    error_kind(e) in TRANSIENT and not (mode != "prompt" and is_format_refusal(e))
-                )
-            ),
-            stop=_RetryBudget(self.max_retries, self.max_rate_limit_retries),
-            wait=_RetryAfterOrBackoff(self.retry_wait),
-            sleep=self.gate.sleep,
-            before_sleep=lambda _state: self.gate.retrying(),
-            reraise=True,
-        ):
-            with attempt:
+        budget: _RetryBudget | None = None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
                 async with self.gate.slot(estimated):
                     self.negotiation.arm_probe()
                     tally.requests += 1
@@ -414,8 +429,20 @@ class LLMJudge:
                             self.gate.failed(kind, reason, retry_after_seconds(exc))
                         raise
                     tally.latency = time.monotonic() - sent
+            except Exception as exc:
+                if error_kind(exc) not in TRANSIENT or (
+                    mode != "prompt" and is_format_refusal(exc)
+                ):
+                    raise
+                budget = budget or _RetryBudget(self.max_retries, self.max_rate_limit_retries)
+                state = _Failed(attempt, exc)
+                wait = _RetryAfterOrBackoff(self.retry_wait)(state)
+                if budget(state):
+                    raise
+                self.gate.retrying()
+                await self.gate.sleep(wait)
+            else:
                 return self._masked(reply)
-        raise AssertionError("unreachable")
 
     def _masked(self, reply: Reply) -> Reply:
         """The reply with every credential masked in its text, before anything reads it."""
@@ -455,6 +482,24 @@ class _Tally:
 
 
 _TALLY: ContextVar[_Tally] = ContextVar("judge_llm_tally")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Failed:
+    """A failed attempt as the retry rules read it (tenacity's retry state: its number and
+    its outcome's exception). The retries are a loop of `_send`, not tenacity's: its
+    per-call machinery (a retry object, its state and futures for every call, most of
+    which never fail) cost more CPU than the rest of the request's own bookkeeping."""
+
+    attempt_number: int
+    error: BaseException
+
+    @property
+    def outcome(self) -> _Failed:
+        return self
+
+    def exception(self) -> BaseException:
+        return self.error
 
 
 class _RetryBudget:
@@ -508,6 +553,18 @@ def reply_shares(counts: Counter[str]) -> dict[str, Any]:
         **{o: counts[o] for o in outcomes},
         "shares": {o: (round(counts[o] / total, 4) if total else None) for o in outcomes},
     }
+
+
+def reply_tokens(questions: int) -> int:
+    """The reply tokens allowed by default to a call answering `questions` questions."""
+    return FRAME_TOKENS + ANSWER_TOKENS * questions
+
+
+def reasons(model: str) -> bool:
+    """Whether litellm's price map says `model` is a reasoning model (as given, or without
+    its provider prefix); False when it does not know the model."""
+    entry = priced_entry([model, model.partition("/")[2] or None])
+    return bool(entry and entry.get("supports_reasoning"))
 
 
 def estimate_tokens(messages: list[dict[str, Any]]) -> int:

@@ -235,8 +235,8 @@ class Run:
             return
         self.units = [self.units[i] for i in order]
         self.verdicts = [self.verdicts[i] for i in order]
-        for name, calls in self.calls.items():
-            self.calls[name] = array("q", (calls[i] if i < len(calls) else -1 for i in order))
+        for name in list(self.calls):
+            self.calls[name] = array("q", (self._call_item(name, i) for i in order))
 
     async def run(self) -> None:
         adopt_remembered(self.leaves, self.store, self._note)
@@ -407,10 +407,15 @@ class Run:
             if kept is not None and kept.empty is not None:
                 items.append(kept.empty)
                 continue
-            items += [
-                n for name in names if name in self.calls and (n := self.calls[name][index]) >= 0
-            ]
+            items += [n for name in names if (n := self._call_item(name, index)) >= 0]
         return self.keep.sequence(CallRecord, items)
+
+    def _call_item(self, name: str, index: int) -> int:
+        """The item number of `name`'s call record for unit `index`, -1 for none. A leaf's
+        numbers reach only as far as the units known at its last record: after a stop the
+        units still arriving are listed, never recorded (`_take_units`)."""
+        calls = self.calls.get(name)
+        return calls[index] if calls is not None and index < len(calls) else -1
 
     def attempt_errors(self, calls: Sequence[CallRecord]) -> dict[str, int]:
         """Failed requests and unusable replies by kind, and as `cut_off` the requests sent

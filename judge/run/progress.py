@@ -168,11 +168,19 @@ class Reporter:
             parts.append("COOLING")
         return " · ".join(parts)
 
-    def tick(self) -> None:
+    BAR_EVERY = 0.1
+    """Seconds between updates of the bar (rich redraws it ten times a second): a call's end
+    ticks it, and at 50 in flight calls end hundreds of times a second."""
+
+    def tick(self, force: bool = False) -> None:
         if not self.enabled or not self._started:
             return
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.stats.done, description=self._bar_text())
+            now = time.monotonic()
+            if force or now - self._last >= self.BAR_EVERY:
+                self._last = now
+                description = self._bar_text()
+                self._bar.update(self._task, completed=self.stats.done, description=description)
         elif self.stats.planned and time.monotonic() - self._last >= self.every:
             self._last = time.monotonic()
             self._print(self.stats.line())
@@ -189,7 +197,7 @@ class Reporter:
         if not self.enabled or not self._started:
             return
         if self._bar is not None:
-            self.tick()
+            self.tick(force=True)
             self._bar.stop()
             self._bar = None
         elif self.stats.planned:

@@ -43,6 +43,8 @@ class CallRecord(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens reported as served from the prompt cache (`judge.testing.prefix_cache`)."""
+    max_tokens: int | None = None
+    """The reply's cap the request sent (`max_tokens`, or `max_completion_tokens`)."""
 
 
 class CallLog:

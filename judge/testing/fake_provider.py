@@ -95,6 +95,8 @@ class _Request:
         top = body.get("top_logprobs")
         self.top_logprobs = top if isinstance(top, int) and not isinstance(top, bool) else 0
         self.prompt_tokens = count_tokens("".join(message_text(m) for m in self.messages))
+        cap = body.get("max_completion_tokens", body.get("max_tokens"))
+        self.max_tokens = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
 
 
 def _parse(raw: bytes) -> _Request | str:
@@ -236,6 +238,7 @@ class FakeProvider:
                 messages_hash=request.messages_hash,
                 question_ids=request.question_ids,
                 response_format=request.response_format,
+                max_tokens=request.max_tokens,
             )
             reply, outcome, extra = self._decide(index, request, auth_header)
         self._log.append(

