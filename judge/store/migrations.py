@@ -222,6 +222,36 @@ def m006_judge_identity(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE judgments ADD COLUMN {column} {kind}")
 
 
+@migration(version=3)
+def m007_appended_writes(db: sqlite3.Connection) -> None:
+    """Fewer pages written per answer. `leases` holds its rows in its primary key's tree
+    (WITHOUT ROWID): a claim writes one page, not the table's and its index's. `reply_texts`
+    becomes a table whose rows are appended (rowid) with a small unique index on (hash, part):
+    a new piece (a diagnosis's case, ~1 KB) lands on the last page instead of a random one of
+    a tree that grows with the store. Older code reads and writes both as before (the same
+    columns, `INSERT OR IGNORE` and `INSERT OR REPLACE` keep their meaning): version 3."""
+    _rebuild(
+        db,
+        "leases",
+        "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+        "key, owner, expires",
+    )
+    _rebuild(
+        db,
+        "reply_texts",
+        "(hash TEXT NOT NULL, part INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (hash, part))",
+        "hash, part, text",
+    )
+
+
+def _rebuild(db: sqlite3.Connection, table: str, shape: str, columns: str) -> None:
+    """Make `table` again as `shape`, its rows kept."""
+    db.execute(f"CREATE TABLE {table}_new {shape}")
+    db.execute(f"INSERT INTO {table}_new ({columns}) SELECT {columns} FROM {table}")
+    db.execute(f"DROP TABLE {table}")
+    db.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
+
+
 def target_version(migrations: Sequence[Migration]) -> str:
     """The `store_version` of a store with all of `migrations` applied."""
     return str(max(m.version for m in migrations))
