@@ -226,10 +226,11 @@ def m006_judge_identity(db: sqlite3.Connection) -> None:
 def m007_appended_writes(db: sqlite3.Connection) -> None:
     """Fewer pages written per answer. `leases` holds its rows in its primary key's tree
     (WITHOUT ROWID): a claim writes one page, not the table's and its index's. `reply_texts`
-    becomes a table whose rows are appended (rowid) with a small unique index on (hash, part):
-    a new piece (a diagnosis's case, ~1 KB) lands on the last page instead of a random one of
-    a tree that grows with the store. Older code reads and writes both as before (the same
-    columns, `INSERT OR IGNORE` and `INSERT OR REPLACE` keep their meaning): version 3."""
+    and `prompt_keys` become tables whose rows are appended (rowid), each with a unique index
+    on what it is looked up by: a new row (a diagnosis's case, ~1 KB; two 64-digit hashes)
+    lands on the table's last page, and only the index's smaller entries go to random pages
+    of trees that grow with the store. Older code reads and writes all three as before (the
+    same columns; `INSERT OR IGNORE` and `INSERT OR REPLACE` keep their meaning): version 3."""
     _rebuild(
         db,
         "leases",
@@ -241,6 +242,12 @@ def m007_appended_writes(db: sqlite3.Connection) -> None:
         "reply_texts",
         "(hash TEXT NOT NULL, part INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (hash, part))",
         "hash, part, text",
+    )
+    _rebuild(
+        db,
+        "prompt_keys",
+        "(inputs TEXT NOT NULL UNIQUE, prompt_hash TEXT NOT NULL)",
+        "inputs, prompt_hash",
     )
 
 

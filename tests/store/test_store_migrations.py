@@ -108,7 +108,7 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     assert version(tmp_path / "new.sqlite") == "3" == STORE_VERSION
     added = ("migrations", "replies", "reply_texts", "replies_prompt", "prompt_keys")
     ours = {k: v for k, v in shape.items() if not any(name in k for name in added)}
-    assert len(ours) == len(shape) - 2 - 5  # the tables, migrations' key, the log's indexes
+    assert len(ours) == len(shape) - 2 - 6  # the tables; the keys of migrations, log, prompts
     identity = [c for c in ours["judgments"] if c[1] in IDENTITY_COLUMNS]
     assert [c[1] for c in identity] == list(IDENTITY_COLUMNS)
     ours["judgments"] = [c for c in ours["judgments"] if c not in identity]
