@@ -252,11 +252,14 @@ def m007_appended_writes(db: sqlite3.Connection) -> None:
 
 
 def _rebuild(db: sqlite3.Connection, table: str, shape: str, columns: str) -> None:
-    """Make `table` again as `shape`, its rows kept."""
-    db.execute(f"CREATE TABLE {table}_new {shape}")
-    db.execute(f"INSERT INTO {table}_new ({columns}) SELECT {columns} FROM {table}")
-    db.execute(f"DROP TABLE {table}")
-    db.execute(f"ALTER TABLE {table}_new RENAME TO {table}")
+    """Make `table` again as `shape`, its rows kept (meanwhile in a temporary table: the
+    schema never holds both, and stays on the file's first page, where `recover` and
+    `looks_like_a_store` find it when the header is damaged)."""
+    db.execute(f"CREATE TEMP TABLE {table}_rows AS SELECT {columns} FROM main.{table}")
+    db.execute(f"DROP TABLE main.{table}")
+    db.execute(f"CREATE TABLE main.{table} {shape}")
+    db.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM temp.{table}_rows")
+    db.execute(f"DROP TABLE temp.{table}_rows")
 
 
 def target_version(migrations: Sequence[Migration]) -> str:
