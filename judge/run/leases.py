@@ -5,9 +5,10 @@ answered yet. Before a call, a process takes a lease on its store key (`Store.cl
 owner and expiry, in one `BEGIN IMMEDIATE` transaction with the other claims of the same turn of
 the event loop), renews it while the call runs, and releases it when the call ends, answered or
 failed. A unit whose lease another live process holds is put back (`Deferred`,
-`UnitQueue.later`) and taken up again once the process has run out of other units: by then its answer is usually in the store and is served from there;
-otherwise the process waits for the answer, or for the lease to expire (its holder died) and
-takes the call over. A holder on the same machine that is no longer running is not waited for.
+`UnitQueue.later`) and taken up again once the process has run out of other units: by then its
+answer is usually in the store and is served from there; otherwise the process waits for the
+answer, or for the lease to expire (its holder died) and takes the call over. A holder on the
+same machine that is no longer running is not waited for.
 """
 
 from __future__ import annotations
