@@ -10,7 +10,10 @@ with `--no-store`; each command's own `/proc/self/io` is read as it exits. Per a
 call's answer, a `judgments` row): `write_bytes` (what the process sent towards the disk:
 each page counted once however often it was rewritten before it was written out) and `wchar`
 (every byte handed to `write`), of the whole command and of the store alone (with store less
-without: the result file and the run's spill file are written either way).
+without: the result file and the run's spill file are written either way); and the bytes the
+store keeps once closed. In WAL mode every page the store keeps is written at least twice (to
+the WAL, then by a checkpoint to the file), so the store's `write_bytes` cannot fall below
+about twice what it keeps.
 
 For each N, two runs of `judge eval --judge-model openai/fake-judge` on N synthetic
 submissions (`synth.py`: the example's 32 diagnoses cycled, every prompt unique) against the
@@ -161,10 +164,12 @@ def written(code: Path, outputs: Path, tmp: Path, url: str, *extra: str) -> dict
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(code)}
     subprocess.run(command, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
-    fields = dict(line.split(": ") for line in io_file.read_text().splitlines())
+    fields = {k: int(v) for k, v in (ln.split(": ") for ln in io_file.read_text().splitlines())}
+    store = tmp / "w.sqlite"
+    fields["kept"] = store.stat().st_size if store.exists() else 0
     for path in tmp.glob("w.*"):
         path.unlink()
-    return {k: int(v) for k, v in fields.items()}
+    return fields
 
 
 def writes(args: argparse.Namespace) -> list[dict[str, object]]:
@@ -181,12 +186,13 @@ def writes(args: argparse.Namespace) -> list[dict[str, object]]:
                 for field in ("write_bytes", "wchar"):
                     row[f"{field}_per_answer"] = round(stored[field] / n)
                     row[f"store_{field}_per_answer"] = round((stored[field] - bare[field]) / n)
+                row["store_kept_per_answer"] = round(stored["kept"] / n)
                 rows.append(row)
                 print(
                     f"  {n} answers, {code}: per answer write_bytes {row['write_bytes_per_answer']}"
                     f" (store {row['store_write_bytes_per_answer']}), wchar "
-                    f"{row['wchar_per_answer']} (store {row['store_wchar_per_answer']}); load "
-                    f"{os.getloadavg()[0]:.1f}",
+                    f"{row['wchar_per_answer']} (store {row['store_wchar_per_answer']}), kept "
+                    f"{row['store_kept_per_answer']}; load {os.getloadavg()[0]:.1f}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -210,13 +216,16 @@ def main() -> None:
         args.code = [c.resolve() for c in args.code or [REPO]]
         found = writes(args)
         print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
-        print("| code | answers | write_bytes / answer (store) | wchar / answer (store) |")
-        print("|---|---:|---:|---:|")
+        print(
+            "| code | answers | write_bytes / answer (store) | wchar / answer (store) "
+            "| store kept / answer |"
+        )
+        print("|---|---:|---:|---:|---:|")
         for r in found:
             print(
                 f"| {r['code']} | {r['answers']} | {r['write_bytes_per_answer']} "
                 f"({r['store_write_bytes_per_answer']}) | {r['wchar_per_answer']} "
-                f"({r['store_wchar_per_answer']}) |"
+                f"({r['store_wchar_per_answer']}) | {r['store_kept_per_answer']} |"
             )
         if args.json:
             args.json.write_text(json.dumps(found, indent=2) + "\n")

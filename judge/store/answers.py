@@ -232,7 +232,7 @@ class Answers(Replies, PromptKeys):
             return
         text = json.dumps(scrub_params(params), sort_keys=True, default=str)
         self._check_file()
-        with self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT OR IGNORE INTO params (params_hash, params) VALUES (?, ?)",
                 (params_hash, text),

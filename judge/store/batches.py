@@ -51,7 +51,7 @@ class Batches(StoreFile):
         answer under), in one transaction: from here a killed run resumes it by id."""
         self._check_file()
         time = now()
-        with self._db:
+        with self._transaction():
             self._db.execute(
                 "INSERT INTO batches (id, provider, model, api_base, input_file_id, status,"
                 " calls, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -76,7 +76,7 @@ class Batches(StoreFile):
     def rename_batch(self, old_id: str, new_id: str, status: str) -> None:
         """Give a batch recorded before the provider named it its real id, in one transaction."""
         self._check_file()
-        with self._db:
+        with self._transaction():
             self._db.execute(
                 "UPDATE batches SET id = ?, status = ?, updated_at = ? WHERE id = ?",
                 (new_id, status, now(), old_id),
@@ -147,7 +147,7 @@ class Batches(StoreFile):
         """The provider's latest status and counts; `closed=True, lost=N, note=...` once its
         results are all in the store."""
         self._check_file()
-        with self._db:
+        with self._transaction():
             self._db.execute(
                 "UPDATE batches SET status = ?, completed = ?, failed = ?, updated_at = ?,"
                 " closed = coalesce(?, closed), lost = coalesce(?, lost),"
@@ -175,7 +175,7 @@ class Batches(StoreFile):
         """One batch line's answer (or error row) and the call's new state, in one
         transaction, so a resumed run never writes it twice."""
         self._check_file()
-        with self._db:
+        with self._transaction():
             insert(self._db, *result)
             self._set_call_state(batch_id, key, state)
 
@@ -184,7 +184,7 @@ class Batches(StoreFile):
         """A batch call's new state when nothing is stored for it (e.g. `refused`: the server
         refused its reply format, and it is asked again in another batch)."""
         self._check_file()
-        with self._db:
+        with self._transaction():
             self._set_call_state(batch_id, key, state)
 
     def _set_call_state(self, batch_id: str, key: str, state: str) -> None:

@@ -63,6 +63,17 @@ def enter_wal(db: sqlite3.Connection) -> None:
         pause = min(2 * pause, 0.1)
 
 
+CHECKPOINT_PAGES = 8000
+"""Pages (4 KB each) the WAL may hold before a commit copies them into the store
+(`wal_autocheckpoint`; SQLite's default is 1,000). A checkpoint writes each page the WAL holds
+once, however many commits rewrote it (an index's pages, the last page of a table), and syncs
+the file: fewer, larger checkpoints write fewer pages. The WAL then takes up to ~32 MB beside
+the store while it is open."""
+WAL_KEEP_BYTES = 32 * 2**20
+"""Size the WAL file is cut back to after a checkpoint that emptied it (`journal_size_limit`):
+a large merge's WAL does not stay on disk at its largest."""
+
+
 def journal_files(path: Path) -> list[Path]:
     """The `-wal` and `-shm` files SQLite keeps beside the store at `path`."""
     return [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
@@ -124,6 +135,8 @@ class StoreFile:
             if not readonly:
                 enter_wal(db)
                 db.execute("PRAGMA synchronous = NORMAL")
+                db.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")
+                db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
                 migrations.migrate(db)
             migrations.check_version(db, self.path, readonly)
             self._check_pages()
@@ -234,5 +247,5 @@ class StoreFile:
         if name == "store_version":
             raise ValueError("store_version is written by the store itself")
         self._check_file()
-        with self._db:
+        with self._transaction():
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))

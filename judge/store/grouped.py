@@ -4,8 +4,9 @@ Committed one by one, each answer made SQLite write every page it touched (the j
 and its three indexes, the reply log's tables and index, the prompt keys) to the WAL, and its
 statements were each a transaction of their own: ~100 KB written per answer at 2,000
 submissions, for ~5 KB kept (`benchmarks/store_logs.py --writes`). A batch writes most of
-those pages once for all its answers. The lease taken before each call stays a transaction of
-its own (another process must see it before the call is made): ~10 KB of the rest.
+those pages once for all its answers. The leases taken before the calls are committed before
+the calls are made (another process must see them), those asked for in one turn of the event
+loop in one transaction (`judge.run.leases`).
 
 While a batch waits, the process reads its own answers from it (`Pending.answer`), and the
 lease on each of its keys is released only with the batch, so another process sharing the

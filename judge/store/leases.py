@@ -4,7 +4,7 @@ instead of asking the same one twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,20 +37,28 @@ class Leases(StoreFile):
         now: float | None = None,
         gone: Callable[[str], bool] | None = None,
     ) -> Claim:
-        """Take the lease on `key` for `seconds` unless another owner's lease is still live, in
-        one `BEGIN IMMEDIATE` transaction (so two processes cannot both take it). With `served`
-        an answer already stored wins over any lease (`answered`). A lease whose owner `gone`
-        says has died is taken over at once."""
+        """Take the lease on `key` for `seconds` unless another owner's lease is still live
+        (`claim_many` of one key)."""
+        return self.claim_many([key], owner, seconds, served, now, gone)[0]
+
+    @guarded
+    def claim_many(
+        self,
+        keys: Sequence[str],
+        owner: str,
+        seconds: float,
+        served: bool = True,
+        now: float | None = None,
+        gone: Callable[[str], bool] | None = None,
+    ) -> list[Claim]:
+        """What `claim` finds for each of `keys`, all in one `BEGIN IMMEDIATE` transaction (so
+        two processes cannot both take a lease, and the claims of a run's loop tick cost one
+        commit, not one each). With `served` an answer already stored wins over any lease
+        (`answered`). A lease whose owner `gone` says has died is taken over at once."""
         self._check_file()
         now = time.time() if now is None else now
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            claim = self._claim(key, owner, now + seconds, now, served, gone)
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-        return claim
+        with self._transaction():
+            return [self._claim(key, owner, now + seconds, now, served, gone) for key in keys]
 
     def _claim(
         self,
@@ -77,17 +85,26 @@ class Leases(StoreFile):
     @guarded
     def renew(self, key: str, owner: str, seconds: float) -> bool:
         """Extend our lease; False when it is no longer ours (it expired and was taken over)."""
-        with self._db:
-            cursor = self._db.execute(
-                "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?",
-                (time.time() + seconds, key, owner),
-            )
-        return cursor.rowcount == 1
+        return key in self.renew_many([key], owner, seconds)
+
+    @guarded
+    def renew_many(self, keys: Iterable[str], owner: str, seconds: float) -> set[str]:
+        """Extend our leases on `keys` in one transaction; the keys whose lease is still ours."""
+        until = time.time() + seconds
+        renewed = set()
+        with self._transaction():
+            for key in keys:
+                cursor = self._db.execute(
+                    "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?", (until, key, owner)
+                )
+                if cursor.rowcount == 1:
+                    renewed.add(key)
+        return renewed
 
     @guarded
     def release(self, key: str, owner: str) -> None:
         """Drop our lease, or have it dropped with the batch that commits the key's answer."""
         if self._release_later(key, owner):
             return
-        with self._db:
+        with self._transaction():
             self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))

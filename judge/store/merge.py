@@ -54,7 +54,7 @@ class Merging(StoreFile):
         uri = f"file:{urllib.parse.quote(str(source.absolute()))}?mode=ro"
         self._db.execute("ATTACH DATABASE ? AS src", (uri,))
         try:
-            with self._db:
+            with self._transaction():
                 one = self._db.execute
                 outcome.conflicts += one(
                     "SELECT count(*) FROM src.judgments s JOIN judgments m USING (key)"

@@ -222,6 +222,46 @@ def m006_judge_identity(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE judgments ADD COLUMN {column} {kind}")
 
 
+@migration(version=3)
+def m007_appended_writes(db: sqlite3.Connection) -> None:
+    """Fewer pages written per answer. `leases` holds its rows in its primary key's tree
+    (WITHOUT ROWID): a claim writes one page, not the table's and its index's. `reply_texts`
+    and `prompt_keys` become tables whose rows are appended (rowid), each with a unique index
+    on what it is looked up by: a new row (a diagnosis's case, ~1 KB; two 64-digit hashes)
+    lands on the table's last page, and only the index's smaller entries go to random pages
+    of trees that grow with the store. Older code reads and writes all three as before (the
+    same columns; `INSERT OR IGNORE` and `INSERT OR REPLACE` keep their meaning): version 3."""
+    _rebuild(
+        db,
+        "leases",
+        "(key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+        "key, owner, expires",
+    )
+    _rebuild(
+        db,
+        "reply_texts",
+        "(hash TEXT NOT NULL, part INTEGER NOT NULL, text BLOB NOT NULL, UNIQUE (hash, part))",
+        "hash, part, text",
+    )
+    _rebuild(
+        db,
+        "prompt_keys",
+        "(inputs TEXT NOT NULL UNIQUE, prompt_hash TEXT NOT NULL)",
+        "inputs, prompt_hash",
+    )
+
+
+def _rebuild(db: sqlite3.Connection, table: str, shape: str, columns: str) -> None:
+    """Make `table` again as `shape`, its rows kept (meanwhile in a temporary table: the
+    schema never holds both, and stays on the file's first page, where `recover` and
+    `looks_like_a_store` find it when the header is damaged)."""
+    db.execute(f"CREATE TEMP TABLE {table}_rows AS SELECT {columns} FROM main.{table}")
+    db.execute(f"DROP TABLE main.{table}")
+    db.execute(f"CREATE TABLE main.{table} {shape}")
+    db.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM temp.{table}_rows")
+    db.execute(f"DROP TABLE temp.{table}_rows")
+
+
 def target_version(migrations: Sequence[Migration]) -> str:
     """The `store_version` of a store with all of `migrations` applied."""
     return str(max(m.version for m in migrations))

@@ -33,7 +33,7 @@ class PromptKeys(StoreFile):
         if not rows:
             return
         self._check_file()
-        with self._db:
+        with self._transaction():
             insert_prompt_keys(self._db, rows)
 
 

@@ -56,8 +56,9 @@ _SAVING = 0.9
 """A text is kept compressed only when that takes at most this share of its bytes."""
 PIECE_HASH_LENGTH = 16
 PIECE_PART = 900
-"""Bytes of a compressed piece per `reply_texts` row: a table without rowid keeps a row of up
-to about 1,000 bytes in its page, so the pages fill up."""
+"""Bytes of a compressed piece per `reply_texts` row (four fill a page; a store before
+`m007_appended_writes` kept the table without rowid, whose rows stay in their page up to
+about 1,000 bytes)."""
 
 
 @dataclass

@@ -89,17 +89,22 @@ def sqlite_error(message: str, name: str) -> sqlite3.OperationalError:
 
 
 class FailingDb:
-    """A store connection whose INSERTs fail with `error` after `after` of them succeeded."""
+    """A store connection whose INSERTs into `table` fail with `error` after `after` of them
+    succeeded; `answers` counts the answers it wrote."""
 
-    def __init__(self, db: sqlite3.Connection, error: Exception, after: int):
-        self.db, self.error, self.after = db, error, after
+    def __init__(self, db: sqlite3.Connection, error: Exception, after: int, table: str):
+        self.db, self.error, self.after, self.table = db, error, after, table
+        self.answers = 0
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        if sql.lstrip().upper().startswith("INSERT"):
+        words = sql.split()
+        if words[0].upper() == "INSERT" and self.table in words:
             if self.after <= 0:
                 raise self.error
             self.after -= 1
-        return self.db.execute(sql, *args)
+        cursor = self.db.execute(sql, *args)
+        self.answers += words[0].upper() == "INSERT" and "judgments" in words
+        return cursor
 
     def __enter__(self) -> Any:
         return self.db.__enter__()
@@ -198,15 +203,19 @@ def test_real_full_filesystem_keeps_the_earlier_result(small_fs: Path, example_r
 # ------------------------------------------------------------------ disk full: the store
 
 
-def test_store_full_mid_run_keeps_committed_answers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("table", ["judgments", "leases"])
+def test_store_full_mid_run_keeps_committed_answers(tmp_path: Path, table: str) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
-    store._db = FailingDb(store._db, sqlite_error("database or disk is full", "SQLITE_FULL"), 7)
+    full = sqlite_error("database or disk is full", "SQLITE_FULL")
+    store._db = db = FailingDb(store._db, full, 3, table)  # type: ignore[assignment]
     with pytest.raises(StorageError, match="disk full") as caught:
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()
     assert caught.value.path == str(path) and "rerun asks only the rest" in str(caught.value)
-    assert stored(path) == 3  # 7 INSERTs: the judge's params, then three (lease, answer)
+    assert stored(path) == db.answers
+    if table == "judgments":
+        assert db.answers == 3
 
 
 def test_store_on_a_real_full_filesystem(small_fs: Path) -> None:
@@ -271,7 +280,7 @@ def test_corruption_found_mid_run_is_a_storage_error(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
     malformed = sqlite_error("database disk image is malformed", "SQLITE_CORRUPT")
-    store._db = FailingDb(store._db, malformed, 5)  # params, two (lease, answer)
+    store._db = FailingDb(store._db, malformed, 2, "judgments")
     with pytest.raises(StorageError, match=r"corrupted.*recover"):
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()
@@ -300,7 +309,7 @@ def test_store_turned_read_only_mid_run(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store = Store(path)
     readonly = sqlite_error("attempt to write a readonly database", "SQLITE_READONLY")
-    store._db = FailingDb(store._db, readonly, 3)  # params, one (lease, answer)
+    store._db = FailingDb(store._db, readonly, 1, "judgments")
     with pytest.raises(StorageError, match="read-only"):
         run(store, StoredRules())  # type: ignore[arg-type]
     store.close()
