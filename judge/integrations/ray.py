@@ -295,10 +295,18 @@ def _keys(dataset: ray.data.Dataset) -> list[Submission]:
 
 
 def _orphans(dataset: ray.data.Dataset, incident_ids: set[str]) -> list[Submission]:
+    """The rows whose incident has no spec, as submissions."""
     if not incident_ids:
         return []
-    found = dataset.filter(lambda row: str(row["incident_id"]) in incident_ids).take_all()
+    found = dataset.map_batches(
+        cast(Any, _rows_of), batch_format="pyarrow", fn_kwargs={"incident_ids": incident_ids}
+    ).take_all()
     return [_submission(row) for row in found]
+
+
+def _rows_of(batch: pa.Table, incident_ids: set[str]) -> pa.Table:
+    ids = [str(i) for i in batch.column("incident_id").to_pylist()]
+    return batch.filter(pa.array([i in incident_ids for i in ids], pa.bool_()))
 
 
 # ------------------------------------------------------------------ on the workers
