@@ -160,17 +160,22 @@ def evaluate_ray(
     shards (default: one per worker), each with its own store, and merge them into one result.
 
     `judge`: a model string for `make_judge` (with `judge_options`: `api_base`, `timeout`, ...)
-    or a function returning the judge. `num_cpus`: what each worker actor reserves. `options`: as for `evaluate`; its limits are the whole
+    or a function returning the judge. `options`: as for `evaluate`; its limits are the whole
     job's (`worker_limits` splits them), and its store and shard are the job's to set.
-    Writes `shard-I-of-N.json` / `.sqlite` per shard, then `result.json` and `store.sqlite`,
-    into `work_dir`."""
+    `num_cpus`: what each worker actor reserves (`WORKER_CPUS`). Writes `shard-I-of-N.json`
+    and `.sqlite` per shard, then `result.json` and `store.sqlite`, into `work_dir`."""
     folder = Path(work_dir)
     folder.mkdir(parents=True, exist_ok=True)
     job = _Job.plan(
         dataset, specs, rubric, judge, judge_options, options, workers, shards, num_cpus
     )
-    done = job.run(dataset, folder, rows=False).take_all()
-    by_shard = sorted(done, key=lambda row: row["shard"])
+    done = {row["shard"]: row for row in job.run(dataset, folder, rows=False).take_all()}
+    for index in range(1, job.shards + 1):  # a shard no unit fell in: no group, no worker
+        if index not in done:
+            done[index] = _ShardWorker(job, folder, rows=False).shard(
+                Shard(index=index, count=job.shards), []
+            )
+    by_shard = [done[index] for index in sorted(done)]
     shard_results = [Path(row["result"]) for row in by_shard]
     shard_stores = [Path(row["store"]) for row in by_shard]
     result = merge_results(shard_results, job.rubric)
@@ -367,15 +372,16 @@ class _ShardWorker:
     def __call__(self, group: pa.Table) -> pa.Table:
         shard = Shard(index=int(group.column(SHARD_COLUMN)[0].as_py()), count=self.job.shards)
         subs = [_submission(row) for row in group.drop_columns([SHARD_COLUMN]).to_pylist()]
-        result = self._judged(shard, subs)
         if self.rows:
-            return _judgment_table(result)
+            return _judgment_table(self._judged(shard, subs))
+        return pa.Table.from_pylist([self.shard(shard, subs)])
+
+    def shard(self, shard: Shard, subs: list[Submission]) -> dict[str, Any]:
+        """Judge `subs` as `shard` and write its result; where its result and store are."""
         assert self.folder is not None
         path = self.folder / f"shard-{shard.index}-of-{shard.count}.json"
-        write_result(result, path)
-        return pa.Table.from_pylist(
-            [{"shard": shard.index, "result": str(path), "store": str(self._store(shard))}]
-        )
+        write_result(self._judged(shard, subs), path)
+        return {"shard": shard.index, "result": str(path), "store": str(self._store(shard))}
 
     def _store(self, shard: Shard) -> Path | None:
         if self.folder is None:

@@ -189,6 +189,13 @@ def test_rows_of_plain_columns_are_submissions(inputs, tmp_path):
     assert _content(run.result) == _content(one)
 
 
+def test_shards_no_unit_fell_in_are_merged_too(inputs, tmp_path):
+    specs, subs = inputs
+    one = evaluate(specs, subs[:2])
+    run = evaluate_ray(submissions_dataset(subs[:2]), specs, tmp_path, shards=6)
+    assert len(run.shard_results) == 6 and _content(run.result) == _content(one)
+
+
 def test_the_cost_cap_holds_for_the_whole_job(inputs, provider, tmp_path):
     """A priced model (litellm's price for gpt-4o-mini) and a cap at a third of what the whole
     run costs: each of the two shards stops at its half, and the job spends no more than the
