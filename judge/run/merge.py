@@ -291,7 +291,7 @@ def _merged(shards: list[tuple[Path, EvalResult]], rubric: Rubric) -> EvalResult
         missing=first.missing,
         orphans=first.orphans,
         warnings=list(dict.fromkeys(w for _, r in shards for w in r.warnings)),
-        by_agent=summarize_by_agent(cases, rubric, shard.get("k"), seed),
+        by_agent=summarize_by_agent(cases, rubric, k, seed),  # the k the incidents resolved
         entities=first.entities,
         resolution=_resolution(first.resolution, cases),
     )
