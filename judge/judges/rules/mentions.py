@@ -26,14 +26,9 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     """Every component the diagnosis names, in order, each with its role (see `Mention`)."""
     low = diagnosis.low
     found: list[Mention] = []
-    truth_names = truth.listed
     accounts = [m.span() for m in ACCOUNT.finditer(low)]
     candidates: list[tuple[int, int, ComponentRef]] = []
-    for component in truth.catalog + [
-        c for c in truth_names if not any(same(c, k) for k in truth.catalog)
-    ]:
-        strict = not any(same(component, t) for t in truth_names)
-        plain = _the_systems_own(component, truth)
+    for component, strict, plain in truth.memo("mentions.searched", lambda: _searched(truth)):
         for start, end in names.find_spans(low, component, strict=strict, plain=plain):
             in_account = any(a <= start < b for a, b in accounts)
             if not names.is_value_at(low, start) and not in_account:
@@ -46,6 +41,17 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     if not any(o.name == "*" for o in truth.origins):
         _owned_only_beside_the_origin(found)
     return found
+
+
+def _searched(truth: Truth) -> list[tuple[ComponentRef, bool, bool]]:
+    """The components a diagnosis is searched for (the catalog, then what the truth lists that
+    the catalog lacks), each with `find_spans`'s `strict` (not one the truth lists) and `plain`."""
+    listed = truth.listed
+    extra = [c for c in listed if not any(same(c, k) for k in truth.catalog)]
+    return [
+        (c, not any(same(c, t) for t in listed), _the_systems_own(c, truth))
+        for c in truth.catalog + extra
+    ]
 
 
 def _the_systems_own(component: ComponentRef, truth: Truth) -> bool:
