@@ -18,38 +18,51 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import literals
+
 _UPPER = range(ord("A"), ord("Z") + 1)
 
 
 class Caseless:
     """A case-insensitive pattern that runs without the flag where that matches alike (see the
-    module docstring); the `re.Pattern` methods the rules use, with their arguments."""
+    module docstring), and not at all on such text when it lacks every string the pattern needs
+    (`literals.needed`); the `re.Pattern` methods the rules use, with their arguments."""
 
     def __init__(self, pattern: str, flags: int = 0):
         self.as_written = re.compile(pattern, flags | re.IGNORECASE)
         self.twin = lowercase_twin(self.as_written)
+        self.needed = literals.needed(self.twin) if self.twin is not self.as_written else None
         self.pattern = pattern
 
-    def on(self, text: str) -> re.Pattern[str]:
-        """The pattern to run on `text`."""
-        return self.twin if self.twin is not self.as_written and for_text(text) else self.as_written
+    def on(self, text: str) -> re.Pattern[str] | None:
+        """The pattern to run on `text`; None when it cannot match there."""
+        if self.twin is self.as_written or not for_text(text):
+            return self.as_written
+        if self.needed is not None and not any(s in text for s in self.needed):
+            return None
+        return self.twin
 
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.on(text).search(text, pos, endpos)
+        pattern = self.on(text)
+        return pattern.search(text, pos, endpos) if pattern else None
 
     def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.on(text).match(text, pos, endpos)
+        pattern = self.on(text)
+        return pattern.match(text, pos, endpos) if pattern else None
 
     def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.on(text).fullmatch(text, pos, endpos)
+        pattern = self.on(text)
+        return pattern.fullmatch(text, pos, endpos) if pattern else None
 
     def finditer(
         self, text: str, pos: int = 0, endpos: int = sys.maxsize
     ) -> Iterator[re.Match[str]]:
-        return self.on(text).finditer(text, pos, endpos)
+        pattern = self.on(text)
+        return pattern.finditer(text, pos, endpos) if pattern else iter(())
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
-        return self.on(text).sub(repl, text, count)
+        pattern = self.on(text)
+        return pattern.sub(repl, text, count) if pattern else text
 
 
 def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from . import literals
+
 
 @dataclass(frozen=True)
 class Family:
@@ -905,7 +907,7 @@ def families_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _families_in(text: str) -> frozenset[str]:
-    return frozenset(f.name for f in FAMILIES if f.pattern.search(text))
+    return frozenset(f.name for f in FAMILIES if literals.search(f.pattern, text))
 
 
 def categories_in(text: str) -> set[str]:
@@ -916,7 +918,7 @@ def categories_in(text: str) -> set[str]:
 @lru_cache(maxsize=_READINGS)
 def _categories_in(text: str) -> frozenset[str]:
     return frozenset(
-        f.name for f in FAMILIES if f.category_pattern and f.category_pattern.search(text)
+        f.name for f in FAMILIES if f.category_pattern and literals.search(f.category_pattern, text)
     )
 
 
@@ -927,7 +929,7 @@ def generic_groups_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _generic_groups_in(text: str) -> frozenset[str]:
-    return frozenset(group for group, pattern in GENERIC.items() if pattern.search(text))
+    return frozenset(g for g, pattern in GENERIC.items() if literals.search(pattern, text))
 
 
 def impacts_in(text: str) -> set[str]:
@@ -937,7 +939,7 @@ def impacts_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _impacts_in(text: str) -> frozenset[str]:
-    return frozenset(name for name, pattern in IMPACTS.items() if pattern.search(text))
+    return frozenset(n for n, pattern in IMPACTS.items() if literals.search(pattern, text))
 
 
 def compatible(claimed: str, truth: set[str]) -> bool:
