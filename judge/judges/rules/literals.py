@@ -1,33 +1,24 @@
 """The strings a pattern cannot match without, so that a search that cannot succeed is skipped.
 
-The rules search a short text for dozens of patterns (the taxonomy's ~100 fault families, its
-impacts, a clause's cues) and most find nothing. Python's engine tries each pattern at every
-offset; `str.__contains__` scans for a string far faster. `needed(pattern)` reads the parsed
-pattern for strings one of which every match must hold (a run of literal characters in its
-top-level sequence, or one per alternative of a required group), and `search` runs the pattern
-only on a text holding one of them. It is a necessary condition only: a pattern whose strings
-are present is searched as before, so every match is the same.
+The rules search each clause of a diagnosis for a dozen cues, and most find nothing: Python's
+engine tries a cue at every offset, `str.__contains__` scans for a string far faster.
+`needed(pattern)` reads the parsed pattern for strings one of which every match must hold (a
+run of literal characters in its top-level sequence, or one per alternative of a required
+group); `caseless.Caseless` skips a search in text holding none of them. It is a necessary
+condition only: a pattern whose strings are present is searched as before, so every match is
+the same. (The taxonomy's families are searched without it: their strings are many and short,
+their texts short, and checking the strings cost more than the searches it saved.)
 """
 
 from __future__ import annotations
 
 import re
 import re._parser as parser  # type: ignore[import-not-found]  # patterns parsed
-from functools import lru_cache
 from typing import Any
 
 _REPEATS = (parser.MAX_REPEAT, parser.MIN_REPEAT, parser.POSSESSIVE_REPEAT)
 
 
-def search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """`pattern.search(text)`, skipped when `text` lacks every string it needs."""
-    strings = needed(pattern)
-    if strings is not None and not any(s in text for s in strings):
-        return None
-    return pattern.search(text)
-
-
-@lru_cache(maxsize=4096)
 def needed(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     """Strings one of which is in every text `pattern` matches in; None when none can be told
     (a pattern ignoring case: its literals stand for other strings too)."""

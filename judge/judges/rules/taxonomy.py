@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import literals
-
 
 @dataclass(frozen=True)
 class Family:
@@ -907,7 +905,7 @@ def families_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _families_in(text: str) -> frozenset[str]:
-    return frozenset(f.name for f in FAMILIES if literals.search(f.pattern, text))
+    return frozenset(f.name for f in FAMILIES if f.pattern.search(text))
 
 
 def categories_in(text: str) -> set[str]:
@@ -918,7 +916,7 @@ def categories_in(text: str) -> set[str]:
 @lru_cache(maxsize=_READINGS)
 def _categories_in(text: str) -> frozenset[str]:
     return frozenset(
-        f.name for f in FAMILIES if f.category_pattern and literals.search(f.category_pattern, text)
+        f.name for f in FAMILIES if f.category_pattern and f.category_pattern.search(text)
     )
 
 
@@ -929,7 +927,7 @@ def generic_groups_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _generic_groups_in(text: str) -> frozenset[str]:
-    return frozenset(g for g, pattern in GENERIC.items() if literals.search(pattern, text))
+    return frozenset(group for group, pattern in GENERIC.items() if pattern.search(text))
 
 
 def impacts_in(text: str) -> set[str]:
@@ -939,7 +937,7 @@ def impacts_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _impacts_in(text: str) -> frozenset[str]:
-    return frozenset(n for n, pattern in IMPACTS.items() if literals.search(pattern, text))
+    return frozenset(name for name, pattern in IMPACTS.items() if pattern.search(text))
 
 
 def compatible(claimed: str, truth: set[str]) -> bool:
