@@ -28,8 +28,8 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     found: list[Mention] = []
     accounts = [m.span() for m in ACCOUNT.finditer(low)]
     candidates: list[tuple[int, int, ComponentRef]] = []
-    for component, strict, plain in truth.memo("mentions.searched", lambda: _searched(truth)):
-        for start, end in names.find_spans(low, component, strict=strict, plain=plain):
+    for component, searcher in truth.memo("mentions.searched", lambda: _searched(truth)):
+        for start, end in names.spans_of(low, searcher):
             in_account = any(a <= start < b for a, b in accounts)
             if not names.is_value_at(low, start) and not in_account:
                 candidates.append((start, end, component))
@@ -43,13 +43,14 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     return found
 
 
-def _searched(truth: Truth) -> list[tuple[ComponentRef, bool, bool]]:
+def _searched(truth: Truth) -> list[tuple[ComponentRef, names.Searcher]]:
     """The components a diagnosis is searched for (the catalog, then what the truth lists that
-    the catalog lacks), each with `find_spans`'s `strict` (not one the truth lists) and `plain`."""
+    the catalog lacks), each with its names' `searcher`: `strict` when the truth does not list
+    it, `plain` when its system names components by common words."""
     listed = truth.listed
     extra = [c for c in listed if not any(same(c, k) for k in truth.catalog)]
     return [
-        (c, not any(same(c, t) for t in listed), _the_systems_own(c, truth))
+        (c, names.searcher(c, not any(same(c, t) for t in listed), _the_systems_own(c, truth)))
         for c in truth.catalog + extra
     ]
 
@@ -180,6 +181,12 @@ def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
     return bool(stated) and not stated & known
 
 
+def _keys(components: list[ComponentRef]) -> frozenset[str]:
+    """Every `names.keys` of `components`: a component shares one with any of them when it is
+    the `same` as one of them."""
+    return frozenset(k for c in components for k in names.keys(c))
+
+
 def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]) -> list[Mention]:
     """Components the catalog does not know, blamed by name (`deployment/nginx-proxy`)."""
     found = []
@@ -191,8 +198,8 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
         if start in known_starts or name in namespaces or ":" in name or name in {"all", "*"}:
             continue
         ref = ComponentRef(name=name)
-        if any(names.find(name, c) for c in truth.catalog) or any(
-            same(ref, c) for c in truth.catalog
+        if names.keys(ref) & truth.memo("catalog.keys", lambda: _keys(truth.catalog)) or any(
+            names.find(name, c) for c in truth.catalog
         ):
             continue
         segment = segment_of(diagnosis, start)

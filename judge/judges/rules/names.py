@@ -265,13 +265,14 @@ def _needed_words(name: str) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
     return tuple(needed)
 
 
-def could_match(text_lower: str, name: str) -> bool:
-    """False when no pattern of `name` can match in `text_lower` (see `_needed_words`): a
-    search of every component of a catalog mostly finds none of them, and this is cheaper."""
-    needed = _needed_words(name)
-    return needed is None or any(
-        all(any(s in text_lower for s in spellings) for spellings in variant) for variant in needed
-    )
+Searcher = list[tuple[tuple[tuple[tuple[str, ...], ...], ...] | None, re.Pattern[str]]]
+"""A component's names as `find_spans` searches them: each name's needed words and pattern."""
+
+
+def searcher(component: ComponentRef, strict: bool = False, plain: bool = False) -> Searcher:
+    """What `find_spans` runs for `component` (a caller searching many texts keeps it)."""
+    kind = component.kind or ""
+    return [(_needed_words(n), name_regex(n, kind, strict, plain)) for n in component.all_names()]
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
@@ -284,12 +285,20 @@ def find_spans(
 ) -> list[tuple[int, int]]:
     """`[start, end)` of every mention of `component` in lowercased text (the longest match of
     its names at each start), sorted."""
+    return spans_of(text_lower, searcher(component, strict, plain))
+
+
+def spans_of(text_lower: str, searched: Searcher) -> list[tuple[int, int]]:
+    """`find_spans` with the component's `searcher`. A name none of whose variants has all its
+    words in the text is not searched: none of its patterns could match."""
     spans: dict[int, int] = {}
-    kind = component.kind or ""
-    for name in component.all_names():
-        if not could_match(text_lower, name):
+    for needed, pattern in searched:
+        if needed is not None and not any(
+            all(any(s in text_lower for s in spellings) for spellings in variant)
+            for variant in needed
+        ):
             continue
-        for match in name_regex(name, kind, strict, plain).finditer(text_lower):
+        for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())
 
