@@ -73,9 +73,20 @@ def lowercase_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
+_last: tuple[str, bool] = ("", False)
+
+
 def for_text(text: str) -> bool:
-    """Whether a lowercase twin matches in `text` as its pattern does: ASCII, nothing uppercase."""
-    return text.isascii() and (text.islower() or text == text.lower())
+    """Whether a lowercase twin matches in `text` as its pattern does: ASCII, nothing uppercase.
+    The rules search one diagnosis for cue after cue, passing the same string with other
+    offsets: the answer for the last string is kept, so a long text is read once, not per cue."""
+    global _last
+    last = _last
+    if last[0] is text:
+        return last[1]
+    answer = text.isascii() and (text.islower() or text == text.lower())
+    _last = (text, answer)
+    return answer
 
 
 def _caseless(items: Any) -> bool:

@@ -343,7 +343,7 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         ]
     if BLAME_CUE.search(clause) or REMEDY.search(clause):
         return [Segment(start, end, "blamed", strong=True)]
-    if taxonomy.families_in(clause) and not OBSERVATION.search(clause):
+    if not OBSERVATION.search(clause) and taxonomy.families_in(clause):
         return [Segment(start, end, "blamed")]
     return [Segment(start, end, "mentioned")]
 
