@@ -187,6 +187,11 @@ def _keys(components: list[ComponentRef]) -> frozenset[str]:
     return frozenset(k for c in components for k in names.keys(c))
 
 
+def _catalog_searchers(truth: Truth) -> list[names.Searcher]:
+    """`names.find`'s searcher of each catalog component, made once per truth."""
+    return truth.memo("catalog.searchers", lambda: [names.searcher(c) for c in truth.catalog])
+
+
 def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]) -> list[Mention]:
     """Components the catalog does not know, blamed by name (`deployment/nginx-proxy`)."""
     found = []
@@ -199,7 +204,7 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
             continue
         ref = ComponentRef(name=name)
         if names.keys(ref) & truth.memo("catalog.keys", lambda: _keys(truth.catalog)) or any(
-            names.find(name, c) for c in truth.catalog
+            names.spans_of(name, searcher) for searcher in _catalog_searchers(truth)
         ):
             continue
         segment = segment_of(diagnosis, start)
