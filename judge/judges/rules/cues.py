@@ -2,7 +2,8 @@
 which cue makes the text after it a cause (`because`, `due to`) or before it one (`causing`),
 what blames, exonerates, hedges, reports (a log line, a propagation path), asks, or says there is
 no fault. `segments.py` cuts the text with these; `mentions.py` and `blame.py` read the roles of
-the components inside. Every pattern is over lowercased text.
+the components inside. Every pattern is over lowercased text; those written to ignore case are
+`Caseless`, which then run without the flag (see `caseless.py`).
 """
 
 from __future__ import annotations

@@ -181,10 +181,12 @@ def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
     return bool(stated) and not stated & known
 
 
-def _keys(components: list[ComponentRef]) -> frozenset[str]:
-    """Every `names.keys` of `components`: a component shares one with any of them when it is
-    the `same` as one of them."""
-    return frozenset(k for c in components for k in names.keys(c))
+def _catalog_keys(truth: Truth) -> frozenset[str]:
+    """Every `names.keys` of the catalog, gathered once per truth: a component shares one with
+    them exactly when it is the `same` as one of its components."""
+    return truth.memo(
+        "catalog.keys", lambda: frozenset(k for c in truth.catalog for k in names.keys(c))
+    )
 
 
 def _catalog_searchers(truth: Truth) -> list[names.Searcher]:
@@ -203,7 +205,7 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
         if start in known_starts or name in namespaces or ":" in name or name in {"all", "*"}:
             continue
         ref = ComponentRef(name=name)
-        if names.keys(ref) & truth.memo("catalog.keys", lambda: _keys(truth.catalog)) or any(
+        if names.keys(ref) & _catalog_keys(truth) or any(
             names.spans_of(name, searcher) for searcher in _catalog_searchers(truth)
         ):
             continue
