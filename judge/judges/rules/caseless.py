@@ -30,17 +30,34 @@ class Caseless:
 
     def __init__(self, pattern: str, flags: int = 0):
         self.as_written = re.compile(pattern, flags | re.IGNORECASE)
-        self.twin = lowercase_twin(self.as_written)
-        self.needed = literals.needed(self.twin) if self.twin is not self.as_written else None
         self.pattern = pattern
+        self._prepared: tuple[re.Pattern[str], tuple[str, ...] | None] | None = None
+
+    @property
+    def twin(self) -> re.Pattern[str]:
+        return self._prepare()[0]
+
+    @property
+    def needed(self) -> tuple[str, ...] | None:
+        return self._prepare()[1]
+
+    def _prepare(self) -> tuple[re.Pattern[str], tuple[str, ...] | None]:
+        """The twin and the strings it needs, made on first use (a process that imports the
+        cues without reading a diagnosis, the run's parent, never pays for them)."""
+        if self._prepared is None:
+            twin = lowercase_twin(self.as_written)
+            needed = literals.needed(twin) if twin is not self.as_written else None
+            self._prepared = (twin, needed)
+        return self._prepared
 
     def on(self, text: str) -> re.Pattern[str] | None:
         """The pattern to run on `text`; None when it cannot match there."""
-        if self.twin is self.as_written or not for_text(text):
+        twin, needed = self._prepared or self._prepare()
+        if twin is self.as_written or not for_text(text):
             return self.as_written
-        if self.needed is not None and not any(s in text for s in self.needed):
+        if needed is not None and not any(s in text for s in needed):
             return None
-        return self.twin
+        return twin
 
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         pattern = self.on(text)
