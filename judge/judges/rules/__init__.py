@@ -1,9 +1,10 @@
 """The offline `rules` judge: deterministic answers from the ground-truth text and the diagnosis.
 
 The truth is parsed once per spec (`truth.py`: origin, namespaces, mechanism, values, other
-components, impact), the diagnosis once per submission (`diagnosis.py`: the text cut into
-role-tagged segments by `segments.py` with the cues of `cues.py`, its components found by
-`mentions.py` and who is blamed settled by `blame.py`, into the `parsed.py` model), and each
+components, impact; what the rules derive from it alone is kept with it, `Truth.memo`), the
+diagnosis once per submission (`diagnosis.py`: the text cut into role-tagged segments by
+`segments.py` with the cues of `cues.py`, its components found by `mentions.py` and who is
+blamed settled by `blame.py`, into the `parsed.py` model), and each
 question is a small named rule over both (`questions.py` names them; `components.py`,
 `mechanism.py` and `impact.py` hold them, over what `case.py` shares), which answers with what
 it rests on (`basis.py`). The judge reads the diagnosis as text to match, so instructions inside

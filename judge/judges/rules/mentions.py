@@ -26,15 +26,10 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     """Every component the diagnosis names, in order, each with its role (see `Mention`)."""
     low = diagnosis.low
     found: list[Mention] = []
-    truth_names = truth.listed
     accounts = [m.span() for m in ACCOUNT.finditer(low)]
     candidates: list[tuple[int, int, ComponentRef]] = []
-    for component in truth.catalog + [
-        c for c in truth_names if not any(same(c, k) for k in truth.catalog)
-    ]:
-        strict = not any(same(component, t) for t in truth_names)
-        plain = _the_systems_own(component, truth)
-        for start, end in names.find_spans(low, component, strict=strict, plain=plain):
+    for component, searcher in truth.memo("mentions.searched", lambda: _searched(truth)):
+        for start, end in names.spans_of(low, searcher):
             in_account = any(a <= start < b for a, b in accounts)
             if not names.is_value_at(low, start) and not in_account:
                 candidates.append((start, end, component))
@@ -46,6 +41,18 @@ def find_mentions(diagnosis: Diagnosis, truth: Truth) -> list[Mention]:
     if not any(o.name == "*" for o in truth.origins):
         _owned_only_beside_the_origin(found)
     return found
+
+
+def _searched(truth: Truth) -> list[tuple[ComponentRef, names.Searcher]]:
+    """The components a diagnosis is searched for (the catalog, then what the truth lists that
+    the catalog lacks), each with its names' `searcher`: `strict` when the truth does not list
+    it, `plain` when its system names components by common words."""
+    listed = truth.listed
+    extra = [c for c in listed if not any(same(c, k) for k in truth.catalog)]
+    return [
+        (c, names.searcher(c, not any(same(c, t) for t in listed), _the_systems_own(c, truth)))
+        for c in truth.catalog + extra
+    ]
 
 
 def _the_systems_own(component: ComponentRef, truth: Truth) -> bool:
@@ -174,6 +181,19 @@ def _foreign(diagnosis: Diagnosis, truth: Truth, start: int) -> bool:
     return bool(stated) and not stated & known
 
 
+def _catalog_keys(truth: Truth) -> frozenset[str]:
+    """Every `names.keys` of the catalog, gathered once per truth: a component shares one with
+    them exactly when it is the `same` as one of its components."""
+    return truth.memo(
+        "catalog.keys", lambda: frozenset(k for c in truth.catalog for k in names.keys(c))
+    )
+
+
+def _catalog_searchers(truth: Truth) -> list[names.Searcher]:
+    """`names.find`'s searcher of each catalog component, made once per truth."""
+    return truth.memo("catalog.searchers", lambda: [names.searcher(c) for c in truth.catalog])
+
+
 def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]) -> list[Mention]:
     """Components the catalog does not know, blamed by name (`deployment/nginx-proxy`)."""
     found = []
@@ -185,8 +205,8 @@ def _unknown_components(diagnosis: Diagnosis, truth: Truth, known: list[Mention]
         if start in known_starts or name in namespaces or ":" in name or name in {"all", "*"}:
             continue
         ref = ComponentRef(name=name)
-        if any(names.find(name, c) for c in truth.catalog) or any(
-            same(ref, c) for c in truth.catalog
+        if names.keys(ref) & _catalog_keys(truth) or any(
+            names.spans_of(name, searcher) for searcher in _catalog_searchers(truth)
         ):
             continue
         segment = segment_of(diagnosis, start)

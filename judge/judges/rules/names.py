@@ -153,11 +153,15 @@ def keys(component: ComponentRef) -> frozenset[str]:
     return frozenset(canonical(n) for n in component.all_names())
 
 
+def _spellings(token: str) -> tuple[str, ...]:
+    return STORE_SYNONYMS.get(token) or TOKEN_SYNONYMS.get(token) or (token,)
+
+
 def _token_regex(token: str) -> str:
-    synonyms = STORE_SYNONYMS.get(token) or TOKEN_SYNONYMS.get(token)
-    if synonyms:
-        return "(?:" + "|".join(re.escape(s) for s in synonyms) + ")"
-    return re.escape(token)
+    spellings = _spellings(token)
+    if len(spellings) > 1:
+        return "(?:" + "|".join(re.escape(s) for s in spellings) + ")"
+    return re.escape(spellings[0])
 
 
 def _body(parts: list[str]) -> str:
@@ -242,14 +246,33 @@ def name_regex(
     return re.compile(_LEFT + bare + _RIGHT + ("" if store else _NOT_STORE_AFTER))
 
 
-def component_regexes(
-    component: ComponentRef, strict: bool = False, plain: bool = False
-) -> list[re.Pattern[str]]:
-    """One pattern per name of `component` (its aliases included); `strict` asks a bare common
-    word for a qualifier, `plain` takes it as written (see `name_regex`).
-    """
+@lru_cache(maxsize=8192)
+def _needed_words(name: str) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
+    """What a text must hold for `name_regex(name, ...)` to match in it, whatever its kind,
+    `strict` and `plain`: for one of the name's variants, one spelling of each of its tokens
+    (each pattern `name_regex` builds holds a variant's tokens in every alternative). None when
+    that cannot be said (a wildcard's patterns name no token)."""
+    if name in {"*", "all"}:
+        return None
+    parts = tokens(name)
+    service_named = len(parts) > 1 and parts[-1] in {"service", "svc"}
+    needed = []
+    for variant in _variants(name) if parts else []:
+        written = variant[:-1] if service_named and variant[-1] in {"service", "svc"} else variant
+        if not written:
+            return None
+        needed.append(tuple(_spellings(t) for t in written))
+    return tuple(needed)
+
+
+Searcher = list[tuple[tuple[tuple[tuple[str, ...], ...], ...] | None, re.Pattern[str]]]
+"""A component's names as `find_spans` searches them: each name's needed words and pattern."""
+
+
+def searcher(component: ComponentRef, strict: bool = False, plain: bool = False) -> Searcher:
+    """What `find_spans` runs for `component` (a caller searching many texts keeps it)."""
     kind = component.kind or ""
-    return [name_regex(n, kind, strict, plain) for n in component.all_names()]
+    return [(_needed_words(n), name_regex(n, kind, strict, plain)) for n in component.all_names()]
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
@@ -262,8 +285,19 @@ def find_spans(
 ) -> list[tuple[int, int]]:
     """`[start, end)` of every mention of `component` in lowercased text (the longest match of
     its names at each start), sorted."""
+    return spans_of(text_lower, searcher(component, strict, plain))
+
+
+def spans_of(text_lower: str, searched: Searcher) -> list[tuple[int, int]]:
+    """`find_spans` with the component's `searcher`. A name none of whose variants has all its
+    words in the text is not searched: none of its patterns could match."""
     spans: dict[int, int] = {}
-    for pattern in component_regexes(component, strict, plain):
+    for needed, pattern in searched:
+        if needed is not None and not any(
+            all(any(s in text_lower for s in spellings) for spellings in variant)
+            for variant in needed
+        ):
+            continue
         for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())

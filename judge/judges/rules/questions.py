@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from .basis import Ruling
 from .case import Case, basis_of, no, yes
@@ -101,8 +102,10 @@ RULE_TEXT: dict[str, re.Pattern[str]] = {
 }
 
 
+@lru_cache(maxsize=1024)
 def rule_for_text(question_text: str) -> str | None:
-    """The rule whose description the question's text matches, if any."""
+    """The rule whose description the question's text matches, if any (a rubric's few question
+    texts are asked for each submission: matched once each)."""
     return next(
         (name for name, pattern in RULE_TEXT.items() if pattern.search(question_text)), None
     )

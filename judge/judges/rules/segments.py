@@ -12,6 +12,7 @@ import re
 from itertools import pairwise
 
 from . import answers, taxonomy
+from .caseless import Caseless
 from .cues import (
     AFTER_CUE,
     ALERT_LINE,
@@ -74,7 +75,9 @@ def _keyword_list(low: str) -> bool:
     return len(items) >= LIST_OF_EVERYTHING and all(len(i.split()) <= 3 for i in items)
 
 
-def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _spans(
+    pattern: re.Pattern[str] | Caseless, text: str, start: int, end: int
+) -> list[tuple[int, int]]:
     spans, at = [], start
     for match in pattern.finditer(text, start, end):
         if match.start() > at:
@@ -340,7 +343,7 @@ def _clause(low: str, start: int, end: int) -> list[Segment]:
         ]
     if BLAME_CUE.search(clause) or REMEDY.search(clause):
         return [Segment(start, end, "blamed", strong=True)]
-    if taxonomy.families_in(clause) and not OBSERVATION.search(clause):
+    if not OBSERVATION.search(clause) and taxonomy.families_in(clause):
         return [Segment(start, end, "blamed")]
     return [Segment(start, end, "mentioned")]
 

@@ -18,9 +18,10 @@ or from a spec's structured fields when it has them):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from ground_truth.fault_spec import parse_fault_spec
 from ground_truth.models import ComponentRef, IncidentSpec
@@ -53,6 +54,7 @@ _KIND_NEAR = re.compile(
 # ground-truth text (`fault_entity=...`), the subject of its prose, or not at all.
 Reading = Literal["structured", "fault_spec", "fields", "prose", "none"]
 Relation = Literal["exact", "instance", "container", "sibling", "none"]
+T = TypeVar("T")
 
 
 @dataclass
@@ -91,6 +93,17 @@ class Truth:
     itself naming none (`a rule update introduced a vulnerable regex`), or only from the
     origin's own name (`kubelet`, a node family's word, for a kubelet crash): a diagnosis
     stating the mechanism in its own words is matched by them too."""
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What the rules compute from the truth alone, kept for every diagnosis read against it
+    (`memo`)."""
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, computed on the first call for `key` only: once per truth, not once per
+        diagnosis. Call it after `parse_truth` has returned (the truth no longer changes)."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        value: T = self.derived[key]
+        return value
 
     def relation(self, written: str, component: ComponentRef) -> Relation:
         """How a mention of `component`, written `written`, stands to the origin: the origin

@@ -1,0 +1,99 @@
+"""The rules judge's speed-ups change no answer: the lowercase twins of the cues, the strings a
+pattern needs, the name prefilter, and what is worked out once per spec."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers import EXAMPLE
+
+from ground_truth import load_specs, load_submissions
+from judge.checklist.prompts import Prompt
+from judge.checklist.rubric import load_rubric, whole_submission
+from judge.judges.base import JudgeTask
+from judge.judges.rules import RulesJudge, cues, literals, names
+from judge.judges.rules.caseless import Caseless
+from judge.judges.rules.truth import parse_truth
+
+SPECS = load_specs(EXAMPLE / "ground_truth")
+SUBMISSIONS = load_submissions(EXAMPLE / "outputs")
+CUES = [getattr(cues, n) for n in dir(cues) if isinstance(getattr(cues, n), Caseless)]
+# Texts where case folding matters: uppercase, and letters that fold to ASCII ones under
+# re.IGNORECASE (the dotted capital I, the long s, the Kelvin sign).
+ODD = [
+    "The ROOT CAUSE is that X is Misconfigured; Y is HEALTHY.",
+    "İt waſ cauſed by the \u212aubelet, which is missing.",
+    "because of a wrong port, causing errors, but cart is fine",
+]
+
+
+def texts() -> list[str]:
+    out = [s.diagnosis for s in SUBMISSIONS] + [s.ground_truth for s in SPECS] + ODD
+    return out + [t.lower() for t in out]
+
+
+@pytest.mark.parametrize("cue", CUES, ids=lambda c: c.pattern[:30])
+def test_a_cue_matches_as_its_case_insensitive_pattern_does(cue: Caseless) -> None:
+    plain = re.compile(cue.pattern, re.IGNORECASE)
+    for text in texts():
+        assert [m.span() for m in cue.finditer(text)] == [m.span() for m in plain.finditer(text)]
+        assert cue.sub("_", text) == plain.sub("_", text)
+        for start in range(0, len(text), 37):
+            found, expected = cue.search(text, start), plain.search(text, start)
+            assert (found and found.span()) == (expected and expected.span())
+            found, expected = cue.match(text, start), plain.match(text, start)
+            assert (found and found.span()) == (expected and expected.span())
+
+
+def test_a_pattern_that_could_match_an_uppercase_letter_keeps_the_flag() -> None:
+    for pattern in [r"[A-Z]x", r"\x41b", r"[!-~]", r"(?:foo|BAR)", "ı", r"(?<!Not )x", r"[^A]"]:
+        cue = Caseless(pattern)
+        assert cue.twin is cue.as_written, pattern
+    assert Caseless(r"\bfoo\b|ba[a-z]").twin is not Caseless(r"\bfoo\b|ba[a-z]").as_written
+
+
+def test_every_match_holds_a_string_the_pattern_needs() -> None:
+    patterns = [c.twin for c in CUES if c.twin is not c.as_written]
+    for pattern in patterns:
+        needed = literals.needed(pattern)
+        for text in texts():
+            if pattern.search(text):
+                assert needed is None or any(s in text for s in needed), pattern.pattern[:40]
+    assert literals.needed(re.compile(r"ab(c|d)e")) == ("ab",)
+    assert literals.needed(re.compile(r"(?:x|yz)+q?")) == ("x", "yz")
+    assert literals.needed(re.compile(r"(?:foo)?bar|b*")) is None
+    assert literals.needed(re.compile(r"abc", re.I)) is None
+
+
+def test_a_name_is_found_where_its_patterns_find_it() -> None:
+    """`find_spans` skips a name whose words are absent; what it finds is what the patterns do."""
+    for spec in SPECS:
+        truth = parse_truth(spec)
+        for component in truth.catalog:
+            for text in [t.lower() for t in texts()]:
+                for strict in (False, True):
+                    spans: dict[int, int] = {}
+                    for name in component.all_names():
+                        pattern = names.name_regex(name, component.kind or "", strict)
+                        for m in pattern.finditer(text):
+                            spans[m.start()] = max(spans.get(m.start(), 0), m.end())
+                    found = names.find_spans(text, component, strict)
+                    assert found == sorted(spans.items()), (component.name, text[:60])
+
+
+def test_one_judge_answers_across_specs_as_fresh_judges_do() -> None:
+    """What is kept per spec (its truth and what the rules derive from it) never leaks into
+    another spec's answers: one judge going back and forth answers as a new judge each time."""
+    whole = whole_submission(load_rubric().dimensions)
+    empty = Prompt(messages=[], hash="")
+    shared = RulesJudge()
+    diagnoses = [s.diagnosis for s in SUBMISSIONS[:6]]
+    for _ in range(2):
+        for spec in SPECS[:4]:
+            for diagnosis in diagnoses:
+                sub = SUBMISSIONS[0].model_copy(
+                    update={"incident_id": spec.id, "diagnosis": diagnosis}
+                )
+                task = JudgeTask(spec, sub, whole, empty)
+                assert shared.answer(task) == RulesJudge().answer(task)
