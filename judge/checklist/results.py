@@ -43,8 +43,8 @@ that gave it and whether it abstained) and the members' and stages' own answers 
 MAX_RESULT_MB = 1024
 """A result file larger than this (or than `--max-input-mb`, if higher) is refused: about
 190,000 submissions' worth."""
-SPILL_FROM_ITEMS = 20_000
-"""A result read with more judgments and calls than this keeps the rest (and those read so
+SPILL_FROM_ITEMS = 5_000
+"""A result read with more cases, judgments and calls than this keeps the rest (and those read so
 far) in a spill file, as a run of 1,000 units or more does: 100,000 submissions' 900,000
 judgments would take about 1 GB as pydantic objects."""
 
@@ -214,7 +214,7 @@ class EvalResult(BaseModel):
     config: dict[str, Any]
     overall: OverallSummary
     incidents: list[IncidentSummary]
-    cases: list[CaseResult]
+    cases: Items[CaseResult]
     judgments: Items[Judgment] = Field(
         description="One answer per (case, question): the answer the run stands behind (a "
         "panel's vote; a cascade's kept answer with its `stage`, or its abstention)."
@@ -314,7 +314,7 @@ def load_result(
     """Read a result file; a bad one is an `InputError` naming the file and the field.
 
     Cases, judgments and calls are validated one by one as they are read; past `spill_from`
-    judgments and calls, those go to a spill file and the result holds `SpilledSeq`s over it
+    of them, they go to a spill file and the result holds `SpilledSeq`s over it
     (read-only sequences). Top-level members the model does not know (say, an `agreement`
     section another tool added) go into `extras` when a dict is given, else are ignored."""
     path = Path(path)
@@ -328,7 +328,7 @@ def load_result(
                     items = (
                         _item(_STREAMED[key], x, path, f"{key}.{i}") for i, x in enumerate(value)
                     )
-                    value = list(items) if key == "cases" else kept.collect(key, items)
+                    value = kept.collect(key, items)
                 if key == "schema_version":
                     _check_version(value, path)
                 if key in EvalResult.model_fields:
