@@ -340,7 +340,7 @@ def load_result(
     _check_version(members.get("schema_version"), path)
     result: EvalResult = validate(EvalResult, members, path)
     if result.schema_version == "1":
-        _upgrade(result)
+        _upgrade(result, kept)
     _check_consistent(result, path, kept.keys)
     return result
 
@@ -376,24 +376,25 @@ class _Kept:
         return self.file.sequence(_STREAMED[key], numbers)
 
 
-def _upgrade(result: EvalResult) -> None:
+def _upgrade(result: EvalResult, kept: _Kept) -> None:
     """A version-1 result in version 2's shape: the answers of judges other than the result's
     own (a panel's members, a cascade's stages) move to `member_judgments`, and a cascade's
     `below_guarantee` answers are marked abstained. The stage a version-1 cascade kept an
-    answer from is not recorded, so `stage` stays None."""
+    answer from is not recorded, so `stage` stays None. Both lists are kept as the file's were
+    read (in memory or spilled, by `kept`)."""
     own = (result.config.get("judge") or {}).get("label")
     if not own:
         return
-    kept, members = [], []
-    for j in list(result.judgments):
-        if j.judge != own:
-            members.append(j)
-            continue
-        if j.answer is None and (j.unscored_reason or "").startswith(BELOW_GUARANTEE):
-            j.abstained = True
-        kept.append(j)
-    result.judgments = kept
-    result.member_judgments = members
+    every = result.judgments
+    kept.keys = array("q")
+    result.judgments = kept.collect("judgments", (_own(j) for j in every if j.judge == own))
+    result.member_judgments = kept.collect("member_judgments", (j for j in every if j.judge != own))
+
+
+def _own(j: Judgment) -> Judgment:
+    if j.answer is None and (j.unscored_reason or "").startswith(BELOW_GUARANTEE):
+        j.abstained = True
+    return j
 
 
 def _check_consistent(result: EvalResult, path: Path, keys: array[int]) -> None:
