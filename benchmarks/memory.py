@@ -1,7 +1,8 @@
 """Peak memory (and time) of `judge eval` and `judge report` on N synthetic submissions.
 
     python benchmarks/memory.py [--modes rules,llm,report] [--json PATH] [N ...]
-    # default N: 1000 10000
+    # default N: 1000 10000; the scale row: ... --modes rules,report 1000 10000 100000
+    # (100,000 takes minutes: the eval alone is ~7 min of CPU)
 
 Modes, each a fresh process whose peak resident set size comes from getrusage in a wrapper
 process that runs nothing else:
@@ -12,9 +13,11 @@ process that runs nothing else:
   `--outputs`), writing the HTML report and the CSV, JSONL and JUnit exports.
 
 `size MB` is the result file for eval and everything `judge report` wrote for report.
+`KB/subm` is the growth of the peak per submission from the mode's first (smallest) row: flat
+memory is a growth near 0 however far N goes, the process's own working set aside.
 `--json PATH` also writes the table as `{"by_submissions": {"N": {"MODE": {"mode",
-"submissions", "peak_rss_mb", "size_mb", "wall_s", "cpu_ms_per_submission"}}}, "load_average":
-{"start", "end"}}` (`issue16.py` reads it).
+"submissions", "peak_rss_mb", "size_mb", "wall_s", "cpu_ms_per_submission",
+"growth_kb_per_submission"}}}, "load_average": {"start", "end"}}` (`issue16.py` reads it).
 """
 
 from __future__ import annotations
@@ -93,8 +96,14 @@ def size_mb(paths: list[Path]) -> float:
     return sum(f.stat().st_size for f in files) / 2**20
 
 
-def row_of(mode: str, n: int, measured: dict) -> dict[str, str | int | float]:
-    """One line of the table, as `--json` writes it under `by_submissions[N][mode]`."""
+def row_of(
+    mode: str, n: int, measured: dict, first: dict | None = None
+) -> dict[str, str | int | float | None]:
+    """One line of the table, as `--json` writes it under `by_submissions[N][mode]`; `first`
+    is the mode's row at the smallest N, from which the growth per submission is counted."""
+    growth = None
+    if first is not None and n > first["submissions"]:
+        growth = 1024 * (measured["rss_mb"] - first["rss_mb"]) / (n - first["submissions"])
     return {
         "mode": mode,
         "submissions": n,
@@ -102,6 +111,7 @@ def row_of(mode: str, n: int, measured: dict) -> dict[str, str | int | float]:
         "size_mb": round(size_mb(measured["files"]), 1),
         "wall_s": round(measured["wall"], 1),
         "cpu_ms_per_submission": round(1000 * measured["cpu"] / n, 2),
+        "growth_kb_per_submission": None if growth is None else round(growth, 2),
     }
 
 
@@ -116,16 +126,22 @@ def main() -> None:
     modes = [m for m in args.modes.split(",") if m]
     load_start = os.getloadavg()[0]
     print(f"{'mode':>6} {'submissions':>11} {'peak RSS MB':>11} {'size MB':>8} "
-          f"{'wall s':>7} {'CPU ms/subm':>11}")  # fmt: skip
+          f"{'wall s':>7} {'CPU ms/subm':>11} {'KB/subm':>8}")  # fmt: skip
     provider = provider_process() if "llm" in modes else contextlib.nullcontext((None, None))
     by_submissions: dict[str, dict[str, dict]] = {}
+    first: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp, provider as (url, _):
-        for n in args.sizes:
+        for n in sorted(args.sizes):
             for mode, m in measure_size(n, modes, Path(tmp), url).items():
-                row = by_submissions.setdefault(str(n), {})[mode] = row_of(mode, n, m)
+                row = by_submissions.setdefault(str(n), {})[mode] = row_of(
+                    mode, n, m, first.get(mode)
+                )
+                first.setdefault(mode, {"submissions": n, "rss_mb": m["rss_mb"]})
+                growth = row["growth_kb_per_submission"]
                 print(
                     f"{mode:>6} {n:11d} {row['peak_rss_mb']:11.0f} {row['size_mb']:8.1f} "
-                    f"{row['wall_s']:7.1f} {row['cpu_ms_per_submission']:11.2f}",
+                    f"{row['wall_s']:7.1f} {row['cpu_ms_per_submission']:11.2f} "
+                    f"{'' if growth is None else f'{growth:.2f}':>8}",
                     flush=True,
                 )
     load = {"start": load_start, "end": os.getloadavg()[0]}

@@ -159,13 +159,16 @@ def iter_submissions(path: str | Path, format: str = "auto") -> Iterator[Submiss
     """`load_submissions` one submission at a time, in the order they are found: an outputs
     folder in the native layout is read file by file as the caller asks for the next one, so
     that a run can start on the first submissions while later ones are still being read.
-    Other formats are read whole at the first request. A bad file (or a duplicate) is met
+    A native JSONL file is read whole and parsed a line at a time; other formats are read
+    whole at the first request. A bad file (or a duplicate) is met
     when the iteration reaches it; no submission at all is an `InputError` at the end."""
     path = Path(path)
     _check_input(path, "--outputs")
     adapter = _adapter(path, format, "submissions")
     if adapter is NATIVE and path.is_dir():
         found: Iterable[Submission] = _native_dir_submissions(path)
+    elif adapter is NATIVE:
+        found = _native_file_submissions(path)
     else:
         found = read(adapter, path, "submissions")
     seen: dict[tuple[str, str], str] = {}
@@ -331,18 +334,22 @@ def _folder_key(file: Path, data: dict[str, Any], incident: str, trial: str) -> 
 
 
 def _load_native_file(path: Path) -> list[Submission]:
+    return list(_native_file_submissions(path))
+
+
+def _native_file_submissions(path: Path) -> Iterator[Submission]:
+    """A JSONL or JSON file's submissions; a JSONL file's a line at a time, so that a run
+    (or a report's texts) of 100,000 submissions never holds every row and model at once."""
     if path.suffix.lower() == ".jsonl":
-        rows = _jsonl_rows(path)
+        rows: Iterable[tuple[str, Any]] = _jsonl_rows(path)
     else:
         data = read_data(path)
         rows = [(f"[{i}]", r) for i, r in enumerate(data if isinstance(data, list) else [data])]
-    subs = []
     for where, row in rows:
         try:
-            subs.append(_native_row(row, path, where))
+            yield _native_row(row, path, where)
         except InputError as exc:
             bad_file(exc)
-    return subs
 
 
 def _native_row(row: Any, path: Path, where: str) -> Submission:
@@ -352,17 +359,25 @@ def _native_row(row: Any, path: Path, where: str) -> Submission:
     return validate(Submission, row, path, where)
 
 
-def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, Any]]:
     """Each row with its line; a line that does not parse is a bad row (`bad_file`)."""
-    rows = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(_lines(read_text(path)), start=1):
         if not line.strip():
             continue
         try:
-            rows.append((f"line {number}", parse_json(line, path, field=f"line {number}")))
+            yield f"line {number}", parse_json(line, path, field=f"line {number}")
         except InputError as exc:
             bad_file(exc)
-    return rows
+
+
+def _lines(text: str) -> Iterator[str]:
+    """`text.splitlines()`, a line at a time."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end + 1
+        yield from text[start:end].splitlines()
+        start = end
 
 
 # ---------------------------------------------------------------- dispatch

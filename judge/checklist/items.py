@@ -64,6 +64,10 @@ class SpilledSeq(Sequence[M], Generic[M]):
     def __iter__(self) -> Iterator[M]:
         return (self._read(text) for text in self._file.texts(self._items))
 
+    def subset(self, positions: Iterable[int]) -> SpilledSeq[M]:
+        """The items at `positions` (in that order), still in the file."""
+        return SpilledSeq(self._file, self._model, array("q", (self._items[i] for i in positions)))
+
     def _read(self, text: str) -> M:
         """The item `text` holds, sharing its fields-set (`compact`): a list made of them is
         as small as the one the run would have kept."""

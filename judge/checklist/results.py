@@ -4,7 +4,8 @@ Written and read piece by piece: `write_result` streams the cases, judgments and
 a time into the same text `model_dump_json(indent=2)` would give, and `load_result` decodes
 and validates them one at a time (`json_stream`), so neither holds the whole file's text or
 its dicts. A 10,000-submission result is about 55 MB of JSON. Judgments and calls a run
-spilled (`judge.run.spill`) are copied from its temporary file as the text they already are.
+spilled (`judge.checklist.spill`) are copied from its temporary file as the text they already
+are; a large result file's are read into one the same way (`SPILL_FROM_ITEMS`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +33,7 @@ from .items import Items, SpilledSeq, item_text
 from .json_stream import JSONStreamError, ObjectReader
 from .judgment import BELOW_GUARANTEE, Judgment, Usage, compact
 from .scoring import CaseResult, IncidentSummary, OverallSummary
+from .spill import SpillFile
 
 SCHEMA_VERSION = "2"
 READABLE_VERSIONS = ("1", "2")
@@ -39,7 +42,11 @@ that gave it and whether it abstained) and the members' and stages' own answers 
 `member_judgments`; version 1 held both in `judgments`, and is read into the same shape."""
 MAX_RESULT_MB = 1024
 """A result file larger than this (or than `--max-input-mb`, if higher) is refused: about
-190,000 submissions' worth, and several GB of memory once loaded."""
+190,000 submissions' worth."""
+SPILL_FROM_ITEMS = 5_000
+"""A result read with more cases, judgments and calls than this keeps the rest (and those read so
+far) in a spill file, as a run of 1,000 units or more does: 100,000 submissions' 900,000
+judgments would take about 1 GB as pydantic objects."""
 
 
 def tool_version() -> str:
@@ -207,7 +214,7 @@ class EvalResult(BaseModel):
     config: dict[str, Any]
     overall: OverallSummary
     incidents: list[IncidentSummary]
-    cases: list[CaseResult]
+    cases: Items[CaseResult]
     judgments: Items[Judgment] = Field(
         description="One answer per (case, question): the answer the run stands behind (a "
         "panel's vote; a cascade's kept answer with its `stage`, or its abstention)."
@@ -301,22 +308,27 @@ def result_json(result: EvalResult) -> Iterator[str]:
     yield "\n}"
 
 
-def load_result(path: str | Path, extras: dict[str, Any] | None = None) -> EvalResult:
+def load_result(
+    path: str | Path, extras: dict[str, Any] | None = None, spill_from: int = SPILL_FROM_ITEMS
+) -> EvalResult:
     """Read a result file; a bad one is an `InputError` naming the file and the field.
 
-    Cases, judgments and calls are validated one by one as they are read. Top-level members
-    the model does not know (say, an `agreement` section another tool added) go into `extras`
-    when a dict is given, else are ignored."""
+    Cases, judgments and calls are validated one by one as they are read; past `spill_from`
+    of them, they go to a spill file and the result holds `SpilledSeq`s over it
+    (read-only sequences). Top-level members the model does not know (say, an `agreement`
+    section another tool added) go into `extras` when a dict is given, else are ignored."""
     path = Path(path)
     _check_size(path)
     members: dict[str, Any] = {}
+    kept = _Kept(spill_from)
     try:
         with path.open(encoding="utf-8") as handle:
             for key, value in ObjectReader(handle).members(_STREAMED):
                 if isinstance(value, Iterator):  # one of the long lists, item by item
-                    value = [
+                    items = (
                         _item(_STREAMED[key], x, path, f"{key}.{i}") for i, x in enumerate(value)
-                    ]
+                    )
+                    value = kept.collect(key, items)
                 if key == "schema_version":
                     _check_version(value, path)
                 if key in EvalResult.model_fields:
@@ -328,34 +340,68 @@ def load_result(path: str | Path, extras: dict[str, Any] | None = None) -> EvalR
     _check_version(members.get("schema_version"), path)
     result: EvalResult = validate(EvalResult, members, path)
     if result.schema_version == "1":
-        _upgrade(result)
-    _check_consistent(result, path)
+        _upgrade(result, kept)
+    _check_consistent(result, path, kept.keys)
     return result
 
 
-def _upgrade(result: EvalResult) -> None:
+class _Kept:
+    """The long lists of a result being read: in memory, then, once more than `spill_from`
+    items were read, in a spill file (what was in memory of the list being read moves there).
+    Each judgment's key is kept as its hash, for `_check_consistent`."""
+
+    def __init__(self, spill_from: int) -> None:
+        self.spill_from = spill_from
+        self.file: SpillFile | None = None
+        self.count = 0
+        self.keys = array("q")
+
+    def collect(self, key: str, items: Iterable[Any]) -> Sequence[Any]:
+        kept: list[Any] = []
+        numbers = array("q")
+        for item in items:
+            if key == "judgments":
+                self.keys.append(hash(item.key))
+            self.count += 1
+            if self.file is None and self.count > self.spill_from:
+                self.file = SpillFile()
+            if self.file is None:
+                kept.append(item)
+                continue
+            numbers.extend(self.file.add(k) for k in kept)
+            kept = []
+            numbers.append(self.file.add(item))
+        if self.file is None or not numbers:
+            return kept
+        return self.file.sequence(_STREAMED[key], numbers)
+
+
+def _upgrade(result: EvalResult, kept: _Kept) -> None:
     """A version-1 result in version 2's shape: the answers of judges other than the result's
     own (a panel's members, a cascade's stages) move to `member_judgments`, and a cascade's
     `below_guarantee` answers are marked abstained. The stage a version-1 cascade kept an
-    answer from is not recorded, so `stage` stays None."""
+    answer from is not recorded, so `stage` stays None. Both lists are kept as the file's were
+    read (in memory or spilled, by `kept`)."""
     own = (result.config.get("judge") or {}).get("label")
     if not own:
         return
-    kept, members = [], []
-    for j in result.judgments:
-        if j.judge != own:
-            members.append(j)
-            continue
-        if j.answer is None and (j.unscored_reason or "").startswith(BELOW_GUARANTEE):
-            j.abstained = True
-        kept.append(j)
-    result.judgments = kept
-    result.member_judgments = members
+    every = result.judgments
+    kept.keys = array("q")
+    result.judgments = kept.collect("judgments", (_own(j) for j in every if j.judge == own))
+    result.member_judgments = kept.collect("member_judgments", (j for j in every if j.judge != own))
 
 
-def _check_consistent(result: EvalResult, path: Path) -> None:
+def _own(j: Judgment) -> Judgment:
+    if j.answer is None and (j.unscored_reason or "").startswith(BELOW_GUARANTEE):
+        j.abstained = True
+    return j
+
+
+def _check_consistent(result: EvalResult, path: Path, keys: array[int]) -> None:
     """A result whose cases disagree with its counts (a case given twice, by an edit or two
-    files pasted together) would be reported with numbers that do not add up: refused."""
+    files pasted together) would be reported with numbers that do not add up: refused.
+    `keys` are the judgments' keys' hashes: only when two are equal are the judgments read
+    again to find which."""
     first: dict[tuple[str, str], int] = {}
     for i, case in enumerate(result.cases):
         seen = first.setdefault((case.incident_id, case.trial), i)
@@ -373,6 +419,8 @@ def _check_consistent(result: EvalResult, path: Path) -> None:
             f"says {result.overall.n_cases} cases, but the file holds {len(result.cases)}",
             field="overall.n_cases",
         )
+    if not _repeated(keys):
+        return
     answered: dict[tuple[str, str, str], int] = {}
     for i, j in enumerate(result.judgments):
         seen = answered.setdefault(j.key, i)
@@ -384,6 +432,16 @@ def _check_consistent(result: EvalResult, path: Path) -> None:
                 "judges' own answers in `member_judgments`",
                 field=f"judgments.{i}",
             )
+
+
+def _repeated(keys: array[int]) -> bool:
+    """Whether two of `keys` are equal (sorted as 8 bytes a key, not a set's 60)."""
+    if len(keys) < 10_000:
+        return len(set(keys)) < len(keys)
+    import numpy as np  # the scores need it anyway; ~0.07 s to import
+
+    ordered = np.sort(np.frombuffer(keys, dtype=np.int64))
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _item(model: type[Any], data: Any, path: Path, field: str) -> Any:

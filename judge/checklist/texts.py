@@ -6,6 +6,7 @@ All optional: the report and the labelling page show what they have and say what
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def case_key(incident_id: str, trial: str) -> str:
 
 def texts_from(
     specs: list[IncidentSpec] | None = None,
-    submissions: list[Submission] | None = None,
+    submissions: Iterable[Submission] | None = None,
     rubric_config: dict[str, Any] | None = None,
 ) -> CaseTexts:
     """CaseTexts from specs, submissions and the result's rubric config; all optional."""
@@ -57,10 +58,10 @@ def load_texts(
     format: str = "auto",
 ) -> CaseTexts:
     """Read specs and submissions the way `judge eval` does; either may be None."""
-    from ground_truth import load_specs, load_submissions
+    from ground_truth import iter_submissions, load_specs
 
     specs = load_specs(ground_truth, format) if ground_truth else None
-    submissions = load_submissions(outputs, format) if outputs else None
+    submissions = iter_submissions(outputs, format) if outputs else None
     return texts_from(specs, submissions, rubric_config)
 
 

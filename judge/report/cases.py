@@ -4,18 +4,48 @@ replies, and the incident they belong to."""
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from markupsafe import Markup
 
 from ..checklist.highlight import highlight
+from ..checklist.items import SpilledSeq
 from ..checklist.judgment import Judgment
 from ..checklist.results import CallRecord, EvalResult
 from ..checklist.scoring import CaseResult, IncidentSummary
 from ..checklist.texts import CaseTexts, case_key
 from .replies import Asked, CallReplies, ReplySource
+
+T = TypeVar("T", Judgment, CallRecord)
+
+
+class ByCase(Generic[T]):
+    """`items` (judgments or calls) by case: each case's positions in them, 8 bytes an item,
+    and its items read when asked, so that a result whose items are in a spill file
+    (`judge.checklist.spill`) is never held whole in memory."""
+
+    def __init__(self, items: Sequence[T]) -> None:
+        self.items: Sequence[T] = items
+        self.positions: dict[str, array[int]] = {}
+        for n, item in enumerate(items):
+            key = case_key(item.incident_id, item.trial)
+            found = self.positions.get(key)
+            if found is None:
+                self.positions[key] = found = array("q")
+            found.append(n)
+
+    def get(self, key: str) -> Sequence[T]:
+        """The case's items, in the order of `items` (a list; empty for a case with none)."""
+        positions = self.positions.get(key)
+        if positions is None:
+            return []
+        if isinstance(self.items, SpilledSeq):
+            return list(self.items.subset(positions))
+        return [self.items[n] for n in positions]
 
 
 @dataclass
@@ -79,11 +109,11 @@ class CaseIndex:
     """Each case's judgments and calls, by `case_key`: gathered once per report; `replies`
     finds the raw replies behind a call."""
 
-    judgments: dict[str, list[Judgment]]
+    judgments: ByCase[Judgment]
     errors: dict[str, list[CallRecord]]
     resolution: dict[str, dict[str, Any]]
     replies: ReplySource | None = None
-    members: dict[str, list[Judgment]] = field(default_factory=dict)
+    members: ByCase[Judgment] = field(default_factory=lambda: ByCase[Judgment]([]))
     """Each case's panel members' or cascade stages' own answers, shown after the run's."""
     asked: dict[str, list[Asked]] = field(default_factory=dict)
     """Each case's calls, when the store is there to show their replies."""
@@ -95,12 +125,6 @@ class CaseIndex:
         resolution: dict[str, Any] | None,
         replies: ReplySource | None = None,
     ) -> CaseIndex:
-        judgments: dict[str, list[Judgment]] = defaultdict(list)
-        for j in result.judgments:
-            judgments[case_key(j.incident_id, j.trial)].append(j)
-        members: dict[str, list[Judgment]] = defaultdict(list)
-        for j in result.member_judgments:
-            members[case_key(j.incident_id, j.trial)].append(j)
         errors: dict[str, list[CallRecord]] = defaultdict(list)
         asked: dict[str, list[Asked]] = defaultdict(list)
         linked = replies is not None and replies.found
@@ -115,7 +139,14 @@ class CaseIndex:
             for c in (resolution or {}).get("cases", [])
             if isinstance(c, dict) and "incident_id" in c
         }
-        return cls(judgments, errors, by_case, replies, members=members, asked=asked)
+        return cls(
+            ByCase(result.judgments),
+            errors,
+            by_case,
+            replies,
+            members=ByCase(result.member_judgments),
+            asked=asked,
+        )
 
     def case_view(self, n: int, case: CaseResult, texts: CaseTexts) -> CaseView:
         """Case `n` of the result as the report shows it."""
@@ -123,8 +154,8 @@ class CaseIndex:
         view = _case(
             f"case-{n}",
             case,
-            self.judgments.get(key, []),
-            self.members.get(key, []),
+            self.judgments.get(key),
+            self.members.get(key),
             texts,
             self.errors.get(key, []),
             self.resolution.get(key),
@@ -197,8 +228,8 @@ def incident_view(
 def _case(
     anchor: str,
     case: CaseResult,
-    judgments: list[Judgment],
-    members: list[Judgment],
+    judgments: Sequence[Judgment],
+    members: Sequence[Judgment],
     texts: CaseTexts,
     call_errors: list[CallRecord],
     resolution: dict[str, Any] | None,

@@ -26,7 +26,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from ..checklist.judgment import Judgment
 from ..checklist.results import EvalResult, write_json_atomic
 from ..checklist.scoring import CaseResult
 from ..checklist.texts import case_key
-from .cases import case_status
+from .cases import ByCase, case_status
 from .safe_text import csv_cell
 from .view import optional_sections
 
@@ -91,7 +91,7 @@ def csv_rows(result: EvalResult) -> Iterator[str]:
     yield _drain(out)
     for case in result.cases:
         key = case_key(case.incident_id, case.trial)
-        mine = judgments.get(key, [])
+        mine = judgments.get(key)
         row: dict[str, Any] = {
             "incident_id": case.incident_id,
             "trial": case.trial,
@@ -123,11 +123,8 @@ def jsonl_lines(result: EvalResult) -> Iterator[str]:
     return (j.model_dump_json() + "\n" for j in result.judgments)
 
 
-def _judgments_by_case(result: EvalResult) -> dict[str, list[Judgment]]:
-    out: dict[str, list[Judgment]] = defaultdict(list)
-    for j in result.judgments:
-        out[case_key(j.incident_id, j.trial)].append(j)
-    return out
+def _judgments_by_case(result: EvalResult) -> ByCase[Judgment]:
+    return ByCase(result.judgments)
 
 
 def _resolution_by_case(result: EvalResult) -> dict[str, dict[str, Any]]:
@@ -166,7 +163,7 @@ def junit_parts(result: EvalResult, suite_name: str = "diagnosis-judge") -> Iter
         *(
             _testcase(
                 case,
-                judgments.get(case_key(case.incident_id, case.trial), []),
+                judgments.get(case_key(case.incident_id, case.trial)),
                 threshold,
                 incomplete,
             )
@@ -219,7 +216,7 @@ class _Incomplete:
 
 
 def _junit_counts(
-    result: EvalResult, judgments: dict[str, list[Judgment]], incomplete: _Incomplete
+    result: EvalResult, judgments: ByCase[Judgment], incomplete: _Incomplete
 ) -> dict[str, int]:
     statuses = [case_status(case) for case in result.cases]
     left_out = sum(
@@ -235,10 +232,8 @@ def _junit_counts(
     }
 
 
-def _unscored(judgments: dict[str, list[Judgment]], case: CaseResult) -> list[Judgment]:
-    return [
-        j for j in judgments.get(case_key(case.incident_id, case.trial), []) if j.answer is None
-    ]
+def _unscored(judgments: ByCase[Judgment], case: CaseResult) -> list[Judgment]:
+    return [j for j in judgments.get(case_key(case.incident_id, case.trial)) if j.answer is None]
 
 
 def _no_submission(incident_id: str) -> ET.Element:
@@ -274,7 +269,7 @@ def _properties(result: EvalResult) -> dict[str, str]:
 
 def _testcase(
     case: CaseResult,
-    judgments: list[Judgment],
+    judgments: Sequence[Judgment],
     threshold: float | None,
     incomplete: _Incomplete,
 ) -> ET.Element:

@@ -5,6 +5,7 @@ checks, agreement between raters, and a cascade's run."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ class Table:
 
 
 def resolution_rows(
-    resolution: dict[str, Any] | None, cases: list[CaseResult]
+    resolution: dict[str, Any] | None, cases: Sequence[CaseResult]
 ) -> list[dict[str, Any]]:
     """One row per case of the resolution section, beside the diagnosis's verdict."""
     if not resolution:

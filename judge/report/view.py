@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from itertools import islice
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from markupsafe import Markup
 
@@ -42,6 +43,7 @@ from .sections import (
 if TYPE_CHECKING:
     from .audit import AuditView
 
+T = TypeVar("T")
 OPTIONAL_SECTIONS = ("resolution", "agreement", "entities", "estimates", "audit")
 
 
@@ -164,7 +166,7 @@ def build_view(
     else:
         incidents = incident_summaries(result, texts, pages)
     threshold = _rubric(result).get("threshold")
-    unscored = [j for j in result.judgments if j.answer is None]
+    unscored, n_unscored = _first((j for j in result.judgments if j.answer is None), MAX_TABLE_ROWS)
     call_errors = [c for c in result.calls if c.error]
     resolution_cases = resolution_rows(resolution, result.cases)
     view = ReportView(
@@ -177,14 +179,14 @@ def build_view(
         dimensions=_dimensions(result, texts),
         show_k=result.overall.k > 1,
         incidents=incidents,
-        unscored=unscored[:MAX_TABLE_ROWS],
+        unscored=unscored,
         call_errors=call_errors[:MAX_TABLE_ROWS],
         plots={},
         texts_note=_texts_note(result, texts),
         resolution=resolution,
         resolution_cases=resolution_cases,
         entities=extra.get("entities"),
-        n_unscored=len(unscored),
+        n_unscored=n_unscored,
         n_call_errors=len(call_errors),
         n_resolution_cases=len(resolution_cases),
         pages=[page_link(result, page) for page in pages or []],
@@ -203,6 +205,12 @@ def build_view(
     view.plots = _plots(view)
     view.resolution_cases = resolution_cases[:MAX_TABLE_ROWS]
     return view
+
+
+def _first(items: Iterator[T], n: int) -> tuple[list[T], int]:
+    """The first `n` of `items`, and how many there are: the rest are only counted."""
+    first = list(islice(items, n))
+    return first, len(first) + sum(1 for _ in items)
 
 
 def _rubric(result: EvalResult) -> dict[str, Any]:
@@ -354,10 +362,10 @@ def _plots(view: ReportView) -> dict[str, Markup]:
     result = view.result
     threshold = view.threshold if view.threshold is not None else 0.7
     out: dict[str, Markup] = {}
-    complete = [c for c in result.cases if c.composite is not None]
-    if complete:
+    scored = [(c.composite, bool(c.passed)) for c in result.cases if c.composite is not None]
+    if scored:  # the two numbers only: 100,000 cases are 230 MB as models
         out["distribution"] = plots.score_distribution(
-            [c.composite or 0.0 for c in complete], [bool(c.passed) for c in complete], threshold
+            [composite for composite, _ in scored], [passed for _, passed in scored], threshold
         )
     if view.dimensions:
         out["dimensions"] = plots.dimension_breakdown(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from array import array
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from ground_truth import InputError
 from ground_truth.reading import max_input_bytes, set_max_input_mb
 from judge import EvalResult, Judgment, load_result, write_result
 from judge.checklist import results
+from judge.checklist.items import SpilledSeq
 from judge.checklist.json_stream import JSONStreamError, ObjectReader
 from judge.checklist.judgment import compact
 from judge.checklist.results import result_json
@@ -200,3 +202,35 @@ def test_an_unconsumed_streamed_member_is_skipped() -> None:
 def test_reader_errors_name_the_position() -> None:
     with pytest.raises(JSONStreamError, match="at character 9"):
         dict(ObjectReader(io.StringIO('{"a": 1, ]')).members())
+
+
+@pytest.mark.parametrize("spill_from", [0, 5, 40])
+def test_a_large_result_is_read_into_a_spill_file(
+    example_result: EvalResult, tmp_path: Path, spill_from: int
+) -> None:
+    path, again = tmp_path / "r.json", tmp_path / "again.json"
+    write_result(example_result, path)
+    loaded = load_result(path, spill_from=spill_from)
+    assert isinstance(loaded.judgments, SpilledSeq) and isinstance(loaded.calls, SpilledSeq)
+    assert loaded == load_result(path, spill_from=10**9)
+    write_result(loaded, again)
+    assert again.read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("spill_from", [0, 10**9])
+def test_a_judgment_given_twice_is_found_spilled_or_not(
+    example_result: EvalResult, tmp_path: Path, spill_from: int
+) -> None:
+    twice = [*example_result.judgments, example_result.judgments[3]]
+    path = tmp_path / "r.json"
+    write_result(example_result.model_copy(update={"judgments": twice}), path)
+    with pytest.raises(InputError, match=f"judgments.{len(twice) - 1}: .*answered twice"):
+        load_result(path, spill_from=spill_from)
+
+
+def test_repeated_keys_are_found_in_small_and_large_sets() -> None:
+    for n in (3, 50_000):
+        keys = array("q", range(-n, n, 2))
+        assert not results._repeated(keys)
+        keys.append(keys[n // 3])
+        assert results._repeated(keys)

@@ -19,9 +19,11 @@ WRITERS = {
 }
 
 
+@pytest.mark.parametrize("spill_from", [0, 10**9])
 @pytest.mark.parametrize("name", sorted(WRITERS))
-def test_streamed_export_is_the_earlier_one(name: str, tmp_path: Path) -> None:
-    result = load_result(FIXTURE / "result.json")
+def test_streamed_export_is_the_earlier_one(name: str, spill_from: int, tmp_path: Path) -> None:
+    """The same bytes whether the result's items were read into memory or a spill file."""
+    result = load_result(FIXTURE / "result.json", spill_from=spill_from)
     written = WRITERS[name](tmp_path / name, result)
     assert written.read_bytes() == (FIXTURE / name).read_bytes()
 

@@ -9,6 +9,7 @@ import pytest
 from helpers import EXAMPLE, FIXTURES
 
 from judge import EvalResult, load_result
+from judge.checklist.items import SpilledSeq
 from judge.checklist.texts import load_texts
 from judge.cli import main
 from judge.report import html, view
@@ -129,3 +130,25 @@ def test_report_reads_a_result_over_the_limit_with_max_input_mb(
         assert main(args) == 0
     finally:
         set_max_input_mb(limit / 2**20)
+
+
+@pytest.mark.parametrize("per_page", [None, 8])
+def test_a_spilled_result_makes_the_same_report(
+    exported_result, texts, tmp_path: Path, per_page: int | None
+) -> None:
+    """A result whose cases, judgments and calls were read into a spill file (as a large one
+    is) gives the same pages as one read into memory, on one page or several."""
+    spilled = load_result(FIXTURE, spill_from=0)
+    assert isinstance(spilled.judgments, SpilledSeq) and isinstance(spilled.cases, SpilledSeq)
+    written = {}
+    for name, result in (("kept", exported_result), ("spilled", spilled)):
+        folder = tmp_path / name
+        folder.mkdir()
+        if per_page is None:
+            html.write_html(folder / "report.html", result, texts=texts)
+        else:
+            _write(result, texts, folder / "report.html", per_page=per_page)
+        written[name] = {
+            p.relative_to(folder): p.read_bytes() for p in folder.rglob("*.html") if p.is_file()
+        }
+    assert written["spilled"] == written["kept"] and len(written["kept"]) >= 1

@@ -1,4 +1,4 @@
-"""A large run's judgments and call records live in an anonymous temporary file (`judge.run.spill`)
+"""A large run's judgments and call records live in an anonymous temporary file (`judge.checklist.spill`)
 and are read back on use: the result looks and serialises exactly as when they were kept in
 memory, the file lives as long as the result, leaves no name behind and no open descriptor,
 and a spill file that cannot be written fails the run like any storage error."""
@@ -30,16 +30,16 @@ from judge import (
     make_judge,
     write_result,
 )
+from judge.checklist import spill
 from judge.checklist.items import SpilledSeq, item_text
 from judge.checklist.judgment import Usage
 from judge.checklist.results import result_json
 from judge.checklist.scoring import score_case
+from judge.checklist.spill import SpillFile
 from judge.cli import main
 from judge.errors import StorageError
 from judge.judges import PanelJudge
 from judge.run import loop as engine
-from judge.run import sink as spill
-from judge.run.sink import SpillFile
 
 SPECS = load_specs(EXAMPLE / "ground_truth")
 SUBS = load_submissions(EXAMPLE / "outputs")
