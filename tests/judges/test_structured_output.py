@@ -28,7 +28,7 @@ SPEC = IncidentSpec(
 SUB = Submission(incident_id="checkout-port", diagnosis="checkout's address uses port 8082.")
 
 # The body llama-cpp-python 0.3.36's server sent (HTTP 500) for response_format json_schema,
-# captured from /work/llm's server; only the install path is shortened.
+# captured from a local server of that version; only the install path is shortened.
 LLAMA_CPP_PYTHON_BODY = (
     "{\"error\":{\"message\":\"1 validation error:\\n  {'type': 'literal_error', 'loc': "
     "('body', 'response_format', 'type'), 'msg': \\\"Input should be 'text' or "

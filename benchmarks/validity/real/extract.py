@@ -15,7 +15,7 @@ Where a file is read from, in this order:
 - the shared corpus (`--corpus`, default $DIAGNOSIS_JUDGE_CORPUS, else ../shared/corpus beside the
   checkout): the files it holds verbatim (`CORPUS_COPIES`);
 - `--mirror DIR` (repeatable): a git directory as the `fetch` tool leaves it
-  (`/work/.mirror/<owner>+<name>/repo`), or a folder of such mirrors (`/work/.mirror`), read
+  (`MIRRORS/<owner>+<name>/repo`), or a folder of such mirrors (`MIRRORS`), read
   with `git show <commit>:<path>`;
 - `--raw-dir DIR`: files saved as `DIR/<owner>+<name>/<commit>/<path>`;
 - `--download`: https://raw.githubusercontent.com/<owner>/<name>/<commit>/<path>.
@@ -62,7 +62,7 @@ CASES = HERE / "cases"
 CACHE = HERE / ".cache"
 CORPUS_ENV = "DIAGNOSIS_JUDGE_CORPUS"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
-REBUILD = "python benchmarks/validity/real/extract.py --mirror /work/.mirror --raw-dir DIR"
+REBUILD = "python benchmarks/validity/real/extract.py --mirror MIRRORS --raw-dir DIR"
 
 # (repo, commit, path) -> the verbatim copy of that file in the shared corpus.
 CORPUS_COPIES: dict[tuple[str, str, str], str] = {

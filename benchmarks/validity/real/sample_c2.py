@@ -2,8 +2,8 @@
 
     python benchmarks/validity/real/sample_c2.py [--corpus DIR] [--mirrors DIR] [--out DIR]
 
-Reads the published runs from the shared corpus (`--corpus`, default /work/shared/corpus) and
-from git mirrors of the forks that publish OpenRCA runs (`--mirrors`, default /work/.mirror,
+Reads the published runs from the shared corpus (`--corpus`, default as extract.py's) and
+from git mirrors of the forks that publish OpenRCA runs (`--mirrors`, a folder in
 the layout `fetch` leaves: `<owner>+<name>/repo`), and writes one YAML file per source (agent x
 benchmark). Every draw is seeded by `random.Random(f"c2:{source}")`, so a rerun writes the same
 files. How each source is stratified is in SOURCES-c2.md; in short: each source's runs are split
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from extract import default_corpus  # the script's own folder
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -494,8 +495,8 @@ def _pin_text(case: dict[str, Any], mirrors: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus"))
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--corpus", type=Path, default=default_corpus(), help="the shared corpus")
+    parser.add_argument("--mirrors", type=Path, required=True, help="a folder of git mirrors")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
     sample_forge(args.corpus, args.out)

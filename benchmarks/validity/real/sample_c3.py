@@ -3,7 +3,7 @@
     python benchmarks/validity/real/sample_c3.py [--mirror GIT_DIR] [--corpus DIR] [--out DIR]
 
 Reads the run reports of github.com/martinimarcello00/SRE-agent (folder `Results/`) from a git
-mirror as `fetch` leaves it (`--mirror`, default /work/.mirror/martinimarcello00+SRE-agent/repo)
+mirror as `fetch` leaves it (`--mirror`, e.g. MIRRORS/martinimarcello00+SRE-agent/repo)
 at the commit `COMMIT`. Each report is one run of the author's multi-agent SRE system (gpt-5-mini)
 on a fault that AIOpsLab injected; its `final_report.root_cause` is the diagnosis, and its
 `evaluation` holds the author's own scores (an LLM judge's `rca_score` 1-5 with a reason, and
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from extract import default_corpus  # the script's own folder
 
 HERE = Path(__file__).resolve().parent
 REPO = "martinimarcello00/SRE-agent"
@@ -223,10 +224,8 @@ def write(out: Path, source: str, cases: list[dict[str, Any]]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--mirror", type=Path, default=Path("/work/.mirror/martinimarcello00+SRE-agent/repo")
-    )
-    parser.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus"))
+    parser.add_argument("--mirror", type=Path, required=True, help="the repository's git dir")
+    parser.add_argument("--corpus", type=Path, default=default_corpus(), help="the shared corpus")
     parser.add_argument("--out", type=Path, default=HERE / "cases")
     args = parser.parse_args()
     if not args.mirror.is_dir():
