@@ -6,14 +6,24 @@ run writes per answer.
 
 `--writes`: for each N and each checkout (`--code`, taken in turn), `judge eval` on N synthetic
 submissions (20 in flight, no latency) with its store (the reply log on, as by default) and
-with `--no-store`; each command's own `/proc/self/io` is read as it exits. Per answer (one
-call's answer, a `judgments` row): `write_bytes` (what the process sent towards the disk:
-each page counted once however often it was rewritten before it was written out) and `wchar`
-(every byte handed to `write`), of the whole command and of the store alone (with store less
-without: the result file and the run's spill file are written either way); and the bytes the
-store keeps once closed. In WAL mode every page the store keeps is written at least twice (to
-the WAL, then by a checkpoint to the file), so the store's `write_bytes` cannot fall below
-about twice what it keeps.
+with `--no-store`. Each run's `/proc/self/io` counts are read as this script's own before and
+after it waits for the run (a child's are added to its parent's when it is reaped), so what
+the run does as it exits counts too. Per answer (one call's answer, a `judgments` row):
+- `write_bytes`: pages the run dirtied, counted when a clean page is made dirty (a page
+  rewritten while still dirty counts once; rewritten after the kernel wrote it back, again);
+- `cancelled_write_bytes`: dirty pages of files cut short or deleted before they were written
+  back (the run's anonymous spill file, freed as the process ends, the store's WAL deleted
+  at close): they never reach the disk;
+- `net` = `write_bytes` - `cancelled_write_bytes`: the bytes that reached or will reach the
+  storage device (the filesystem's own journal aside). Issue 38's goal is measured with it;
+- `wchar`: every byte handed to `write`;
+of the whole command and of the store alone (with store less without: the result file and
+the run's spill file are written either way); the store's size once closed and the result
+file's. The kernel writes a dirty page back once it has waited ~30 s
+(`vm.dirty_expire_centisecs`), so a run shorter than that has its spill file cancelled
+whole, and a longer one has most of it reach the disk. In WAL mode every page the store keeps
+is written at least twice (to the WAL, then by a checkpoint to the file), so the store's
+`net` cannot fall below about twice what it keeps.
 
 For each N, two runs of `judge eval --judge-model openai/fake-judge` on N synthetic
 submissions (`synth.py`: the example's 32 diagnoses cycled, every prompt unique) against the
