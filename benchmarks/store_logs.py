@@ -6,14 +6,24 @@ run writes per answer.
 
 `--writes`: for each N and each checkout (`--code`, taken in turn), `judge eval` on N synthetic
 submissions (20 in flight, no latency) with its store (the reply log on, as by default) and
-with `--no-store`; each command's own `/proc/self/io` is read as it exits. Per answer (one
-call's answer, a `judgments` row): `write_bytes` (what the process sent towards the disk:
-each page counted once however often it was rewritten before it was written out) and `wchar`
-(every byte handed to `write`), of the whole command and of the store alone (with store less
-without: the result file and the run's spill file are written either way); and the bytes the
-store keeps once closed. In WAL mode every page the store keeps is written at least twice (to
-the WAL, then by a checkpoint to the file), so the store's `write_bytes` cannot fall below
-about twice what it keeps.
+with `--no-store`. Each run's `/proc/self/io` counts are read as this script's own before and
+after it waits for the run (a child's are added to its parent's when it is reaped), so what
+the run does as it exits counts too. Per answer (one call's answer, a `judgments` row):
+- `write_bytes`: pages the run dirtied, counted when a clean page is made dirty (a page
+  rewritten while still dirty counts once; rewritten after the kernel wrote it back, again);
+- `cancelled_write_bytes`: dirty pages of files cut short or deleted before they were written
+  back (the run's anonymous spill file, freed as the process ends, the store's WAL deleted
+  at close): they never reach the disk;
+- `net` = `write_bytes` - `cancelled_write_bytes`: the bytes that reached or will reach the
+  storage device (the filesystem's own journal aside). Issue 38's goal is measured with it;
+- `wchar`: every byte handed to `write`;
+of the whole command and of the store alone (with store less without: the result file and
+the run's spill file are written either way); the store's size once closed and the result
+file's. The kernel writes a dirty page back once it has waited ~30 s
+(`vm.dirty_expire_centisecs`), so a run shorter than that has its spill file cancelled
+whole, and a longer one has most of it reach the disk. In WAL mode every page the store keeps
+is written at least twice (to the WAL, then by a checkpoint to the file), so the store's
+`net` cannot fall below about twice what it keeps.
 
 For each N, two runs of `judge eval --judge-model openai/fake-judge` on N synthetic
 submissions (`synth.py`: the example's 32 diagnoses cycled, every prompt unique) against the
@@ -142,31 +152,34 @@ def measure(n: int, tmp: Path, url: str, chars: int | None) -> dict[str, float |
     }
 
 
-IO_WRAPPER = """
-import atexit, runpy, sys
-out = sys.argv.pop(1)
-atexit.register(lambda: open(out, "w").write(open("/proc/self/io").read()))
-sys.argv[0] = "judge"
-runpy.run_module("judge", run_name="__main__", alter_sys=True)
-"""
-"""Runs `python -m judge ...` and writes its `/proc/self/io` to a file as it exits (`judge`
-runs its exit handlers before it leaves)."""
+IO_FIELDS = ("write_bytes", "cancelled_write_bytes", "wchar")
+
+
+def io_counts() -> dict[str, int]:
+    """This process's `/proc/self/io`, which includes every child it has waited for."""
+    with open("/proc/self/io") as f:
+        return {k: int(v) for k, v in (ln.split(": ") for ln in f.read().splitlines())}
 
 
 def written(code: Path, outputs: Path, tmp: Path, url: str, *extra: str) -> dict[str, int]:
-    """`/proc/self/io` of one `judge eval` run from `code`."""
-    io_file = tmp / "io.txt"
+    """What one `judge eval` run from `code` wrote: its `/proc/self/io` counts, taken as this
+    process's own before and after waiting for it (a child's counts are added to its
+    parent's when it is reaped), so that what the run does as it exits is counted too: its
+    anonymous spill file, freed when the process ends, cancels the pages not yet written."""
     command = [
-        sys.executable, "-c", IO_WRAPPER, str(io_file), "eval",
+        sys.executable, "-m", "judge", "eval",
         "--ground-truth", str(GROUND_TRUTH), "--outputs", str(outputs),
         "--result-file", str(tmp / "w.json"), "--judge-model", "openai/fake-judge",
         "--api-base", url, "--max-concurrent", "20", "--no-progress", *extra,
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(code)}
+    before = io_counts()
     subprocess.run(command, cwd=code, env=env, check=True, stdout=subprocess.DEVNULL)
-    fields = {k: int(v) for k, v in (ln.split(": ") for ln in io_file.read_text().splitlines())}
+    after = io_counts()
+    fields = {k: after[k] - before[k] for k in IO_FIELDS}
     store = tmp / "w.sqlite"
     fields["kept"] = store.stat().st_size if store.exists() else 0
+    fields["result"] = (tmp / "w.json").stat().st_size
     for path in tmp.glob("w.*"):
         path.unlink()
     return fields
@@ -183,16 +196,23 @@ def writes(args: argparse.Namespace) -> list[dict[str, object]]:
                 stored = written(code, outputs, tmp, url, "--store", str(store))
                 bare = written(code, outputs, tmp, url, "--no-store")
                 row: dict[str, object] = {"code": str(code), "submissions": n, "answers": n}
-                for field in ("write_bytes", "wchar"):
-                    row[f"{field}_per_answer"] = round(stored[field] / n)
+                for run_io, prefix in ((stored, ""), (bare, "bare_")):
+                    run_io["net"] = run_io["write_bytes"] - run_io["cancelled_write_bytes"]
+                    for field in ("net", *IO_FIELDS):
+                        row[f"{prefix}{field}_per_answer"] = round(run_io[field] / n)
+                for field in ("net", *IO_FIELDS):
                     row[f"store_{field}_per_answer"] = round((stored[field] - bare[field]) / n)
                 row["store_kept_per_answer"] = round(stored["kept"] / n)
+                row["result_per_answer"] = round(stored["result"] / n)
                 rows.append(row)
                 print(
-                    f"  {n} answers, {code}: per answer write_bytes {row['write_bytes_per_answer']}"
-                    f" (store {row['store_write_bytes_per_answer']}), wchar "
-                    f"{row['wchar_per_answer']} (store {row['store_wchar_per_answer']}), kept "
-                    f"{row['store_kept_per_answer']}; load {os.getloadavg()[0]:.1f}",
+                    f"  {n} answers, {code}: per answer net {row['net_per_answer']} (write_bytes"
+                    f" {row['write_bytes_per_answer']} - cancelled"
+                    f" {row['cancelled_write_bytes_per_answer']}), store's share net"
+                    f" {row['store_net_per_answer']}, without a store net"
+                    f" {row['bare_net_per_answer']}, wchar {row['wchar_per_answer']}; kept"
+                    f" {row['store_kept_per_answer']}, result file {row['result_per_answer']};"
+                    f" load {os.getloadavg()[0]:.1f}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -217,15 +237,17 @@ def main() -> None:
         found = writes(args)
         print(f"load average (1 min): {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end")
         print(
-            "| code | answers | write_bytes / answer (store) | wchar / answer (store) "
-            "| store kept / answer |"
+            "| code | answers | net / answer (store's share) | write_bytes | cancelled "
+            "| without a store: net | wchar / answer | store kept / answer | result / answer |"
         )
-        print("|---|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in found:
             print(
-                f"| {r['code']} | {r['answers']} | {r['write_bytes_per_answer']} "
-                f"({r['store_write_bytes_per_answer']}) | {r['wchar_per_answer']} "
-                f"({r['store_wchar_per_answer']}) | {r['store_kept_per_answer']} |"
+                f"| {r['code']} | {r['answers']} | {r['net_per_answer']}"
+                f" ({r['store_net_per_answer']}) | {r['write_bytes_per_answer']}"
+                f" | {r['cancelled_write_bytes_per_answer']} | {r['bare_net_per_answer']}"
+                f" | {r['wchar_per_answer']} | {r['store_kept_per_answer']}"
+                f" | {r['result_per_answer']} |"
             )
         if args.json:
             args.json.write_text(json.dumps(found, indent=2) + "\n")

@@ -6,6 +6,12 @@ of a large result file, so that neither holds them all as pydantic objects (abou
 name, and the system frees it when the last `SpilledSeq` over it is gone or the process ends.
 Each item is kept in the text the result file uses for it (`item_text`), so that writing a
 result copies it as it is.
+
+Items are written in blocks of about `FLUSH_BYTES`, each compressed (zlib, fastest level): a
+run's items are ~6.4 KB per answer, and the file's pages reach the disk once they have waited
+~30 s (the kernel's writeback), so a run of 10,000 submissions wrote all of them there, almost
+as much as its result file; compressed, ~11x less. A read decompresses the item's block (the
+last one read is kept, and items not yet written are read from memory).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
@@ -24,10 +31,12 @@ from .items import SpilledSeq, item_text
 
 M = TypeVar("M", bound=BaseModel)
 
-FLUSH_BYTES = 1 << 18
-"""Appended items are written once this many bytes wait (and before any read)."""
-READ_BYTES = 1 << 16
-"""Neighbouring items are read back together, up to this many bytes a read."""
+FLUSH_BYTES = 1 << 14
+"""Appended items are compressed and written as one block once this many bytes wait (and
+when flushed): small enough that reading one item decompresses little, large enough for the
+items' repeated field names and texts to compress (~11x for a run's judgments)."""
+LEVEL = 1
+"""zlib's fastest level: ~the ratio of its default at a third of the time on these items."""
 
 
 def _where() -> str:
@@ -38,35 +47,40 @@ def _where() -> str:
 class SpillFile:
     """Items appended to an anonymous temporary file; item `n` is the `n`-th appended.
 
-    Writes are buffered and reads flush first. A failed write (disk full) raises
+    Writes are buffered and compressed a block at a time. A failed write (disk full) raises
     `StorageError`; so does every later use, since what was lost cannot be read back."""
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115  # open as long as we are
         self._fd = self._file.fileno()
-        self._offsets = array("q")
-        self._lengths = array("I")
+        self._block = array("I")
+        """Each item's block (the number of blocks written: still in `_pending`)."""
+        self._start = array("I")
+        """Where each item starts in its block's text."""
+        self._blocks = array("q")
+        """Where each written block starts in the file; it ends where the next starts."""
         self._pending = bytearray()
         self._size = 0
         self._lock = threading.Lock()
         self._failed: str | None = None
+        self._cached: tuple[int, bytes] = (-1, b"")
 
     @property
     def count(self) -> int:
         """Items appended so far; the next one's number."""
-        return len(self._offsets)
+        return len(self._block)
 
     def add(self, model: BaseModel) -> int:
         """Append `model`; its item number."""
         data = item_text(model).encode()
         with self._lock:
             self._check()
-            self._offsets.append(self._size + len(self._pending))
-            self._lengths.append(len(data))
+            self._block.append(len(self._blocks))
+            self._start.append(len(self._pending))
             self._pending += data
             if len(self._pending) >= FLUSH_BYTES:
                 self._flush()
-            return len(self._offsets) - 1
+            return len(self._block) - 1
 
     def flush(self) -> None:
         with self._lock:
@@ -74,7 +88,10 @@ class SpillFile:
 
     def _flush(self) -> None:
         self._check()
-        view = memoryview(self._pending)
+        if not self._pending:
+            return
+        view = memoryview(zlib.compress(self._pending, LEVEL))
+        written = len(view)
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
@@ -83,7 +100,8 @@ class SpillFile:
             self._check()
         finally:
             view.release()
-        self._size += len(self._pending)
+        self._blocks.append(self._size)
+        self._size += written
         self._pending.clear()
 
     def _check(self) -> None:
@@ -91,30 +109,29 @@ class SpillFile:
             raise StorageError(_where(), self._failed)
 
     def texts(self, items: Iterable[int]) -> Iterator[str]:
-        """The items' texts, in the order given; neighbours in the file are read together."""
-        self.flush()
-        run: list[int] = []
+        """The items' texts, in the order given."""
         for item in items:
-            if run and not self._follows(run, item):
-                yield from self._read_run(run)
-                run = []
-            run.append(item)
-        if run:
-            yield from self._read_run(run)
+            with self._lock:
+                text = self._text(item)
+            yield text
 
-    def _follows(self, run: list[int], item: int) -> bool:
-        last = run[-1]
-        start = self._offsets[run[0]]
-        end = self._offsets[last] + self._lengths[last]
-        return self._offsets[item] == end and end - start < READ_BYTES
+    def _text(self, item: int) -> str:
+        block, start = self._block[item], self._start[item]
+        data = self._pending if block == len(self._blocks) else self._block_text(block)
+        end = len(data)
+        if item + 1 < len(self._block) and self._block[item + 1] == block:
+            end = self._start[item + 1]
+        return data[start:end].decode()
 
-    def _read_run(self, run: list[int]) -> Iterator[str]:
-        start = self._offsets[run[0]]
-        end = self._offsets[run[-1]] + self._lengths[run[-1]]
-        data = self._read(start, end - start)
-        for item in run:
-            offset = self._offsets[item] - start
-            yield data[offset : offset + self._lengths[item]].decode()
+    def _block_text(self, block: int) -> bytes:
+        if self._cached[0] != block:
+            start = self._blocks[block]
+            end = self._blocks[block + 1] if block + 1 < len(self._blocks) else self._size
+            try:
+                self._cached = (block, zlib.decompress(self._read(start, end - start)))
+            except zlib.error as exc:
+                raise StorageError(_where(), f"block at {start} is damaged: {exc}") from exc
+        return self._cached[1]
 
     def _read(self, offset: int, length: int) -> bytes:
         try:

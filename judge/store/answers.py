@@ -18,6 +18,7 @@ from .failures import guarded, sqlite_reason
 from .file import now, rows_in
 from .grouped import Pending, Put
 from .keys import CaseRef, KeyParts
+from .leases import drop_leases
 from .migrations import IDENTITY_COLUMNS, has_columns
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
@@ -98,7 +99,7 @@ class Answers(Replies, PromptKeys):
             for put in puts:
                 self._insert(put, written)
             if releases:
-                self._db.executemany("DELETE FROM leases WHERE key = ? AND owner = ?", releases)
+                drop_leases(self._db, releases)
         self._known_texts |= written
 
     def _release_later(self, key: str, owner: str) -> bool:

@@ -9,7 +9,7 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -91,13 +91,24 @@ IN_CHUNK = 500
 """Values bound in one `IN (...)` query (SQLite allows a few hundred parameters or more)."""
 
 
-def rows_in(db: sqlite3.Connection, sql: str, values: Iterable[Any]) -> Iterator[Any]:
+def rows_in(
+    db: sqlite3.Connection, sql: str, values: Iterable[Any], before: Sequence[Any] = ()
+) -> Iterator[Any]:
     """The rows of `sql`, whose `{marks}` stands for the placeholders of an `IN (...)` list,
-    over every one of `values`, asked `IN_CHUNK` at a time."""
+    over every one of `values`, asked `IN_CHUNK` at a time (`before`: the values of the
+    placeholders ahead of the list)."""
     wanted = list(values)
     for start in range(0, len(wanted), IN_CHUNK):
         chunk = wanted[start : start + IN_CHUNK]
-        yield from db.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
+        yield from db.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk])
+
+
+def execute_in(
+    db: sqlite3.Connection, sql: str, values: Iterable[Any], before: Sequence[Any] = ()
+) -> None:
+    """`rows_in` for a statement that returns no rows (an `UPDATE` or `DELETE`)."""
+    for _ in rows_in(db, sql, values, before):
+        pass
 
 
 class StoreFile:

@@ -3,13 +3,14 @@ instead of asking the same one twice."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .failures import guarded
-from .file import StoreFile
+from .file import StoreFile, execute_in, rows_in
 
 
 @dataclass(frozen=True)
@@ -58,29 +59,51 @@ class Leases(StoreFile):
         self._check_file()
         now = time.time() if now is None else now
         with self._transaction():
-            return [self._claim(key, owner, now + seconds, now, served, gone) for key in keys]
+            answered = self._answered(keys) if served else set()
+            found = {
+                row[0]: row[1:]
+                for row in rows_in(
+                    self._db,
+                    "SELECT key, rowid, owner, expires FROM leases WHERE key IN ({marks})",
+                    {k for k in keys if k not in answered},
+                )
+            }
+            return [
+                Claim("answered")
+                if key in answered
+                else self._claim(key, found, owner, now + seconds, now, gone)
+                for key in keys
+            ]
+
+    def _answered(self, keys: Sequence[str]) -> set[str]:
+        sql = "SELECT key FROM judgments WHERE key IN ({marks})"
+        return {key for (key,) in rows_in(self._db, sql, set(keys))}
 
     def _claim(
         self,
         key: str,
+        found: dict[str, tuple[int, str, float]],
         owner: str,
         until: float,
         now: float,
-        served: bool,
         gone: Callable[[str], bool] | None,
     ) -> Claim:
-        one = self._db.execute
-        if served and one("SELECT 1 FROM judgments WHERE key = ?", (key,)).fetchone():
-            return Claim("answered")
-        row = one("SELECT owner, expires FROM leases WHERE key = ?", (key,)).fetchone()
-        live = row is not None and row[1] > now and not (gone and gone(row[0]))
-        if row is not None and row[0] != owner and live:
-            return Claim("held", row[0], row[1])
-        one(
-            "INSERT OR REPLACE INTO leases (key, owner, expires) VALUES (?, ?, ?)",
-            (key, owner, until),
+        """One key's claim; `found` is the leases rows of the keys asked for, kept current."""
+        row = found.get(key)
+        if row is None:
+            cursor = self._db.execute(
+                "INSERT INTO leases (key, owner, expires) VALUES (?, ?, ?)", (key, owner, until)
+            )
+            found[key] = (cursor.lastrowid or 0, owner, until)
+            return Claim("claimed", owner, until)
+        rowid, holder, expires = row
+        if holder != owner and expires > now and not (gone and gone(holder)):
+            return Claim("held", holder, expires)
+        self._db.execute(
+            "UPDATE leases SET owner = ?, expires = ? WHERE rowid = ?", (owner, until, rowid)
         )
-        return Claim("claimed", owner, until, took_over=row is not None and row[0] != owner)
+        found[key] = (rowid, owner, until)
+        return Claim("claimed", owner, until, took_over=holder != owner)
 
     @guarded
     def renew(self, key: str, owner: str, seconds: float) -> bool:
@@ -91,15 +114,12 @@ class Leases(StoreFile):
     def renew_many(self, keys: Iterable[str], owner: str, seconds: float) -> set[str]:
         """Extend our leases on `keys` in one transaction; the keys whose lease is still ours."""
         until = time.time() + seconds
-        renewed = set()
+        wanted = set(keys)
         with self._transaction():
-            for key in keys:
-                cursor = self._db.execute(
-                    "UPDATE leases SET expires = ? WHERE key = ? AND owner = ?", (until, key, owner)
-                )
-                if cursor.rowcount == 1:
-                    renewed.add(key)
-        return renewed
+            sql = "UPDATE leases SET expires = ? WHERE owner = ? AND key IN ({marks})"
+            execute_in(self._db, sql, wanted, (until, owner))
+            sql = "SELECT key FROM leases WHERE owner = ? AND key IN ({marks})"
+            return {key for (key,) in rows_in(self._db, sql, wanted, (owner,))}
 
     @guarded
     def release(self, key: str, owner: str) -> None:
@@ -107,4 +127,14 @@ class Leases(StoreFile):
         if self._release_later(key, owner):
             return
         with self._transaction():
-            self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+            drop_leases(self._db, [(key, owner)])
+
+
+def drop_leases(db: sqlite3.Connection, leases: Iterable[tuple[str, str]]) -> None:
+    """Delete these (key, owner) leases, inside the caller's transaction: one pass over the
+    table for each owner's keys (it has no index, see `m008_leases_appended`)."""
+    by_owner: dict[str, set[str]] = {}
+    for key, owner in leases:
+        by_owner.setdefault(owner, set()).add(key)
+    for owner, keys in by_owner.items():
+        execute_in(db, "DELETE FROM leases WHERE owner = ? AND key IN ({marks})", keys, (owner,))

@@ -251,6 +251,22 @@ def m007_appended_writes(db: sqlite3.Connection) -> None:
     )
 
 
+@migration(version=4)
+def m008_leases_appended(db: sqlite3.Connection) -> None:
+    """Leases as a table whose rows are appended (rowid) and no index. A lease stays until the
+    batch holding its key's answer commits (`judge.store.grouped`), so a run at a few hundred
+    answers a second holds hundreds, over a dozen pages of a tree ordered by random keys: each
+    loop turn's claims (one commit) rewrote ~5 of them, 3.5 KB to the WAL per answer at 2,000
+    submissions, more than the answers' own batches bar their pages. Appended, a claim writes
+    the table's last page; the claims of a turn, the renewals and a batch's releases each read
+    the table once (`claim_many`). The code before it would write a lease twice over
+    (`INSERT OR REPLACE` needs the unique key), so it must refuse the store: version 4."""
+    _rebuild(
+        db, "leases", "(key TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL)",
+        "key, owner, expires",
+    )  # fmt: skip
+
+
 def _rebuild(db: sqlite3.Connection, table: str, shape: str, columns: str) -> None:
     """Make `table` again as `shape`, its rows kept (meanwhile in a temporary table: the
     schema never holds both, and stays on the file's first page, where `recover` and

@@ -239,6 +239,41 @@ def test_many_runs_hold_no_file_descriptor_once_their_results_are_gone() -> None
     assert open_fds() == before
 
 
+# ------------------------------------------------------------------ what the file holds
+
+
+def test_items_are_written_compressed_a_block_at_a_time() -> None:
+    file = SpillFile()
+    items = [judgment(n) for n in range(2000)]
+    numbers = [file.add(m) for m in items]
+    file.flush()
+    texts = sum(len(item_text(m).encode()) for m in items)
+    size = os.fstat(file._fd).st_size
+    assert 0 < size < texts / 4  # similar items, as a run's are
+    order = [*numbers[1500:], *numbers[:1500:7]]  # blocks out of order, one read again
+    assert list(file.texts(order)) == [item_text(items[n]) for n in order]
+
+
+def test_items_not_yet_written_are_read_from_memory() -> None:
+    file = SpillFile()
+    numbers = [file.add(judgment(n)) for n in range(3)]
+    assert list(file.texts(reversed(numbers))) == [item_text(judgment(n)) for n in (2, 1, 0)]
+    assert os.fstat(file._fd).st_size == 0  # reading wrote nothing
+    file.add(judgment(3))
+    file.flush()
+    assert next(file.texts([3])) == item_text(judgment(3))
+
+
+def test_a_damaged_block_is_a_storage_error_naming_the_spill_file() -> None:
+    file = SpillFile()
+    file.add(judgment(1))
+    file.flush()
+    os.pwrite(file._fd, b"\0" * 8, 0)
+    with pytest.raises(StorageError, match="damaged") as caught:
+        next(file.texts([0]))
+    assert "temporary spill file" in caught.value.path
+
+
 # ------------------------------------------------------------------ a spill file that fails
 
 

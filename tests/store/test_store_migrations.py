@@ -101,11 +101,11 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
 ) -> None:
     """The same tables and columns, but for the tables that code does not know and leaves
     alone (`migrations`, m004's reply log, m005's prompt keys) and m006's identity columns on
-    `judgments`, which it would leave empty: version 3, which that code refuses. m007 keeps
-    `leases` in its key's own tree: the same columns, no separate index."""
+    `judgments`, which it would leave empty: version 3, which that code refuses. m008 keeps
+    `leases` as appended rows with no index or key (version 4): the same columns."""
     Store(tmp_path / "new.sqlite").close()
     shape = schema(tmp_path / "new.sqlite")
-    assert version(tmp_path / "new.sqlite") == "3" == STORE_VERSION
+    assert version(tmp_path / "new.sqlite") == "4" == STORE_VERSION
     added = ("migrations", "replies", "reply_texts", "replies_prompt", "prompt_keys")
     ours = {k: v for k, v in shape.items() if not any(name in k for name in added)}
     assert len(ours) == len(shape) - 2 - 6  # the tables; the keys of migrations, log, prompts
@@ -114,7 +114,7 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     ours["judgments"] = [c for c in ours["judgments"] if c not in identity]
     before = schema(build(MAIN, tmp_path / "main.sqlite"))
     del before["index sqlite_autoindex_leases_1"]
-    before["leases"][0] = (0, "key", "TEXT", 1, None, 1)  # a key without rowid is NOT NULL
+    before["leases"][0] = (0, "key", "TEXT", 1, None, 0)  # NOT NULL, no longer the key
     assert ours == before
 
 

@@ -1,7 +1,8 @@
 """What the store writes per answer (issue 38): the lease claims of one turn of the event loop
 are one transaction, a process's leases are renewed together, every write is inside an explicit
 transaction, every lookup a call makes is an index search (no table scan that grows with the
-store), and m007 keeps an earlier store's rows and the statements earlier code writes with."""
+store), m007 keeps an earlier store's rows and the statements earlier code writes with, and
+m008's leases (appended rows, no index) keep a store's leases and their meaning."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ from judge.store.replies import read_piece
 
 ANSWER = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="Yes")])
 V3 = FIXTURES / "stores" / "store-v3-e0fd18a.sql"
+V3_LEASES_KEYED = FIXTURES / "stores" / "store-v3-06e3079.sql"
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
-GROWING = ("judgments", "errors", "replies", "reply_texts", "prompt_keys", "leases")
+GROWING = ("judgments", "errors", "replies", "reply_texts", "prompt_keys")
+"""Tables that grow with the store. `leases` holds the calls in flight and those whose answer
+waits for its batch, whatever the store's size: it has no index (m008), and is read once per
+claim, renewal or release of a batch."""
 
 
 def _parts(n: int) -> KeyParts:
@@ -82,7 +87,7 @@ def test_the_claims_of_one_loop_turn_are_one_transaction(tmp_path: Path) -> None
 
     answered, seen = asyncio.run(scenario())
     assert answered == [True, False, False, False, False]
-    claims = [s for s in seen if s.startswith("INSERT OR REPLACE INTO leases")]
+    claims = [s for s in seen if s.startswith("INSERT INTO leases")]
     begins = [i for i, s in enumerate(seen) if s.startswith("BEGIN")]
     assert len(claims) == 4 and seen.index(claims[-1]) < begins[1]  # all in the first one
     assert store._db.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
@@ -122,9 +127,10 @@ def test_the_leases_a_process_holds_are_renewed_together(tmp_path: Path) -> None
 
     first, later, seen = asyncio.run(scenario())
     assert all(b > a for a, b in zip(first, later, strict=True))
-    updates = [i for i, s in enumerate(seen) if s.startswith("UPDATE leases")]
+    updates = [s for s in seen if s.startswith("UPDATE leases")]
     begins = [i for i, s in enumerate(seen) if s.startswith("BEGIN")]
-    assert len(updates) == 2 * len(begins) and begins  # both leases in each renewal's one
+    assert len(updates) == len(begins) and begins  # one statement in each renewal's one
+    assert all(_parts(1).key in s and _parts(2).key in s for s in updates)
     store.close()
 
 
@@ -202,14 +208,10 @@ def test_m007_keeps_an_earlier_stores_rows_and_its_writers_statements(tmp_path: 
         db.execute(
             "INSERT OR IGNORE INTO prompt_keys (inputs, prompt_hash) VALUES ('inputs-old', 'x')"
         )
-        db.execute(
-            "INSERT OR REPLACE INTO leases (key, owner, expires) VALUES ('lease-key', 'B', 1)"
-        )
         assert db.execute(
             "SELECT text FROM reply_texts WHERE hash = 'piece' AND part = 0"
         ).fetchone() == (b"x",)
         assert db.execute("SELECT prompt_hash FROM prompt_keys").fetchall() == [("prompt-old",)]
-        assert db.execute("SELECT owner FROM leases").fetchall() == [("B",)]
     db.close()
     with Store(path) as store:
         assert store.prompt_hashes(["inputs-old"]) == {"inputs-old": "prompt-old"}
@@ -220,6 +222,32 @@ def test_m007_keeps_an_earlier_stores_rows_and_its_writers_statements(tmp_path: 
             {"role": "user", "content": "case 1"},
         ]
         assert read_piece(store._db, "missing") is None
+
+
+def test_m008_keeps_an_earlier_stores_leases_and_what_a_claim_finds(tmp_path: Path) -> None:
+    path = tmp_path / "v3.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(V3_LEASES_KEYED.read_text())
+    db.close()
+    with Store(path) as store:
+        assert store._db.execute("SELECT key, owner, expires FROM leases").fetchall() == [
+            ("lease-key", "host:1", 1060.0)
+        ]
+        assert store.claim("lease-key", "A", 30, now=1000.0).state == "held"
+        taken = store.claim("lease-key", "A", 30, now=2000.0)
+        assert taken.state == "claimed" and taken.took_over
+        again = store.claim_many(["lease-key", "new-key", "new-key"], "A", 30, now=2001.0)
+        assert [c.state for c in again] == ["claimed"] * 3 and not any(c.took_over for c in again)
+        assert store.claim("new-key", "B", 30, now=2002.0).state == "held"
+        rows = store._db.execute("SELECT key, owner FROM leases ORDER BY key").fetchall()
+        assert rows == [("lease-key", "A"), ("new-key", "A")]  # one row a key, claimed again
+        assert store.renew_many(["lease-key", "new-key", "gone"], "A", 30) == {
+            "lease-key",
+            "new-key",
+        }
+        store.release("new-key", "B")  # not B's: kept
+        store.release("new-key", "A")
+        assert store._db.execute("SELECT key FROM leases").fetchall() == [("lease-key",)]
 
 
 def test_a_merge_into_a_migrated_store_copies_pieces_once(tmp_path: Path) -> None:
