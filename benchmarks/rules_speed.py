@@ -7,7 +7,9 @@ For each input and each checkout (`--code`, taken in turn, `--runs` times, inter
 the machine's load falls on all alike; the best run is kept):
 - `eval`: `judge eval` with the rules judge, no store, in a fresh process; its CPU (user + system)
   is the whole process's, the rules judge's child process included (getrusage of a wrapper that
-  runs nothing else), printed as submissions per CPU-second;
+  runs nothing else), printed as submissions per CPU-second, and split into the run's own
+  process (`parent`) and the rules judge's (`child`), as CPU milliseconds per submission (read
+  by the run's process as it exits: its own usage, and its children's, which the run reaps);
 - `judge`: the rules judge alone, `RulesJudge.answer` on every submission in one process with
   the specs already parsed (per-spec work aside), as CPU milliseconds per submission.
 
@@ -39,9 +41,18 @@ from synth import GROUND_TRUTH, write_submissions  # noqa: E402
 
 WRAPPER = """
 import resource, subprocess, sys
-subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+done = subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(usage.ru_utime + usage.ru_stime)
+print(done.stderr.decode().strip().splitlines()[-1], usage.ru_utime + usage.ru_stime)
+"""
+SPLIT = """
+import atexit, resource, runpy, sys
+def cpu(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+atexit.register(lambda: print(cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN), file=sys.stderr))
+sys.argv[0] = "judge"
+runpy.run_module("judge", run_name="__main__")
 """
 JUDGE_ONLY = """
 import sys, time
@@ -64,14 +75,16 @@ print(time.process_time() - start)
 """
 
 
-def eval_cpu(code: Path, ground_truth: Path, outputs: Path, result: Path) -> float:
-    """CPU seconds of one `judge eval` from `code`, its child processes included."""
+def eval_cpu(code: Path, ground_truth: Path, outputs: Path, result: Path) -> tuple[float, ...]:
+    """CPU seconds of one `judge eval` from `code`: the whole, its child processes included,
+    then its own process's and its children's."""
     command = [
-        sys.executable, "-c", WRAPPER, sys.executable, "-m", "judge", "eval",
+        sys.executable, "-c", WRAPPER, sys.executable, "-c", SPLIT, "eval",
         "--ground-truth", str(ground_truth), "--outputs", str(outputs),
         "--result-file", str(result), "--no-store", "--no-progress", "--json",
     ]  # fmt: skip
-    return float(_run(code, command))
+    parent, child, whole = map(float, _run(code, command).split())
+    return whole, parent, child
 
 
 def judge_cpu(code: Path, ground_truth: Path, outputs: Path) -> float:
@@ -132,26 +145,34 @@ def main() -> None:
                   for n in args.sizes]  # fmt: skip
         if not args.no_real:
             inputs.append(("real-agent set", *real_inputs(tmp / "real")))
-        print(f"{'input':>16} {'code':>40} {'eval subs/CPU-s':>16} {'judge CPU ms/subm':>18}")
+        print(f"{'input':>16} {'code':>40} {'eval subs/CPU-s':>16} {'parent ms/subm':>15} "
+              f"{'child ms/subm':>14} {'judge CPU ms/subm':>18}")  # fmt: skip
         for name, ground_truth, outputs, n in inputs:
             best: dict[Path, dict[str, float]] = {}
             for _ in range(args.runs):
                 for code in codes:
-                    e = eval_cpu(code, ground_truth, outputs, tmp / "result.json")
+                    e, parent, child = eval_cpu(code, ground_truth, outputs, tmp / "result.json")
                     j = judge_cpu(code, ground_truth, outputs)
-                    was = best.setdefault(code, {"eval": e, "judge": j})
-                    was["eval"], was["judge"] = min(was["eval"], e), min(was["judge"], j)
+                    run = {"eval": e, "parent": parent, "child": child, "judge": j}
+                    was = best.setdefault(code, run)
+                    if e < was["eval"]:  # the best run's split
+                        was.update(eval=e, parent=parent, child=child)
+                    was["judge"] = min(was["judge"], j)
             for code, cpu in best.items():
                 row = {
                     "input": name,
                     "code": str(code),
                     "submissions": n,
                     "eval_submissions_per_cpu_second": round(n / cpu["eval"], 1),
+                    "eval_parent_cpu_ms_per_submission": round(1000 * cpu["parent"] / n, 3),
+                    "eval_child_cpu_ms_per_submission": round(1000 * cpu["child"] / n, 3),
                     "judge_cpu_ms_per_submission": round(1000 * cpu["judge"] / n, 3),
                 }
                 rows.append(row)
                 print(f"{name:>16} {str(code)[-40:]:>40} "
                       f"{row['eval_submissions_per_cpu_second']:16.1f} "
+                      f"{row['eval_parent_cpu_ms_per_submission']:15.3f} "
+                      f"{row['eval_child_cpu_ms_per_submission']:14.3f} "
                       f"{row['judge_cpu_ms_per_submission']:18.3f}", flush=True)  # fmt: skip
     load = {"start": load_start, "end": os.getloadavg()[0]}
     print(f"load average (1 min): {load['start']:.1f} at start, {load['end']:.1f} at end")

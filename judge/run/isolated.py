@@ -11,6 +11,9 @@ The calls in flight queue up in the child, which answers them in order, so it wo
 the parent keeps its accounts. Each spec and dimension crosses the pipe once; the child
 keeps them, so its judge's per-spec and per-submission caches work as in the parent; a
 submission is sent once for its dimensions in a row.
+The calls asked in one turn of the event loop go in one message (a message per call cost the
+parent a thread woken, a pickle and a write each), and the child's answers come back a few to
+a message (`rules_child.REPLY_EVERY`).
 Tasks are written by a thread of their own: a write the child is too busy to read (a
 diagnosis of megabytes) must not hold up the event loop.
 """
@@ -91,8 +94,8 @@ class IsolatedJudge:
 
 
 class _Child:
-    """The child process and the parent's side of its pipe: tasks go out through a writer
-    thread, replies come back in order and settle the oldest call waiting.
+    """The child process and the parent's side of its pipe: tasks go out in batches through a
+    writer thread, replies come back in order and settle the oldest calls waiting.
 
     A fresh interpreter (`python -c`), not multiprocessing's spawn, which would import the
     parent's `__main__` again: a harness script without a `__name__` guard would run twice."""
@@ -118,6 +121,8 @@ class _Child:
         loop.add_reader(self._fd, self._read)
         self._sent: dict[int, tuple[int, Any]] = {}
         self._last_submission: Submission | None = None
+        self._batch: list[Any] = []
+        """The tasks asked in this turn of the loop, handed to the writer at its end."""
         self.ended = False
 
     def _ref(self, item: Any) -> tuple[int, Any]:
@@ -134,8 +139,19 @@ class _Child:
         self._waiting.append(reply)
         submission = None if task.submission is self._last_submission else task.submission
         self._last_submission = task.submission
-        self._outbox.put((self._ref(task.spec), self._ref(task.dimension), submission))
+        if not self._batch:
+            self._loop.call_soon(self._flush)
+        self._batch.append((self._ref(task.spec), self._ref(task.dimension), submission))
         return await reply
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        if not self.ended:
+            self._outbox.put(batch)
+
+    def unsent(self) -> bool:
+        """Whether some task asked has not yet been taken by the writer thread."""
+        return bool(self._batch) or not self._outbox.empty()
 
     def _write(self) -> None:
         """The writer thread, until `end()` (which closes the pipe once this has stopped)."""
@@ -150,19 +166,22 @@ class _Child:
     def _read(self) -> None:
         try:
             while self._waiting and self._conn.poll(0):
-                ok, value = self._conn.recv()
-                reply = self._waiting.popleft()
-                if reply.done():  # cancelled while it waited
-                    continue
-                if ok:
-                    reply.set_result(value)
-                else:  # raised again under the child's exception's name, for the record
-                    name, message = value
-                    reply.set_exception(type(name, (Exception,), {})(message))
+                for ok, value in self._conn.recv():
+                    self._settle(self._waiting.popleft(), ok, value)
         except (EOFError, OSError):
             self.end(RuntimeError("the rules judge's process ended during the call"))
         except Exception as exc:  # a reply that cannot be read: no later one can be trusted
             self.end(RuntimeError(f"the rules judge's process sent an unreadable reply: {exc}"))
+
+    @staticmethod
+    def _settle(reply: asyncio.Future[DimensionVerdict], ok: bool, value: Any) -> None:
+        if reply.done():  # cancelled while it waited
+            return
+        if ok:
+            reply.set_result(value)
+        else:  # raised again under the child's exception's name, for the record
+            name, message = value
+            reply.set_exception(type(name, (Exception,), {})(message))
 
     def end(self, error: Exception) -> None:
         """Kill the child; every call still waiting raises `error`."""

@@ -190,7 +190,8 @@ def test_a_stop_abandons_a_long_rules_judge_call(tmp_path: Path, monkeypatch) ->
 
     async def ask(self, task):
         call = asyncio.ensure_future(original(self, task))
-        while not self._outbox.empty():  # the writer thread takes the task to the child
+        await asyncio.sleep(0)  # the task is asked
+        while self.unsent():  # the writer thread takes the task to the child
             await asyncio.sleep(0.01)
         sent.set()
         return await call

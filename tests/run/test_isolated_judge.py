@@ -17,6 +17,7 @@ from judge.checklist.prompts import Prompt
 from judge.judges.base import RunStopped
 from judge.run.control import Gate
 from judge.run.isolated import IsolatedJudge
+from judge.run.rules_child import REPLY_EVERY
 
 
 def example_tasks() -> list[JudgeTask]:
@@ -50,7 +51,7 @@ def test_a_stop_abandons_the_calls_in_flight_and_kills_the_child() -> None:
         gate = Gate()
         isolated = IsolatedJudge(RulesJudge(), gate)
         calls = [asyncio.ensure_future(isolated.judge(t)) for t in (slow, task, task)]
-        while isolated._child is None or not isolated._child._outbox.empty():
+        while isolated._child is None or isolated._child.unsent():
             await asyncio.sleep(0.01)  # until the tasks have gone to the child
         child = isolated._child
         gate.stop("interrupted", "interrupted by SIGTERM")
@@ -63,6 +64,32 @@ def test_a_stop_abandons_the_calls_in_flight_and_kills_the_child() -> None:
     outcomes, code = asyncio.run(stopped())
     assert all(isinstance(o, RunStopped) for o in outcomes)
     assert code == -signal.SIGKILL
+
+
+def test_a_stop_in_a_batch_keeps_the_answers_already_sent_back() -> None:
+    """The calls asked together go to the child in one message; it sends the answers back
+    `REPLY_EVERY` at a time, so a stop during the batch's slow call abandons that call and the
+    ones after it, while those answered before it keep their answers."""
+    tasks = example_tasks()
+    quick = tasks[:REPLY_EVERY]
+    long = quick[0].submission.model_copy(
+        update={"diagnosis": quick[0].submission.diagnosis * 2400}
+    )
+    slow = JudgeTask(quick[0].spec, long, quick[0].dimension, quick[0].prompt)
+
+    async def stopped() -> list:
+        gate = Gate()
+        isolated = IsolatedJudge(RulesJudge(), gate)
+        calls = [asyncio.ensure_future(isolated.judge(t)) for t in (*quick, slow, tasks[-1])]
+        await asyncio.wait(calls[:REPLY_EVERY])
+        gate.stop("interrupted", "interrupted by SIGTERM")
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        isolated.close()
+        return outcomes
+
+    outcomes = asyncio.run(stopped())
+    assert outcomes[:REPLY_EVERY] == [RulesJudge().answer(t) for t in quick]
+    assert all(isinstance(o, RunStopped) for o in outcomes[REPLY_EVERY:])
 
 
 def test_a_child_that_dies_costs_its_calls_and_the_next_call_starts_another() -> None:

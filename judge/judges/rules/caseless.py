@@ -55,9 +55,12 @@ class Caseless:
         twin, needed = self._prepared or self._prepare()
         if twin is self.as_written or not for_text(text):
             return self.as_written
-        if needed is not None and not any(s in text for s in needed):
-            return None
-        return twin
+        if needed is None:
+            return twin
+        for string in needed:  # a loop, not any(): this runs for every cue on every clause
+            if string in text:
+                return twin
+        return None
 
     def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         pattern = self.on(text)

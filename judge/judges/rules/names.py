@@ -293,14 +293,26 @@ def spans_of(text_lower: str, searched: Searcher) -> list[tuple[int, int]]:
     words in the text is not searched: none of its patterns could match."""
     spans: dict[int, int] = {}
     for needed, pattern in searched:
-        if needed is not None and not any(
-            all(any(s in text_lower for s in spellings) for spellings in variant)
-            for variant in needed
-        ):
+        if needed is not None and not _written(text_lower, needed):
             continue
         for match in pattern.finditer(text_lower):
             spans[match.start()] = max(spans.get(match.start(), 0), match.end())
     return sorted(spans.items())
+
+
+def _written(text_lower: str, needed: tuple[tuple[tuple[str, ...], ...], ...]) -> bool:
+    """Whether the text holds every word of some variant, each in one of its spellings.
+    Loops, not any()/all() over generators: this runs for every component on every text."""
+    for variant in needed:
+        for spellings in variant:
+            for spelling in spellings:
+                if spelling in text_lower:
+                    break
+            else:  # this word is missing: the variant is not written
+                break
+        else:
+            return True
+    return False
 
 
 _KIND_AFTER = re.compile(r"\s*\(\s*[a-z][a-z0-9-]*\s*\)")

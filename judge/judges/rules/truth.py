@@ -436,8 +436,9 @@ def _others(
     described = f"{mechanism} {consequence}"
     contributing = list(spec.contributing_components)
     affected = list(spec.affected_components)
+    ours = [name for name in _ours(truth) if name in described]
     for component in [*truth.catalog, *_kind_named(truth.description, truth)]:
-        if is_origin(truth, component) or _instead_of_the_origin(described, component, truth):
+        if is_origin(truth, component) or _instead_of_the_origin(described, component, ours):
             continue
         if _named(mechanism, component):
             contributing.append(component)
@@ -454,15 +455,17 @@ def _others(
     return contributing, affected
 
 
-def _instead_of_the_origin(text: str, component: ComponentRef, truth: Truth) -> bool:
+def _instead_of_the_origin(text: str, component: ComponentRef, ours: list[str]) -> bool:
     """`the faulty MongoDB (mongodb-geo or mongodb-rate)`, `the dependent service (geo or rate)`:
     a description written for a class of problems names the instances it could have hit as
     alternatives; the one that is not the origin (nor the service whose name the origin carries,
-    `geo` of `mongodb-geo`) is not part of this fault."""
-    ours = _ours(truth)
-    others = {n.lower() for n in component.all_names()} - ours
+    `geo` of `mongodb-geo`) is not part of this fault. `ours`: the names of `_ours` that
+    `text` holds (any match holds both names)."""
+    others = {n.lower() for n in component.all_names()}.difference(ours)
     for mine in ours:
         for other in others:
+            if other not in text:
+                continue
             a, b = re.escape(mine), re.escape(other)
             if re.search(
                 rf"\b{a}\W{{0,3}}\s+or\s+\W{{0,3}}{b}\b|\b{b}\W{{0,3}}\s+or\s+\W{{0,3}}{a}\b", text
