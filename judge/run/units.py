@@ -3,16 +3,22 @@ every dimension's questions (`judge.run.granularity`)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ground_truth.models import IncidentSpec, Submission
 
-from ..checklist.judgment import DimensionVerdict, QuestionAnswer
+from ..checklist.judgment import DimensionVerdict, QuestionAnswer, compact
 from ..checklist.prompts import Prompt, PromptRenderer
 from ..checklist.rubric import Dimension, Rubric, parts_of, whole_submission
+from ..checklist.scoring import DimensionScore, Submitted
 from ..judges.base import JudgeTask
 from .deferred import DeferredTask
 from .granularity import DEFAULT, Granularity, split
+
+if TYPE_CHECKING:
+    from .answers import Answered
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
 
@@ -66,6 +72,83 @@ class Unit:
             self.prompt_hash,
             self.inputs_key,
         )
+
+
+@dataclass(slots=True)
+class Done:
+    """What the result needs of a unit once its answers are kept (`Run`): which case it is
+    part of, and its answers' item numbers in the run's sink and counts. The unit itself (its
+    submission, diagnosis and all) is let go of: 100,000 of them would be held all run long.
+    `counts` are each dimension's (scored, unscored, Yes) in turn, for the unit's dimension or
+    its parts (`parts_of`); `empty` is the item of an empty diagnosis' call record, or -1."""
+
+    incident_id: str
+    trial: str
+    agent: str | None
+    submitted: Submitted
+    dimension: Dimension
+    judgments_from: int
+    judgments_to: int
+    members_from: int
+    members_to: int
+    counts: tuple[int, ...]
+    failed: int
+    empty: int
+
+    def key(self) -> tuple[str, str, str]:
+        return self.incident_id, self.trial, self.dimension.id
+
+    @property
+    def judgments(self) -> range:
+        return range(self.judgments_from, self.judgments_to)
+
+    @property
+    def members(self) -> range:
+        return range(self.members_from, self.members_to)
+
+    def scores(self) -> list[DimensionScore]:
+        """The dimensions' scores, as `dimension_score` counted them."""
+        dimensions = parts_of(self.dimension) or [self.dimension]
+        c = self.counts
+        return [
+            compact(
+                DimensionScore(
+                    dimension_id=d.id,
+                    score=c[3 * n + 2] / c[3 * n] if c[3 * n] else None,
+                    n_scored=c[3 * n],
+                    n_unscored=c[3 * n + 1],
+                    n_yes=c[3 * n + 2],
+                )
+            )
+            for n, d in enumerate(dimensions)
+        ]
+
+
+def done(unit: Unit, answers: Answered) -> Done:
+    """What is kept of `unit` once its `answers` are (`Done`)."""
+    dimensions = parts_of(unit.dimension) or [unit.dimension]
+    scores = answers.scores
+    assert [s.dimension_id for s in scores] == [d.id for d in dimensions]
+    sub = unit.submission
+    return Done(
+        incident_id=sys.intern(sub.incident_id),
+        trial=sub.trial,
+        agent=sys.intern(sub.agent) if sub.agent else sub.agent,
+        submitted=submitted(sub),
+        dimension=unit.dimension,
+        judgments_from=answers.judgments.start,
+        judgments_to=answers.judgments.stop,
+        members_from=answers.members.start,
+        members_to=answers.members.stop,
+        counts=tuple(n for s in scores for n in (s.n_scored, s.n_unscored, s.n_yes)),
+        failed=answers.failed,
+        empty=-1 if answers.empty is None else answers.empty,
+    )
+
+
+def submitted(submission: Submission) -> Submitted:
+    """What the case's result keeps of its submission: its format and its diagnosis' length."""
+    return Submitted(submission.source.get("format"), len(submission.diagnosis))
 
 
 def units(
