@@ -79,18 +79,20 @@ class Done:
     """What the result needs of a unit once its answers are kept (`Run`): which case it is
     part of, and its answers' item numbers in the run's sink and counts. The unit itself (its
     submission, diagnosis and all) is let go of: 100,000 of them would be held all run long.
-    `counts` are each dimension's (scored, unscored, Yes) in turn, for the unit's dimension or
-    its parts (`parts_of`); `empty` is the item of an empty diagnosis' call record, or -1."""
+    Its judgments are the `n_judgments` items from `first`, its members' the `n_members` after
+    them; `counts` are each dimension's (scored, unscored, Yes) in turn, for the unit's
+    dimension or its parts (`parts_of`), one tuple shared by every unit with the same counts;
+    `empty` is the item of an empty diagnosis' call record, or -1. About 250 bytes a unit."""
 
     incident_id: str
     trial: str
     agent: str | None
-    submitted: Submitted
+    format: str | None
+    diagnosis_chars: int
     dimension: Dimension
-    judgments_from: int
-    judgments_to: int
-    members_from: int
-    members_to: int
+    first: int
+    n_judgments: int
+    n_members: int
     counts: tuple[int, ...]
     failed: int
     empty: int
@@ -100,11 +102,16 @@ class Done:
 
     @property
     def judgments(self) -> range:
-        return range(self.judgments_from, self.judgments_to)
+        return range(self.first, self.first + self.n_judgments)
 
     @property
     def members(self) -> range:
-        return range(self.members_from, self.members_to)
+        start = self.first + self.n_judgments
+        return range(start, start + self.n_members)
+
+    @property
+    def submitted(self) -> Submitted:
+        return Submitted(self.format, self.diagnosis_chars)
 
     def scores(self) -> list[DimensionScore]:
         """The dimensions' scores, as `dimension_score` counted them."""
@@ -124,31 +131,32 @@ class Done:
         ]
 
 
+_COUNTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""One copy of each `Done.counts` seen: small numbers, few distinct tuples."""
+
+
 def done(unit: Unit, answers: Answered) -> Done:
     """What is kept of `unit` once its `answers` are (`Done`)."""
     dimensions = parts_of(unit.dimension) or [unit.dimension]
     scores = answers.scores
     assert [s.dimension_id for s in scores] == [d.id for d in dimensions]
+    assert answers.members.start == answers.judgments.stop  # kept one after the other
+    counts = tuple(n for s in scores for n in (s.n_scored, s.n_unscored, s.n_yes))
     sub = unit.submission
     return Done(
         incident_id=sys.intern(sub.incident_id),
         trial=sub.trial,
         agent=sys.intern(sub.agent) if sub.agent else sub.agent,
-        submitted=submitted(sub),
+        format=sub.source.get("format"),
+        diagnosis_chars=len(sub.diagnosis),
         dimension=unit.dimension,
-        judgments_from=answers.judgments.start,
-        judgments_to=answers.judgments.stop,
-        members_from=answers.members.start,
-        members_to=answers.members.stop,
-        counts=tuple(n for s in scores for n in (s.n_scored, s.n_unscored, s.n_yes)),
+        first=answers.judgments.start,
+        n_judgments=len(answers.judgments),
+        n_members=len(answers.members),
+        counts=_COUNTS.setdefault(counts, counts),
         failed=answers.failed,
         empty=-1 if answers.empty is None else answers.empty,
     )
-
-
-def submitted(submission: Submission) -> Submitted:
-    """What the case's result keeps of its submission: its format and its diagnosis' length."""
-    return Submitted(submission.source.get("format"), len(submission.diagnosis))
 
 
 def units(
