@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,7 +108,7 @@ class EvalOptions:
 
 
 def _resolution(
-    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+    pairs: list[tuple[IncidentSpec, Submission]], cases: Sequence[CaseResult]
 ) -> dict[str, Any] | None:
     """Programmatic resolution checks, for submissions that carry a simulator trajectory."""
     if not any(sub.trajectory for _, sub in pairs):
@@ -119,7 +119,7 @@ def _resolution(
 
 
 def _entities(
-    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+    pairs: list[tuple[IncidentSpec, Submission]], cases: Sequence[CaseResult]
 ) -> dict[str, Any] | None:
     """Programmatic root-cause entity scores, for submissions that name structured entities."""
     if not any(sub.entities for _, sub in pairs):
@@ -131,6 +131,11 @@ def _entities(
 
 SECTIONS: Mapping[str, Section] = {"resolution": _resolution, "entities": _entities}
 """The result sections computed beside the judge, by the `EvalResult` field they fill."""
+
+
+def _read_by_sections(sub: Submission) -> bool:
+    """Whether a section reads `sub` (the run keeps only those after judging them)."""
+    return bool(sub.trajectory or sub.entities)
 
 
 def render_prompts(
@@ -188,7 +193,9 @@ async def evaluate_async(
         rubric = rubric.select(options.dimensions)
     if isinstance(judge, CascadeJudge):  # a calibration for another rubric or judge: refused
         judge.check(rubric, options.granularity)
-    intake = Intake(specs, submissions, rubric, renderer, options.granularity, options.shard)
+    intake = Intake(
+        specs, submissions, rubric, renderer, options.granularity, options.shard, _read_by_sections
+    )
     run = Run(judge, intake.units(), options.limits, options.control, options.storage)
     await run.run()
     if intake.streamed:

@@ -96,6 +96,57 @@ class SpilledSeq(Sequence[M], Generic[M]):
         return list, (list(self),)
 
 
+class WithParts(SpilledSeq[M]):
+    """Spilled items that each hold a slice of another spilled sequence in a field their text
+    leaves out (a case's `judgments`): item `i`'s is `parts[bounds[i]:bounds[i + 1]]`, put
+    back when the item is read, as the run had set it."""
+
+    __slots__ = ("_bounds", "_field", "_parts")
+
+    def __init__(
+        self,
+        file: ItemTexts,
+        model: type[M],
+        items: array[int],
+        field: str,
+        parts: SpilledSeq[Any],
+        bounds: array[int],
+    ) -> None:
+        super().__init__(file, model, items)
+        self._field, self._parts, self._bounds = field, parts, bounds
+
+    @overload
+    def __getitem__(self, index: int) -> M: ...
+    @overload
+    def __getitem__(self, index: slice) -> SpilledSeq[M]: ...
+    def __getitem__(self, index: int | slice) -> M | SpilledSeq[M]:
+        if isinstance(index, slice):
+            return self.subset(range(len(self))[index])
+        position = range(len(self))[index]  # IndexError as a list gives it
+        return self._with_part(position, next(self._file.texts([self._items[position]])))
+
+    def __iter__(self) -> Iterator[M]:
+        texts = self._file.texts(self._items)
+        return (self._with_part(i, text) for i, text in enumerate(texts))
+
+    def subset(self, positions: Iterable[int]) -> SpilledSeq[M]:
+        chosen = list(positions)
+        bounds = array("q", [0])
+        parts = array("q")
+        for i in chosen:
+            parts.extend(self._parts._items[self._bounds[i] : self._bounds[i + 1]])
+            bounds.append(len(parts))
+        items = array("q", (self._items[i] for i in chosen))
+        spilled = SpilledSeq(self._parts._file, self._parts._model, parts)
+        return WithParts(self._file, self._model, items, self._field, spilled, bounds)
+
+    def _with_part(self, position: int, text: str) -> M:
+        item = self._read(text)
+        part = self._parts._items[self._bounds[position] : self._bounds[position + 1]]
+        setattr(item, self._field, SpilledSeq(self._parts._file, self._parts._model, part))
+        return compact(item)  # every field set now: its fields-set can be shared again
+
+
 def _keep_spilled(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     """A `SpilledSeq` as it is (validating it would read every item back); anything else as
     the field's type says."""

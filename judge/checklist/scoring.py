@@ -14,8 +14,8 @@ case the composite leaves out. `n_complete` (per incident) and `Estimate.n` (inc
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from math import comb
 from typing import NamedTuple
 
@@ -210,46 +210,146 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
 
 
 def summarize_incidents(
-    cases: list[CaseResult], rubric: Rubric, k: int | None = None
+    cases: Iterable[CaseResult], rubric: Rubric, k: int | None = None
 ) -> tuple[list[IncidentSummary], int]:
     """Per-incident summaries; `k` defaults to the fewest complete trials of any scored incident."""
-    by_incident: dict[str, list[CaseResult]] = defaultdict(list)
-    for case in cases:
-        by_incident[case.incident_id].append(case)
-    if k is None:
-        counts = [sum(c.complete for c in cs) for cs in by_incident.values()]
-        k = max(1, min((n for n in counts if n), default=1))
-    return [_incident(i, cs, rubric, k) for i, cs in by_incident.items()], k
+    return Tally(rubric, cases).all.incidents(rubric, k)
 
 
-def _incident(incident_id: str, cases: list[CaseResult], rubric: Rubric, k: int) -> IncidentSummary:
-    complete = [c for c in cases if c.complete]
-    n, c = len(complete), sum(bool(x.passed) for x in complete)
-    dim_means = {
-        d.id: _mean(
-            [
-                s.score
-                for case in complete
-                for s in case.dimensions
-                if s.dimension_id == d.id and s.score is not None
-            ]
+class _IncidentTally:
+    """What an incident's summary reads of its cases: the trials, and the complete ones'
+    composites, passes and dimension scores (floats in arrays: 8 bytes a case and dimension)."""
+
+    __slots__ = ("composites", "n_complete", "n_passed", "n_trials", "scores")
+
+    def __init__(self, dimension_ids: Iterable[str]) -> None:
+        self.n_trials = self.n_complete = self.n_passed = 0
+        self.composites = array("d")
+        self.scores = {d: array("d") for d in dimension_ids}
+
+    def add(self, case: CaseResult) -> None:
+        self.n_trials += 1
+        if not case.complete:
+            return
+        self.n_complete += 1
+        self.n_passed += bool(case.passed)
+        if case.composite is not None:
+            self.composites.append(case.composite)
+        for s in case.dimensions:
+            if s.score is not None and s.dimension_id in self.scores:
+                self.scores[s.dimension_id].append(s.score)
+
+    def summary(self, incident_id: str, rubric: Rubric, k: int) -> IncidentSummary:
+        n, c = self.n_complete, self.n_passed
+        return IncidentSummary(
+            incident_id=incident_id,
+            n_trials=self.n_trials,
+            n_complete=n,
+            mean_composite=_mean(self.composites),
+            pass_at_1=pass_at_k(n, c, 1),
+            pass_at_k=pass_at_k(n, c, k),
+            pass_hat_k=pass_hat_k(n, c, k),
+            k=k,
+            dimension_means={d.id: _mean(self.scores[d.id]) for d in rubric.dimensions},
         )
-        for d in rubric.dimensions
-    }
-    return IncidentSummary(
-        incident_id=incident_id,
-        n_trials=len(cases),
-        n_complete=n,
-        mean_composite=_mean([x.composite for x in complete if x.composite is not None]),
-        pass_at_1=pass_at_k(n, c, 1),
-        pass_at_k=pass_at_k(n, c, k),
-        pass_hat_k=pass_hat_k(n, c, k),
-        k=k,
-        dimension_means=dim_means,
-    )
 
 
-def _mean(values: list[float]) -> float | None:
+class _Group:
+    """The counts of one population of cases (the run's, or one agent's) and its incidents'
+    tallies, in the order the incidents first come."""
+
+    def __init__(self, dimension_ids: list[str]) -> None:
+        self.dimension_ids = dimension_ids
+        self.by_incident: dict[str, _IncidentTally] = {}
+        self.n_cases = self.n_incomplete = self.n_scored = self.n_unscored = 0
+
+    def add(self, case: CaseResult) -> None:
+        self.n_cases += 1
+        self.n_incomplete += not case.complete
+        self.n_scored += sum(d.n_scored for d in case.dimensions)
+        self.n_unscored += sum(d.n_unscored for d in case.dimensions)
+        incident = self.by_incident.get(case.incident_id)
+        if incident is None:
+            incident = self.by_incident[case.incident_id] = _IncidentTally(self.dimension_ids)
+        incident.add(case)
+
+    def incidents(self, rubric: Rubric, k: int | None = None) -> tuple[list[IncidentSummary], int]:
+        if k is None:
+            counts = [t.n_complete for t in self.by_incident.values()]
+            k = max(1, min((n for n in counts if n), default=1))
+        return [t.summary(i, rubric, k) for i, t in self.by_incident.items()], k
+
+    def overall(
+        self,
+        incidents: list[IncidentSummary],
+        rubric: Rubric,
+        k: int,
+        n_missing: int = 0,
+        n_orphans: int = 0,
+        seed: int = BOOTSTRAP_SEED,
+    ) -> OverallSummary:
+        scored = [i for i in incidents if i.n_complete]
+
+        def estimate(values: list[float | None]) -> Estimate:
+            return bootstrap_mean([v for v in values if v is not None], seed=seed)
+
+        return OverallSummary(
+            n_incidents=len(incidents),
+            n_incidents_scored=len(scored),
+            n_cases=self.n_cases,
+            n_incomplete_cases=self.n_incomplete,
+            n_scored_questions=self.n_scored,
+            n_unscored_questions=self.n_unscored,
+            k=k,
+            mean_composite=estimate([i.mean_composite for i in scored]),
+            pass_rate=estimate([i.pass_at_1 for i in scored]),
+            pass_at_k=estimate([i.pass_at_k for i in scored]),
+            pass_hat_k=estimate([i.pass_hat_k for i in scored]),
+            dimension_means={
+                d.id: estimate([i.dimension_means[d.id] for i in scored]) for d in rubric.dimensions
+            },
+            n_missing=n_missing,
+            n_orphans=n_orphans,
+        )
+
+
+class Tally:
+    """Everything the summaries read of the cases, counted in one pass as each case is made
+    (`add`, in the result's order), so that the cases need not be held to be summed up:
+    per incident the complete trials' values (a few floats each, which the means and the
+    bootstrap read), per agent the same. `summarize_*` give the same summaries from a list."""
+
+    def __init__(self, rubric: Rubric, cases: Iterable[CaseResult] = ()) -> None:
+        self.dimension_ids = [d.id for d in rubric.dimensions]
+        self.all = _Group(self.dimension_ids)
+        self.agents: dict[str, _Group] = {}
+        for case in cases:
+            self.add(case)
+
+    def add(self, case: CaseResult) -> None:
+        self.all.add(case)
+        if case.agent:
+            group = self.agents.get(case.agent)
+            if group is None:
+                group = self.agents[case.agent] = _Group(self.dimension_ids)
+            group.add(case)
+
+    def by_agent(
+        self, rubric: Rubric, k: int | None = None, seed: int = BOOTSTRAP_SEED
+    ) -> dict[str, OverallSummary] | None:
+        """The overall summary per agent, when the cases come from two or more named agents
+        (`summarize_by_agent`)."""
+        if len(self.agents) < 2:
+            return None
+        summaries = {}
+        for agent in sorted(self.agents):
+            group = self.agents[agent]
+            incidents, agent_k = group.incidents(rubric, k)
+            summaries[agent] = group.overall(incidents, rubric, agent_k, seed=seed)
+        return summaries
+
+
+def _mean(values: Sequence[float]) -> float | None:
     import numpy as np  # imported when a result is summed up, not by every run's start
 
     return float(np.mean(values)) if values else None
@@ -275,7 +375,7 @@ def bootstrap_mean(
 
 
 def summarize_overall(
-    cases: list[CaseResult],
+    cases: Iterable[CaseResult],
     incidents: list[IncidentSummary],
     rubric: Rubric,
     k: int,
@@ -286,46 +386,21 @@ def summarize_overall(
     """The overall summary: means over incidents with a complete trial, CIs from resampling
     incidents with `seed`; undefined estimates when no incident is scored.
     """
-    scored = [i for i in incidents if i.n_complete]
-
-    def estimate(values: list[float | None]) -> Estimate:
-        return bootstrap_mean([v for v in values if v is not None], seed=seed)
-
-    n_scored = sum(d.n_scored for c in cases for d in c.dimensions)
-    return OverallSummary(
-        n_incidents=len(incidents),
-        n_incidents_scored=len(scored),
-        n_cases=len(cases),
-        n_incomplete_cases=sum(not c.complete for c in cases),
-        n_scored_questions=n_scored,
-        n_unscored_questions=sum(d.n_unscored for c in cases for d in c.dimensions),
-        k=k,
-        mean_composite=estimate([i.mean_composite for i in scored]),
-        pass_rate=estimate([i.pass_at_1 for i in scored]),
-        pass_at_k=estimate([i.pass_at_k for i in scored]),
-        pass_hat_k=estimate([i.pass_hat_k for i in scored]),
-        dimension_means={
-            d.id: estimate([i.dimension_means[d.id] for i in scored]) for d in rubric.dimensions
-        },
-        n_missing=n_missing,
-        n_orphans=n_orphans,
-    )
+    group = _Group([])
+    for case in cases:
+        group.add(case)
+    return group.overall(incidents, rubric, k, n_missing, n_orphans, seed)
 
 
 def summarize_by_agent(
-    cases: list[CaseResult], rubric: Rubric, k: int | None = None, seed: int = BOOTSTRAP_SEED
+    cases: Iterable[CaseResult],
+    rubric: Rubric,
+    k: int | None = None,
+    seed: int = BOOTSTRAP_SEED,
 ) -> dict[str, OverallSummary] | None:
     """The overall summary per agent, when the cases come from two or more named agents.
 
     Benchmarks that hold several agents' answers to one incident (SREGym's submissions file,
     AIOpsLab sessions) would otherwise mix agents in one incident's trials.
     """
-    agents = sorted({c.agent for c in cases if c.agent})
-    if len(agents) < 2:
-        return None
-    summaries = {}
-    for agent in agents:
-        mine = [c for c in cases if c.agent == agent]
-        incidents, agent_k = summarize_incidents(mine, rubric, k)
-        summaries[agent] = summarize_overall(mine, incidents, rubric, agent_k, seed=seed)
-    return summaries
+    return Tally(rubric, cases).by_agent(rubric, k, seed)

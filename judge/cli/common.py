@@ -174,8 +174,9 @@ class SubmissionStream:
     """`--outputs` read one submission at a time (`ground_truth.iter_submissions`), so that a
     run starts on the first while the others are still being read. Each problem met is
     printed as a warning at once and added to `warnings`; a submission read is kept in `read`
-    (the exports need them all after the run). Iterating yields every submission, those read
-    ahead by `find` first."""
+    (the exports need them all after the run) unless `keep` is false, when one iteration lets
+    go of each as it is given. Iterating yields every submission, those read ahead by `find`
+    first."""
 
     def __init__(self, path: Path, fmt: str, warnings: list[str]):
         from ground_truth import iter_submissions
@@ -183,6 +184,7 @@ class SubmissionStream:
         self._items = iter_submissions(path, fmt)
         self.read: list[Any] = []
         self.warnings = warnings
+        self.keep = True
 
     def _warn(self, warning: Warning) -> None:
         self.warnings.append(str(warning))
@@ -208,6 +210,13 @@ class SubmissionStream:
         return found
 
     def __iter__(self) -> Iterator[Any]:
+        if not self.keep:
+            ahead, self.read = self.read, []
+            yield from ahead
+            while (sub := self._next()) is not None:
+                self.read.clear()
+                yield sub
+            return
         given = 0
         while given < len(self.read) or self._next() is not None:
             yield self.read[given]

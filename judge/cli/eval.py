@@ -494,6 +494,8 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         storage=storage,
     )
     config = {"ground_truth": str(args.ground_truth), "outputs": str(args.outputs)}
+    if isinstance(submissions, SubmissionStream):  # held all run long only if read again
+        submissions.keep = _reads_submissions_again(judge, args)
     latch.defer()  # from here a signal ends in a result and exports written in full
     result = run_sync(evaluate_async(specs, submissions, rubric, judge, renderer, options, config))
     result.warnings.extend(getattr(args, "input_warnings", []))
@@ -532,6 +534,13 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         write_result(result, args.result_file)  # so the file says how the command ended
     report_outcome(code, reason)
     return code
+
+
+def _reads_submissions_again(judge, args) -> bool:
+    """Whether the submissions are read after the run: by the exports or `_self_grading`."""
+    from ..audit.families import judge_models
+
+    return any(getattr(args, name, None) for name in EXPORTS) or bool(judge_models(judge))
 
 
 def _self_grading(judge, submissions) -> str | None:

@@ -5,6 +5,7 @@ sections (`judge.api.SECTIONS`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -49,7 +50,7 @@ def resolution_section(
 
 
 def resolution_of(
-    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+    pairs: list[tuple[IncidentSpec, Submission]], cases: Sequence[CaseResult]
 ) -> dict[str, Any] | None:
     """The result's `resolution` field, the judge's verdicts (`cases`) beside the checks."""
     section = resolution_section(pairs, {(c.incident_id, c.trial): c.passed for c in cases})
@@ -57,7 +58,7 @@ def resolution_of(
 
 
 def entities_of(
-    pairs: list[tuple[IncidentSpec, Submission]], cases: list[CaseResult]
+    pairs: list[tuple[IncidentSpec, Submission]], cases: Sequence[CaseResult]
 ) -> dict[str, Any] | None:
     """The result's `entities` field: entity precision, recall and F1 for the submissions that
     name structured root-cause entities, and their means."""

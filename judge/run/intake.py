@@ -10,17 +10,17 @@ orphans) and the shard's record are whole once the units are.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ground_truth.matching import Matcher, Matching, submission_order
+from ground_truth.matching import Matching, submission_order, trial_order
 from ground_truth.models import IncidentSpec, Submission
 
 from ..checklist.prompts import PromptRenderer
 from ..checklist.rubric import Rubric, whole_submission
 from .granularity import Granularity
 from .shard import Shard, shard_record
-from .units import Unit
+from .units import Done, Unit
 
 
 class Intake:
@@ -34,6 +34,7 @@ class Intake:
         renderer: PromptRenderer,
         granularity: Granularity,
         shard: Shard | None = None,
+        paired: Callable[[Submission], bool] | None = None,
     ):
         renderer.check_granularity(granularity)
         self.dimensions = rubric.dimensions
@@ -45,14 +46,19 @@ class Intake:
         self._submissions = (
             submissions if self.streamed else sorted(submissions, key=submission_order)
         )
-        self._matcher = Matcher(specs)
+        self._specs = specs
+        self._by_id = {spec.id: spec for spec in specs}
+        self._answered: set[str] = set()
+        self._pairs: list[tuple[IncidentSpec, Submission]] = []
+        self._orphans: list[Submission] = []
+        self._paired = paired
         self._keys: list[tuple[str, str, str]] = []
         self._done = False
 
     def units(self) -> Iterator[Unit]:
         """Each matched submission's units (those of the shard), as the submissions come."""
         for sub in self._submissions:
-            spec = self._matcher.add(sub)
+            spec = self._match(sub)
             if spec is None:
                 continue
             for dimension in self.dimensions:
@@ -66,13 +72,32 @@ class Intake:
         self._done = True
 
     @staticmethod
-    def order(unit: Unit) -> tuple[str, int, str]:
+    def order(unit: Unit | Done) -> tuple[str, int, str]:
         """A unit's place in the result (its dimensions keep their order: the sort is stable)."""
-        return submission_order(unit.submission)
+        incident_id, trial, _ = unit.key()
+        return (incident_id, *trial_order(trial))
+
+    def _match(self, sub: Submission) -> IncidentSpec | None:
+        """The spec `sub` answers (None for an orphan), recorded for `matching()`."""
+        spec = self._by_id.get(sub.incident_id)
+        if spec is None:
+            self._orphans.append(sub)
+            return None
+        self._answered.add(spec.id)
+        if self._paired is None or self._paired(sub):
+            self._pairs.append((spec, sub))
+        return spec
 
     def matching(self) -> Matching:
+        """What `ground_truth.match_submissions` gives, but for `pairs`: only those whose
+        submission `paired` says yes to (all without it). A run's sections read few
+        submissions (those with a trajectory or entities); holding all of them, each with
+        its diagnosis, until the run ends was most of a large run's memory."""
         assert self._done, "the matching is whole once every unit was taken"
-        return self._matcher.matching()
+        pairs = sorted(self._pairs, key=lambda pair: submission_order(pair[1]))
+        missing = [spec.id for spec in self._specs if spec.id not in self._answered]
+        orphans = sorted(self._orphans, key=submission_order)
+        return Matching.model_construct(pairs=pairs, missing=missing, orphans=orphans)
 
     def shard_record(self) -> dict[str, Any] | None:
         """What the result records of its shard (`judge.run.shard.shard_record`)."""

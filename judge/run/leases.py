@@ -188,8 +188,7 @@ class UnitQueue(Generic[T]):
     on its store never puts a unit back, so its order is the units' order."""
 
     def __init__(self, items: Iterable[T] = (), seed: int | None = None, closed: bool = True):
-        self._items: list[T] = list(items)
-        self._next = 0
+        self._items: deque[T] = deque(items)  # a unit taken is let go of: it holds its submission
         self._later: deque[T] = deque()
         self._random = random.Random(seed)
         self._closed = closed
@@ -200,9 +199,8 @@ class UnitQueue(Generic[T]):
 
     def __next__(self) -> T:
         """The next unit there is now (StopIteration when none is, even if more may come)."""
-        if self._next < len(self._items):
-            self._next += 1
-            return self._items[self._next - 1]
+        if self._items:
+            return self._items.popleft()
         if self._later and self._closed:
             return self._later.popleft()
         raise StopIteration
@@ -220,7 +218,7 @@ class UnitQueue(Generic[T]):
     def waiting(self) -> int:
         """Units that arrived and no worker took yet (not counting those put back, which wait
         for the last unit to arrive)."""
-        return len(self._items) - self._next
+        return len(self._items)
 
     def put(self, item: T) -> None:
         self._items.append(item)
@@ -234,7 +232,5 @@ class UnitQueue(Generic[T]):
     def later(self, item: T) -> None:
         self._later.append(item)
         self._arrived.set()
-        left = self._items[self._next :]
-        if len(left) > 1:
-            cut = self._random.randrange(len(left))
-            self._items[self._next :] = left[cut:] + left[:cut]
+        if len(self._items) > 1:
+            self._items.rotate(-self._random.randrange(len(self._items)))

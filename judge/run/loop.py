@@ -30,7 +30,7 @@ from ..judges import Gated, Judge
 from ..judges.base import Composite, NullGate, ask
 from ..judges.clients.loading import Background
 from ..store import Store
-from .answers import Answered, answered, call_record, was_judged
+from .answers import answered, call_record, was_judged
 from .cache import LeafCall, Prefilled, RecordedJudge, leaves
 from .control import FATAL_KINDS, Gate, PauseFile, SignalStop
 from .isolated import IsolatedJudge, isolable
@@ -48,7 +48,7 @@ from .plan import PLAN_BATCH, Closing, Planner
 from .progress import Reporter, RunStats
 from .remembered_formats import adopt_remembered, remember
 from .sink import Kept, Sink, SpillFile
-from .units import Unit, empty_verdict, not_judged
+from .units import Done, Unit, done, empty_verdict, not_judged
 from .validation import checked_verdict, judge_error_verdict
 
 if TYPE_CHECKING:
@@ -69,6 +69,9 @@ CUT_OFF = "cut_off"
 ADMIT_SECONDS = 0.005
 """The longest the unit source holds the event loop (reading and planning units) before the
 workers get it back."""
+READ_AHEAD = PLAN_BATCH
+"""Units read ahead of the workers, at most (or twice the workers, if more): a unit holds
+its submission, so reading a large input faster than it is judged would hold all of it."""
 
 
 class Run:
@@ -76,7 +79,9 @@ class Run:
 
     `units` may be a list or any iterable: they are taken from it while the workers already
     judge the first ones (a generator reading submission files as it goes), so that the
-    first request never waits for the last unit to be made. `units` grows as they arrive."""
+    first request never waits for the last unit to be made, and no further ahead than
+    `READ_AHEAD`. `units` grows as they arrive, and each unit there becomes its `Done` once
+    its answers are kept: from then on its submission is held by nothing of the run's."""
 
     def __init__(
         self,
@@ -88,7 +93,7 @@ class Run:
     ):
         self.judge = judge
         self._source = iter(units)
-        self.units: list[Unit] = []
+        self.units: list[Unit | Done] = []
         self.source_error: BaseException | None = None
         """What stopped the units from arriving (a bad input file met mid-run): no unit
         starts after it, and `run()` raises it once the calls in flight are done."""
@@ -109,7 +114,7 @@ class Run:
         self._task_unit: dict[int, int] = {}
         self.isolated: list[IsolatedJudge] = []
         self.wrapped = self._wrap(judge)
-        self.verdicts: list[Answered | None] = []
+        self._judging = False
         self.finished_requests = 0
         self.finished_failures: Counter[str] = Counter()
         """Failed requests by kind inside the calls that finished; the rest of the gate's
@@ -140,7 +145,7 @@ class Run:
         index = self._task_unit[id(call.task)]
         call.task = None  # the task holds the rendered prompt: do not keep it all run long
         if call.judged:
-            unit = self.units[index]
+            unit = self._unit(index)
             record = call_record(unit, call.verdict, call.judge, call.miss_reason)
             calls = self.calls.setdefault(call.judge, array("q"))
             if len(calls) <= index:
@@ -158,9 +163,15 @@ class Run:
         elif call.judged:
             self.gate.call_finished(call.verdict.error_kind, call.verdict.error)
             if self.control.on_call_done:
-                unit = self.units[index]
+                unit = self._unit(index)
                 self.control.on_call_done(call_record(unit, call.verdict, call.judge))
         self.reporter.tick()
+
+    def _unit(self, index: int) -> Unit:
+        """Unit `index`, which a call is judging: its answers are not kept yet."""
+        unit = self.units[index]
+        assert isinstance(unit, Unit), "a call ended after its unit's answers were kept"
+        return unit
 
     async def _take_units(self, queue: UnitQueue[tuple[int, Unit]]) -> None:
         """Take the units from their source into the queue, planning each batch (store
@@ -182,6 +193,8 @@ class Run:
                     await asyncio.sleep(0)
                     while queue.waiting() and not self._under_way():
                         await asyncio.sleep(ADMIT_SECONDS)
+                    while queue.waiting() >= self._read_ahead() and self._judging:
+                        await asyncio.sleep(ADMIT_SECONDS)
                     since = time.perf_counter()
             self._admit(batch, planner, queue)
         except Exception as exc:  # raised by run() once the calls in flight end
@@ -194,6 +207,14 @@ class Run:
             NUMPY.start()
         self.gate.units_known()
         self.reporter.start()
+
+    def _read_ahead(self) -> int:
+        """How many units may wait for a worker (no limit in batch mode, whose calls are all
+        known before any worker starts)."""
+        if self.storage.batch is not None:
+            return 1 << 62
+        workers = max(1, self.limits.max_concurrent) * WORKERS_PER_SLOT * len(self.leaves)
+        return max(READ_AHEAD, 2 * workers)
 
     def _under_way(self) -> bool:
         """Whether a request was sent or a call ended (or the run stopped, or is filled by a
@@ -208,7 +229,6 @@ class Run:
     ) -> None:
         start = len(self.units)
         self.units.extend(batch)
-        self.verdicts.extend([None] * len(batch))
         if self.storage.spill is None and len(self.units) >= SPILL_FROM_UNITS:
             self._spill()
         if self.storage.group_commits is None and len(self.units) >= GROUP_FROM_UNITS:
@@ -227,14 +247,13 @@ class Run:
         for item in kept.items():
             self.keep.add(item)
 
-    def reorder(self, key: Callable[[Unit], tuple[str, int, str]]) -> None:
+    def reorder(self, key: Callable[[Unit | Done], tuple[str, int, str]]) -> None:
         """Put the units (and what the run kept for each) in `key`'s order: units that arrived
         in the order their files were read come out in the order the result lists them."""
         order = sorted(range(len(self.units)), key=lambda i: key(self.units[i]))
         if order == list(range(len(order))):
             return
         self.units = [self.units[i] for i in order]
-        self.verdicts = [self.verdicts[i] for i in order]
         for name in list(self.calls):
             self.calls[name] = array("q", (self._call_item(name, i) for i in order))
 
@@ -266,7 +285,9 @@ class Run:
                 asyncio.create_task(self._worker(queue))
                 for _ in range(slots * max(1, len(self.leaves)))
             )
+            self._judging = True
             await asyncio.gather(*workers, return_exceptions=True)
+            self._judging = False  # no worker takes the units still arriving: read them all
             await taking  # every unit is listed, judged or not (after a stop too)
             if prefilled is not None and prefilled.stop is not None:
                 self.gate.stop(*prefilled.stop)
@@ -321,7 +342,7 @@ class Run:
 
         if self.store is None or not isinstance(self.wrapped, RecordedJudge):
             raise ValueError("batch mode needs a store: it records the batch to resume it")
-        asked = (u.task() for u in self.units if u.asked)
+        asked = (u.task() for u in self.units if isinstance(u, Unit) and u.asked)
         prefilled, self.batch = await fill_store(
             self.judge,  # type: ignore[arg-type]  # checked by batch_provider
             asked,
@@ -368,7 +389,7 @@ class Run:
 
     def _keep(self, index: int, unit: Unit, verdict: DimensionVerdict) -> None:
         try:
-            self.verdicts[index] = answered(unit, verdict, self.judge.name, self.keep)
+            self.units[index] = done(unit, answered(unit, verdict, self.judge.name, self.keep))
         except StorageError as exc:  # the spill file failed: nothing more can be recorded
             self.gate.stop("storage", str(exc))
             raise
@@ -380,20 +401,22 @@ class Run:
 
     # ------------------------------------------------------------------ the result's parts
 
-    def take_answers(self) -> Iterator[tuple[Unit, Answered]]:
-        """Each unit with its answers (or ones saying it was not judged), letting go of each
-        as it is handed over: the last use of them (`incomplete` and `call_records` first)."""
+    def take_answers(self) -> Iterator[Done]:
+        """Each unit's answers (or ones saying it was not judged), letting go of each as it
+        is handed over: the last use of them (`incomplete` and `call_records` first)."""
         reason = self.gate.stopped.message if self.gate.stopped else "the run stopped"
         for index, unit in enumerate(self.units):
-            kept, self.verdicts[index] = self.verdicts[index], None
-            if kept is None:
-                kept = answered(unit, not_judged(unit, reason), self.judge.name, self.keep)
-            yield unit, kept
+            self.units[index] = None  # type: ignore[call-overload]  # handed over
+            if isinstance(unit, Unit):
+                unit = done(
+                    unit, answered(unit, not_judged(unit, reason), self.judge.name, self.keep)
+                )
+            yield unit
 
     def incomplete(self) -> list[IncompleteCase]:
         missing: dict[tuple[str, str], list[str]] = {}
-        for unit, verdict in zip(self.units, self.verdicts, strict=True):
-            if verdict is None:
+        for unit in self.units:
+            if isinstance(unit, Unit):
                 dimensions = parts_of(unit.dimension) or [unit.dimension]
                 missing.setdefault(unit.submission.key, []).extend(d.id for d in dimensions)
         return [
@@ -403,9 +426,9 @@ class Run:
     def call_records(self) -> Sequence[CallRecord]:
         items: list[int] = []
         names = [leaf.name for leaf in self.leaves]
-        for index, kept in enumerate(self.verdicts):
-            if kept is not None and kept.empty is not None:
-                items.append(kept.empty)
+        for index, unit in enumerate(self.units):
+            if isinstance(unit, Done) and unit.empty >= 0:
+                items.append(unit.empty)
                 continue
             items += [n for name in names if (n := self._call_item(name, index)) >= 0]
         return self.keep.sequence(CallRecord, items)
@@ -436,7 +459,6 @@ class Run:
         for a large run means while the result file is being written."""
         self.calls.clear()
         self.keep = Kept()  # the result's sequences hold a spill file as long as they need it
-        self.verdicts = []
         self.units = []
         self.wrapped = self.judge
 

@@ -7,30 +7,27 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import groupby
 from typing import Any
 
 from ground_truth.matching import Matching
 from ground_truth.models import IncidentSpec, Submission
 
+from ..checklist.items import WithParts
 from ..checklist.judgment import Judgment
 from ..checklist.prompts import PromptRenderer
 from ..checklist.results import EvalResult, Orphan, tool_version
 from ..checklist.rubric import Rubric
-from ..checklist.scoring import (
-    CaseResult,
-    DimensionScore,
-    Submitted,
-    dimension_score,
-    scored_case,
-    summarize_by_agent,
-    summarize_incidents,
-    summarize_overall,
-)
+from ..checklist.scoring import CaseResult, DimensionScore, Tally, dimension_score, scored_case
 from ..judges import Gated, Judge
 from .cache import is_cacheable
 from .loop import Run
+from .sink import SpillFile
+from .units import Done
 
-Section = Callable[[list[tuple[IncidentSpec, Submission]], list[CaseResult]], dict[str, Any] | None]
+Section = Callable[
+    [list[tuple[IncidentSpec, Submission]], Sequence[CaseResult]], dict[str, Any] | None
+]
 """A part of the result computed beside the judge from the matched inputs and the scored cases
 (resolution checks, entity scores); None when no submission carries what it reads. The run
 takes them by the `EvalResult` field they fill (`judge.api.SECTIONS`)."""
@@ -54,18 +51,18 @@ def result_of(
     incomplete = run.incomplete()
     stopped = run.gate.stopped if incomplete else None
     usage = run.usage() if any(_metered(leaf) for leaf in run.leaves) else None
-    cases, judgments, members, failed = _assemble(run, rubric)
+    cases, judgments, members, failed, tally = _assemble(run, rubric)
     run.release()
-    incidents, k = summarize_incidents(cases, rubric, k)
-    overall = summarize_overall(
-        cases, incidents, rubric, k, len(matching.missing), len(matching.orphans), seed
+    incidents, k = tally.all.incidents(rubric, k)
+    overall = tally.all.overall(
+        incidents, rubric, k, len(matching.missing), len(matching.orphans), seed
     )
     overall.n_failed_questions = failed
     extra: dict[str, Any] = {
         name: compute(matching.pairs, cases) for name, compute in sections.items()
     }
     return EvalResult(
-        by_agent=summarize_by_agent(cases, rubric, k, seed),
+        by_agent=tally.by_agent(rubric, k, seed),
         **extra,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=tool_version(),
@@ -137,42 +134,48 @@ def _metered(judge: Judge) -> bool:
 
 def _assemble(
     run: Run, rubric: Rubric
-) -> tuple[list[CaseResult], Sequence[Judgment], Sequence[Judgment], int]:
+) -> tuple[Sequence[CaseResult], Sequence[Judgment], Sequence[Judgment], int, Tally]:
     """The scored cases, their judgments (one per question, in the cases' order), the panel
-    members' and cascade stages' own judgments, and the failed questions' count, from the
-    run's answers, each let go of once its case holds it."""
-    items: dict[tuple[str, str], array[int]] = {}
-    scores: dict[tuple[str, str], dict[str, DimensionScore]] = {}
-    about: dict[tuple[str, str], tuple[str | None, Submitted]] = {}
-    members = array("q")
+    members' and cascade stages' own judgments, the failed questions' count and the cases'
+    tally for the summaries, from the run's answers, each let go of once its case holds it.
+
+    The units come in the result's order, a case's units one after another. A run that
+    spilled its answers (`judge.run.sink.SpillFile`) spills each case as it is made too,
+    and the result's cases read it back with its judgments (`WithParts`): 100,000 cases
+    would take about 150 MB as pydantic objects."""
+    tally = Tally(rubric)
+    spill = run.keep if isinstance(run.keep, SpillFile) else None
+    kept: list[CaseResult] = []
+    spilled = array("q")
+    every, bounds, members = array("q"), array("q", [0]), array("q")
     failed = 0
-    for unit, answered in run.take_answers():
-        key = unit.submission.key
-        items.setdefault(key, array("q")).extend(answered.judgments)
-        scores.setdefault(key, {}).update((s.dimension_id, s) for s in answered.scores)
-        about[key] = (unit.submission.agent, submitted(unit.submission))
-        members.extend(answered.members)
-        failed += answered.failed
-    cases = [
-        scored_case(
-            i,
-            t,
-            _case_scores(scores[(i, t)], rubric),
-            run.keep.sequence(Judgment, js),
-            rubric,
-            *about[(i, t)],
+    for (i, t), answers in groupby(run.take_answers(), key=_case_of):
+        scores: dict[str, DimensionScore] = {}
+        for done in answers:
+            every.extend(done.judgments)
+            scores.update((s.dimension_id, s) for s in done.scores())
+            members.extend(done.members)
+            failed += done.failed
+        judgments = run.keep.sequence(Judgment, every[bounds[-1] :])
+        bounds.append(len(every))
+        case = scored_case(
+            i, t, _case_scores(scores, rubric), judgments, rubric, done.agent, done.submitted
         )
-        for (i, t), js in items.items()
-    ]
-    every = array("q")
-    for js in items.values():
-        every.extend(js)
-    return cases, run.keep.sequence(Judgment, every), run.keep.sequence(Judgment, members), failed
+        tally.add(case)
+        if spill is None:
+            kept.append(case)
+        else:
+            spilled.append(spill.add(case))
+    cases: Sequence[CaseResult] = kept
+    judged = run.keep.sequence(Judgment, every)
+    if spill is not None:
+        judged = spill.sequence(Judgment, every)
+        cases = WithParts(spill, CaseResult, spilled, "judgments", judged, bounds)
+    return cases, judged, run.keep.sequence(Judgment, members), failed, tally
 
 
-def submitted(submission: Submission) -> Submitted:
-    """What the case's result keeps of its submission: its format and its diagnosis' length."""
-    return Submitted(submission.source.get("format"), len(submission.diagnosis))
+def _case_of(done: Done) -> tuple[str, str]:
+    return done.incident_id, done.trial
 
 
 def _case_scores(scores: dict[str, DimensionScore], rubric: Rubric) -> list[DimensionScore]:

@@ -3,16 +3,22 @@ every dimension's questions (`judge.run.granularity`)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ground_truth.models import IncidentSpec, Submission
 
-from ..checklist.judgment import DimensionVerdict, QuestionAnswer
+from ..checklist.judgment import DimensionVerdict, QuestionAnswer, compact
 from ..checklist.prompts import Prompt, PromptRenderer
 from ..checklist.rubric import Dimension, Rubric, parts_of, whole_submission
+from ..checklist.scoring import DimensionScore, Submitted
 from ..judges.base import JudgeTask
 from .deferred import DeferredTask
 from .granularity import DEFAULT, Granularity, split
+
+if TYPE_CHECKING:
+    from .answers import Answered
 
 EMPTY_DIAGNOSIS = "the diagnosis is empty"
 
@@ -66,6 +72,91 @@ class Unit:
             self.prompt_hash,
             self.inputs_key,
         )
+
+
+@dataclass(slots=True)
+class Done:
+    """What the result needs of a unit once its answers are kept (`Run`): which case it is
+    part of, and its answers' item numbers in the run's sink and counts. The unit itself (its
+    submission, diagnosis and all) is let go of: 100,000 of them would be held all run long.
+    Its judgments are the `n_judgments` items from `first`, its members' the `n_members` after
+    them; `counts` are each dimension's (scored, unscored, Yes) in turn, for the unit's
+    dimension or its parts (`parts_of`), one tuple shared by every unit with the same counts;
+    `empty` is the item of an empty diagnosis' call record, or -1. About 250 bytes a unit."""
+
+    incident_id: str
+    trial: str
+    agent: str | None
+    format: str | None
+    diagnosis_chars: int
+    dimension: Dimension
+    first: int
+    n_judgments: int
+    n_members: int
+    counts: tuple[int, ...]
+    failed: int
+    empty: int
+
+    def key(self) -> tuple[str, str, str]:
+        return self.incident_id, self.trial, self.dimension.id
+
+    @property
+    def judgments(self) -> range:
+        return range(self.first, self.first + self.n_judgments)
+
+    @property
+    def members(self) -> range:
+        start = self.first + self.n_judgments
+        return range(start, start + self.n_members)
+
+    @property
+    def submitted(self) -> Submitted:
+        return Submitted(self.format, self.diagnosis_chars)
+
+    def scores(self) -> list[DimensionScore]:
+        """The dimensions' scores, as `dimension_score` counted them."""
+        dimensions = parts_of(self.dimension) or [self.dimension]
+        c = self.counts
+        return [
+            compact(
+                DimensionScore(
+                    dimension_id=d.id,
+                    score=c[3 * n + 2] / c[3 * n] if c[3 * n] else None,
+                    n_scored=c[3 * n],
+                    n_unscored=c[3 * n + 1],
+                    n_yes=c[3 * n + 2],
+                )
+            )
+            for n, d in enumerate(dimensions)
+        ]
+
+
+_COUNTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""One copy of each `Done.counts` seen: small numbers, few distinct tuples."""
+
+
+def done(unit: Unit, answers: Answered) -> Done:
+    """What is kept of `unit` once its `answers` are (`Done`)."""
+    dimensions = parts_of(unit.dimension) or [unit.dimension]
+    scores = answers.scores
+    assert [s.dimension_id for s in scores] == [d.id for d in dimensions]
+    assert answers.members.start == answers.judgments.stop  # kept one after the other
+    counts = tuple(n for s in scores for n in (s.n_scored, s.n_unscored, s.n_yes))
+    sub = unit.submission
+    return Done(
+        incident_id=sys.intern(sub.incident_id),
+        trial=sub.trial,
+        agent=sys.intern(sub.agent) if sub.agent else sub.agent,
+        format=sub.source.get("format"),
+        diagnosis_chars=len(sub.diagnosis),
+        dimension=unit.dimension,
+        first=answers.judgments.start,
+        n_judgments=len(answers.judgments),
+        n_members=len(answers.members),
+        counts=_COUNTS.setdefault(counts, counts),
+        failed=answers.failed,
+        empty=-1 if answers.empty is None else answers.empty,
+    )
 
 
 def units(

@@ -92,7 +92,7 @@ def test_sigterm_just_before_the_loop_stops_it_at_once(tmp_path: Path, monkeypat
 
 @pytest.mark.parametrize(
     "where",
-    [(assembly, "summarize_incidents"), (results, "write_result"), (eval_cli, "write_exports")],
+    [(assembly, "Tally"), (results, "write_result"), (eval_cli, "write_exports")],
     ids=["scoring", "writing the result", "writing the exports"],
 )
 def test_sigterm_before_the_last_call_still_writes_everything(

@@ -9,6 +9,7 @@ from ground_truth import load_specs, load_submissions
 from judge import DimensionVerdict, evaluate
 from judge.run import loop
 from judge.run.cache import LeafCall
+from judge.run.units import Done, Unit
 
 
 def _run_example():
@@ -16,22 +17,23 @@ def _run_example():
     return evaluate(specs, load_submissions(EXAMPLE / "outputs"))
 
 
-def test_the_run_keeps_answers_not_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_run_keeps_answers_not_units_or_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
     take = loop.Run.take_answers
     held: list[int] = []
     kept: list[object] = []
 
     def watched(self):
-        kept.extend([*self.verdicts, *(n for numbers in self.calls.values() for n in numbers)])
-        for unit, answered in take(self):
-            held.append(sum(v is not None for v in self.verdicts))
-            yield unit, answered
+        kept.extend([*self.units, *(n for numbers in self.calls.values() for n in numbers)])
+        for done in take(self):
+            held.append(sum(u is not None for u in self.units))
+            yield done
 
     monkeypatch.setattr(loop.Run, "take_answers", watched)
     result = _run_example()
     units = len(result.calls)
     assert held == [units - 1 - i for i in range(units)]  # each let go of when handed over
-    assert not any(isinstance(x, DimensionVerdict | LeafCall) for x in kept)
+    assert not any(isinstance(x, DimensionVerdict | LeafCall | Unit) for x in kept)
+    assert all(isinstance(x, Done) for x in kept[:units])  # no submission held once answered
     assert len(kept) == 2 * units
 
 

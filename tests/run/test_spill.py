@@ -31,7 +31,7 @@ from judge import (
     write_result,
 )
 from judge.checklist import spill
-from judge.checklist.items import SpilledSeq, item_text
+from judge.checklist.items import SpilledSeq, WithParts, item_text
 from judge.checklist.judgment import Usage
 from judge.checklist.results import result_json
 from judge.checklist.scoring import score_case
@@ -325,3 +325,21 @@ def test_score_case_takes_a_spilled_sequence() -> None:
     case = score_case("inc", "1", spilled(items), load_rubric())
     assert case.dimensions[0].n_yes == 2 and case.dimensions[0].n_unscored == 2
     assert case.judgments == items
+
+
+def test_spilled_cases_read_back_with_their_judgments_and_two_agents_summed_up() -> None:
+    specs, subs = inputs()
+    subs = [s.model_copy(update={"agent": "ab"[n % 2]}) for n, s in enumerate(subs)]
+    on, off = pair(make_judge(), specs, subs)
+    assert isinstance(on.cases, WithParts) and type(off.cases) is list
+    assert on.by_agent is not None and on.by_agent == off.by_agent
+    assert on.overall == off.overall and on.incidents == off.incidents
+    assert list(on.cases) == off.cases and on.cases[-1] == off.cases[-1]
+    assert [c.judgments for c in on.cases] == [c.judgments for c in off.cases]
+    chosen = [5, 0, 3]
+    assert isinstance(on.cases[2:7], WithParts) and isinstance(on.cases.subset(chosen), WithParts)
+    assert [c.judgments for c in on.cases[2:7]] == [c.judgments for c in off.cases[2:7]]
+    assert [c.judgments for c in on.cases.subset(chosen)] == [
+        off.cases[i].judgments for i in chosen
+    ]
+    assert len({id(c.__pydantic_fields_set__) for c in on.cases}) == 1
