@@ -14,6 +14,7 @@ from ..checklist.judgment import (
     Usage,
     abstained,
     compact,
+    trusted,
 )
 from ..checklist.results import CallRecord
 from ..checklist.scoring import DimensionScore, dimension_score
@@ -92,23 +93,23 @@ def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
 def _judgment(
     unit: Unit, answer: QuestionAnswer, judge_name: str, identity: JudgeIdentity | None = None
 ) -> Judgment:
-    return compact(
-        Judgment(
-            incident_id=unit.submission.incident_id,
-            trial=unit.submission.trial,
-            dimension_id=unit.dimension.id,
-            question_id=sys.intern(answer.question_id),  # one copy per id, not per reply
-            answer=answer.answer,
-            evidence=answer.evidence,
-            confidence=answer.confidence,
-            confidence_score=answer.confidence_score,
-            unscored_reason=answer.unscored_reason,
-            judge=judge_name,
-            prompt_hash=unit.hash,
-            identity=identity,
-            stage=answer.stage,
-            abstained=abstained(answer),
-        )
+    """Made of validated values only (the answer's, the unit's): not validated again."""
+    return trusted(
+        Judgment,
+        incident_id=unit.submission.incident_id,
+        trial=unit.submission.trial,
+        dimension_id=unit.dimension.id,
+        question_id=sys.intern(answer.question_id),  # one copy per id, not per reply
+        answer=answer.answer,
+        evidence=answer.evidence,
+        confidence=answer.confidence,
+        confidence_score=answer.confidence_score,
+        unscored_reason=answer.unscored_reason,
+        judge=judge_name,
+        prompt_hash=unit.hash,
+        identity=None if identity is None else compact(identity),
+        stage=answer.stage,
+        abstained=abstained(answer),
     )
 
 
