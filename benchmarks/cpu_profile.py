@@ -299,7 +299,7 @@ def concurrency(args: argparse.Namespace) -> list[Row]:
 def whole_run_profile(path: Path, top: int = 25) -> None:
     """A profiled command's CPU by package, and its functions of most own and most
     cumulative CPU (this project's, for the cumulative list: where its own code spends)."""
-    stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+    stats = pstats.Stats(str(path)).stats
     groups: dict[str, float] = defaultdict(float)
     for (filename, _line, function), row in stats.items():
         groups[group_of(filename, function)] += row[2]

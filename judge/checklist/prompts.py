@@ -224,6 +224,7 @@ class PromptRenderer:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
         `judge.checklist.rubric.whole_submission` pseudo-dimension (`submission.j2`)."""
         parts = parts_of(dimension)
+        fence = fence_tag(submission.diagnosis)
         context = {
             "spec": spec,
             "submission": submission,
@@ -231,14 +232,14 @@ class PromptRenderer:
             "dimensions": parts or [dimension],
             "question_ids": [q.id for q in dimension.questions],
             "diagnosis": submission.diagnosis,
-            "fence": fence_tag(submission.diagnosis),
+            "fence": fence,
         }
         try:
             system = self._system or self._render_system()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()
             if self._shipped_case:
-                shared = _case_end(user, context["fence"])
+                shared = _case_end(user, fence)
             else:
                 case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
                 shared = len(case) if case and user.startswith(case) else 0

@@ -22,6 +22,7 @@ pool's connections hold a request's writes and send them as one (`_WriteBehind`)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
@@ -195,10 +196,8 @@ class _WriteBehind:
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         if self._held:
             held, self._held = self._held, []
-            try:
+            with contextlib.suppress(self._write_error):
                 await self._stream.write(b"".join(held), self._timeout)
-            except self._write_error:
-                pass
         return await self._stream.read(max_bytes, timeout)
 
     async def aclose(self) -> None:
