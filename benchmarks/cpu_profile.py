@@ -4,7 +4,7 @@ whole process at 5 to 100 in flight.
     python benchmarks/cpu_profile.py [N_SUBMISSIONS] [--client auto|litellm|openai]
         [--model MODEL] [--granularity dimension|submission] [--json PATH]
     python benchmarks/cpu_profile.py --in-flight 5,20,50,100 [--latency 0.2] [--rounds 160]
-        [--code DIR ...] [--repeats 1] [--json PATH]
+        [--code DIR ...] [--repeats 1] [--json PATH] [--profile PATH]
 
 With `--in-flight`, whole `judge eval` commands (defaults: one call per submission, the
 `openai` client, a store) run against the fake provider in its own process with latency L;
@@ -12,7 +12,12 @@ each in-flight limit K gets `--rounds` x K submissions, so every row's physical 
 (N / K x L) is the same. Printed per row and per `--code` checkout (the checkouts taken in
 turn, so a loaded machine weighs on each alike): the command's CPU (user + system, from
 `getrusage` of the child) per call, the same beyond start-up (less a run of K submissions),
-wall / the physical limit, and the provider's requests.
+wall / the physical limit, and the provider's requests. `--profile PATH` adds, after them, one
+run of the last checkout at the last in-flight limit under cProfile on the thread-CPU clock
+(time the event loop's thread spends descheduled, say inside a socket send that woke the
+provider, is not charged), writes its stats to PATH (`pstats`) and prints the run's CPU by
+package and the functions of most own and most cumulative CPU. cProfile slows Python code:
+read its shares, not its milliseconds.
 
 Without `--in-flight`:
 
@@ -59,6 +64,9 @@ GROUPS = [
     ("openai+httpx+aiohttp", "/httpx"),
     ("openai+httpx+aiohttp", "/httpcore"),
     ("openai+httpx+aiohttp", "/aiohttp/"),
+    ("openai+httpx+aiohttp", "/h11/"),
+    ("openai+httpx+aiohttp", "/anyio/"),
+    ("openai+httpx+aiohttp", "/sniffio/"),
     ("pydantic", "/pydantic"),
     ("this project", "/judge/"),
     ("this project", "/ground_truth/"),
@@ -209,13 +217,34 @@ class Row(NamedTuple):
         return 1000 * (self.cpu - self.cpu_small) / (self.calls - self.in_flight)
 
 
-def eval_command(code: Path, outputs: Path, tmp: Path, url: str, in_flight: int) -> float:
-    """The CPU seconds (user + system) of one `judge eval` of `outputs` run from `code`."""
+PROFILED = """
+import cProfile, runpy, sys, time
+out, sys.argv = sys.argv[1], ["judge", *sys.argv[2:]]
+profile = cProfile.Profile(time.thread_time)
+profile.enable()
+try:
+    runpy.run_module("judge", run_name="__main__", alter_sys=True)
+finally:
+    profile.disable()
+    profile.dump_stats(out)
+"""
+"""`python -c PROFILED STATS ARGS...`: `python -m judge ARGS...` under cProfile on the
+thread-CPU clock, its stats written to STATS."""
+
+
+def eval_command(
+    code: Path, outputs: Path, tmp: Path, url: str, in_flight: int, profile: Path | None = None
+) -> float:
+    """The CPU seconds (user + system) of one `judge eval` of `outputs` run from `code`
+    (profiled into `profile` when given)."""
     from benchmarks.synth import GROUND_TRUTH
 
     result = tmp / f"r{time.monotonic_ns()}.json"
+    python = [sys.executable, "-m", "judge"]
+    if profile is not None:
+        python = [sys.executable, "-c", PROFILED, str(profile)]
     command = [
-        sys.executable, "-m", "judge", "eval", "--ground-truth", str(GROUND_TRUTH),
+        *python, "eval", "--ground-truth", str(GROUND_TRUTH),
         "--outputs", str(outputs), "--result-file", str(result),
         "--judge-model", "openai/fake-judge", "--api-base", url,
         "--max-concurrent", str(in_flight), "--no-progress",
@@ -262,7 +291,35 @@ def concurrency(args: argparse.Namespace) -> list[Row]:
                         file=sys.stderr,
                         flush=True,
                     )
+        if args.profile:  # the last limit's submissions
+            eval_command(args.code[-1], outputs, tmp, url, k, args.profile.resolve())
     return rows
+
+
+def whole_run_profile(path: Path, top: int = 25) -> None:
+    """A profiled command's CPU by package, and its functions of most own and most
+    cumulative CPU (this project's, for the cumulative list: where its own code spends)."""
+    stats = pstats.Stats(str(path)).stats
+    groups: dict[str, float] = defaultdict(float)
+    for (filename, _line, function), row in stats.items():
+        groups[group_of(filename, function)] += row[2]
+    total = sum(groups.values())
+    print(f"\nprofile ({path}): {total:.1f} s of thread CPU under cProfile, by package (own):")
+    for name, seconds in sorted(groups.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:28} {100 * seconds / total:5.1f}%")
+
+    def where(key: tuple[str, int, str]) -> str:
+        filename, line, function = key
+        place = f"{Path(filename).parent.name}/{Path(filename).name}:{line}" if line else ""
+        return f"{function} {place}"
+
+    print("  most own CPU:")
+    for key, row in sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]:
+        print(f"    {100 * row[2] / total:5.1f}%  {where(key)}")
+    print("  most cumulative CPU in this project's functions:")
+    own = [(k, r) for k, r in stats.items() if "/judge/" in k[0]]
+    for key, row in sorted(own, key=lambda kv: -kv[1][3])[:top]:
+        print(f"    {100 * row[3] / total:5.1f}%  {where(key)}")
 
 
 def concurrency_table(rows: list[Row]) -> str:
@@ -298,6 +355,12 @@ def main() -> None:
         "--code", type=Path, action="append", help="a checkout whose judge runs (repeatable)"
     )
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="with --in-flight: also profile one run of the last --code at the last limit, "
+        "stats to this file",
+    )
     parser.add_argument("submissions", nargs="?", type=int, default=100)
     parser.add_argument(
         "--model",
@@ -323,6 +386,8 @@ def main() -> None:
         print(concurrency_table(rows))
         if args.json:
             args.json.write_text(json.dumps([r._asdict() for r in rows], indent=2) + "\n")
+        if args.profile:
+            whole_run_profile(args.profile)
         return
     GRANULARITY[0] = args.granularity
     n = args.submissions

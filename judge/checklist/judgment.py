@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from types import UnionType
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
@@ -158,6 +159,8 @@ def abstained(answer: QuestionAnswer) -> bool:
 
 
 _FULL_FIELD_SETS: dict[type[BaseModel], set[str]] = {}
+_NESTING_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
+_PLAIN = (str, int, float, bool, type(None))
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -171,12 +174,12 @@ def compact(model: M) -> M:
     to the set) never changes what another instance reports as set.
     """
     cls = type(model)
-    full = _FULL_FIELD_SETS.get(cls)
-    if full is None:
-        full = _FULL_FIELD_SETS.setdefault(cls, set(cls.model_fields))
+    full = _full_set(cls)
     if model.__pydantic_fields_set__ == full:
         object.__setattr__(model, "__pydantic_fields_set__", full)
-    for value in model.__dict__.values():
+    values = model.__dict__
+    for name in _nesting_fields(cls):
+        value = values.get(name)
         if isinstance(value, BaseModel):
             compact(value)
         elif isinstance(value, list):
@@ -184,3 +187,45 @@ def compact(model: M) -> M:
                 if isinstance(item, BaseModel):
                     compact(item)
     return model
+
+
+def trusted(cls: type[M], **values: Any) -> M:
+    """A `cls` made of values already validated (taken from validated models), every field
+    given: what `model_construct` makes, ~4x cheaper than validating them again, and sharing
+    the one full fields-set as `compact` would. The models inside are not compacted."""
+    full = _full_set(cls)
+    if values.keys() != full:
+        raise TypeError(f"{cls.__name__} needs every field: {sorted(full ^ values.keys())}")
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", values)
+    object.__setattr__(model, "__pydantic_fields_set__", full)
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
+
+
+def _full_set(cls: type[BaseModel]) -> set[str]:
+    full = _FULL_FIELD_SETS.get(cls)
+    if full is None:
+        full = _FULL_FIELD_SETS.setdefault(cls, set(cls.model_fields))
+    return full
+
+
+def _nesting_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of `cls` that can hold a model (or a list of them): every field but those
+    typed with plain values only (strings, numbers, booleans, None, literals)."""
+    names = _NESTING_FIELDS.get(cls)
+    if names is None:
+        names = tuple(n for n, f in cls.model_fields.items() if not _plain(f.annotation))
+        _NESTING_FIELDS[cls] = names
+    return names
+
+
+def _plain(annotation: Any) -> bool:
+    if get_origin(annotation) is Literal:
+        return True
+    if annotation in _PLAIN:
+        return True
+    if get_origin(annotation) in (Union, UnionType):
+        return all(_plain(a) for a in get_args(annotation))
+    return False

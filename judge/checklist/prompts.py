@@ -87,6 +87,15 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
 
 
+def _case_end(user: str, fence: str) -> int:
+    """Where the shipped case ends in a user message that starts with it: after its
+    diagnosis's end line, whose tag is the diagnosis's own hash (`fence_tag`) and so is not
+    found earlier."""
+    end = f"----- END DIAGNOSIS {fence} -----"
+    at = user.find(end)
+    return at + len(end) if at >= 0 else 0
+
+
 class PromptRenderer:
     """Renders prompts from the shipped templates, or from a directory that overrides some of them."""
 
@@ -115,6 +124,12 @@ class PromptRenderer:
         self.template_dir = template_dir
         self._search = search
         self.fingerprint = self._fingerprint()
+        self._shipped_case = all(
+            self._folder(name) == str(TEMPLATES)
+            for name in (CASE_TEMPLATE, DIMENSION_TEMPLATE, SUBMISSION_TEMPLATE)
+        )
+        """The case and the user messages are the shipped templates': the case's end is found
+        in the user message (`_case_end`) instead of rendering the case a second time."""
         self._hashes: dict[int, tuple[BaseModel, str]] = {}
         self._system: str | None = None
 
@@ -181,10 +196,13 @@ class PromptRenderer:
         return hashlib.sha256("\0".join(sources).encode()).hexdigest()[:16]
 
     def _source(self, name: str) -> str:
+        return (Path(self._folder(name)) / name).read_text(encoding="utf-8")
+
+    def _folder(self, name: str) -> str:
+        """The folder jinja2's loader takes template `name` from."""
         for folder in self._search:
-            path = Path(folder) / name
-            if path.is_file():
-                return path.read_text(encoding="utf-8")
+            if (Path(folder) / name).is_file():
+                return folder
         raise InputError(self.template_dir or TEMPLATES, f"template {name} not found")
 
     def _failed_at(self, exc: BaseException) -> tuple[str | Path, int | None]:
@@ -206,6 +224,7 @@ class PromptRenderer:
         """The prompt for one dimension, or for the whole submission when `dimension` is a
         `judge.checklist.rubric.whole_submission` pseudo-dimension (`submission.j2`)."""
         parts = parts_of(dimension)
+        fence = fence_tag(submission.diagnosis)
         context = {
             "spec": spec,
             "submission": submission,
@@ -213,13 +232,17 @@ class PromptRenderer:
             "dimensions": parts or [dimension],
             "question_ids": [q.id for q in dimension.questions],
             "diagnosis": submission.diagnosis,
-            "fence": fence_tag(submission.diagnosis),
+            "fence": fence,
         }
         try:
             system = self._system or self._render_system()
-            case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
             template = SUBMISSION_TEMPLATE if parts else DIMENSION_TEMPLATE
             user = self.env.get_template(template).render(context).strip()
+            if self._shipped_case:
+                shared = _case_end(user, fence)
+            else:
+                case = self.env.get_template(CASE_TEMPLATE).render(context).strip()
+                shared = len(case) if case and user.startswith(case) else 0
         except Exception as exc:  # a template may raise anything (`{{ 1 / 0 }}`): bad input
             where, line = self._failed_at(exc)
             what = (
@@ -229,5 +252,4 @@ class PromptRenderer:
                 where, f"template error: {what}", field=f"line {line}" if line else None
             ) from None
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        shared = len(case) if case and user.startswith(case) else 0
         return Prompt(messages=messages, hash=prompt_hash(messages), cache_prefix=shared)

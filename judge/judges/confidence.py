@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..checklist.judgment import QuestionAnswer
+from ..checklist.judgment import QuestionAnswer, trusted
 from .clients.reply import TokenLogprob, TokenLogprobs, logprobs_of
 
 STATED = {"High": 0.9, "Medium": 0.7, "Low": 0.5}
@@ -81,7 +81,9 @@ def answer_probabilities(tokens: Sequence[Token]) -> dict[str, float]:
 
 def with_scores(answers: Iterable[QuestionAnswer], logprobs: Any) -> list[QuestionAnswer]:
     """The answers with a confidence score each: the Yes/No token's probability where the
-    reply's `logprobs` give it, else the stated level's score (`STATED`)."""
+    reply's `logprobs` give it, else the stated level's score (`STATED`). The answers are
+    validated models and each score a probability or a `STATED` level: the copies are not
+    validated again."""
     tokens = tokens_of(logprobs) if logprobs is not None else None
     probabilities = answer_probabilities(tokens) if tokens else {}
     out = []
@@ -89,7 +91,7 @@ def with_scores(answers: Iterable[QuestionAnswer], logprobs: Any) -> list[Questi
         score = probabilities.get(answer.question_id)
         if score is None and answer.answer is not None:
             score = STATED.get(answer.confidence or "")
-        out.append(answer.model_copy(update={"confidence_score": score}))
+        out.append(trusted(type(answer), **{**answer.__dict__, "confidence_score": score}))
     return out
 
 

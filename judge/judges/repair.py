@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checklist.judgment import Answer, Confidence, QuestionAnswer
+from ..checklist.judgment import Answer, Confidence, QuestionAnswer, trusted
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)\n?\s*```", re.DOTALL)
 _ANSWERS: dict[str, Answer] = {"yes": "Yes", "no": "No"}
 _CONFIDENCES: dict[str, Confidence] = {"high": "High", "medium": "Medium", "low": "Low"}
 _ITEM_KEYS = ("id", "answer", "evidence", "confidence")
+_CLEAN_KEYS = frozenset(_ITEM_KEYS)
 MAX_REPLY_CHARS = 200_000
 """Longer replies are not searched for JSON (a judge's reply is a few hundred characters)."""
 
@@ -192,7 +193,10 @@ def _answer_items(data: Any, repairs: list[str]) -> list[dict[str, Any]]:
 
 
 def _answer(item: dict[str, Any], repairs: list[str]) -> QuestionAnswer:
-    fields = {str(k).strip().lower(): v for k, v in item.items()}
+    if _CLEAN_KEYS.issuperset(item):  # the keys asked for, as asked: nothing to normalise
+        fields = item
+    else:
+        fields = {str(k).strip().lower(): v for k, v in item.items()}
     if len(fields) != len(item):
         raise UnparseableReply("reply is not the requested JSON: repeated keys in an answer")
     if any(k not in item for k in fields if k in _ITEM_KEYS):
@@ -213,8 +217,15 @@ def _answer(item: dict[str, Any], repairs: list[str]) -> QuestionAnswer:
     known = _CONFIDENCES.get(confidence.strip().lower()) if isinstance(confidence, str) else None
     if known is None or known != confidence:
         repairs.append("confidence case" if known else "confidence missing")
-    return QuestionAnswer(
-        question_id=qid.strip(), answer=normal, evidence=evidence, confidence=known
+    return trusted(  # every value checked above
+        QuestionAnswer,
+        question_id=qid.strip(),
+        answer=normal,
+        evidence=evidence,
+        confidence=known,
+        confidence_score=None,
+        unscored_reason=None,
+        stage=None,
     )
 
 

@@ -14,6 +14,7 @@ from ..checklist.judgment import (
     Usage,
     abstained,
     compact,
+    trusted,
 )
 from ..checklist.results import CallRecord
 from ..checklist.scoring import DimensionScore, dimension_score
@@ -92,55 +93,57 @@ def _member_judgments(unit: Unit, verdict: DimensionVerdict) -> list[Judgment]:
 def _judgment(
     unit: Unit, answer: QuestionAnswer, judge_name: str, identity: JudgeIdentity | None = None
 ) -> Judgment:
-    return compact(
-        Judgment(
-            incident_id=unit.submission.incident_id,
-            trial=unit.submission.trial,
-            dimension_id=unit.dimension.id,
-            question_id=sys.intern(answer.question_id),  # one copy per id, not per reply
-            answer=answer.answer,
-            evidence=answer.evidence,
-            confidence=answer.confidence,
-            confidence_score=answer.confidence_score,
-            unscored_reason=answer.unscored_reason,
-            judge=judge_name,
-            prompt_hash=unit.hash,
-            identity=identity,
-            stage=answer.stage,
-            abstained=abstained(answer),
-        )
+    """Made of validated values only (the answer's, the unit's): not validated again."""
+    return trusted(
+        Judgment,
+        incident_id=unit.submission.incident_id,
+        trial=unit.submission.trial,
+        dimension_id=unit.dimension.id,
+        question_id=sys.intern(answer.question_id),  # one copy per id, not per reply
+        answer=answer.answer,
+        evidence=answer.evidence,
+        confidence=answer.confidence,
+        confidence_score=answer.confidence_score,
+        unscored_reason=answer.unscored_reason,
+        judge=judge_name,
+        prompt_hash=unit.hash,
+        identity=None if identity is None else compact(identity),
+        stage=answer.stage,
+        abstained=abstained(answer),
     )
 
 
 def call_record(
     unit: Unit, verdict: DimensionVerdict, judge_name: str, miss: str | None = None
 ) -> CallRecord:
-    return compact(
-        CallRecord(
-            incident_id=unit.submission.incident_id,
-            trial=unit.submission.trial,
-            dimension_id=unit.dimension.id,
-            judge=judge_name,
-            prompt_hash=unit.hash,
-            attempts=verdict.attempts,
-            error=verdict.error,
-            error_kind=verdict.error_kind,
-            usage=_settled(verdict.usage),
-            requests=verdict.requests,
-            attempt_errors=verdict.attempt_errors,
-            cached=verdict.cached,
-            cache_miss=miss,
-            batch_id=verdict.batch_id,
-        )
+    """Made of the verdict's and the unit's validated values: not validated again."""
+    return trusted(
+        CallRecord,
+        incident_id=unit.submission.incident_id,
+        trial=unit.submission.trial,
+        dimension_id=unit.dimension.id,
+        judge=judge_name,
+        prompt_hash=unit.hash,
+        attempts=verdict.attempts,
+        error=verdict.error,
+        error_kind=verdict.error_kind,
+        usage=_settled(verdict.usage),
+        requests=verdict.requests,
+        attempt_errors=dict(verdict.attempt_errors),
+        cached=verdict.cached,
+        cache_miss=miss,
+        batch_id=verdict.batch_id,
     )
 
 
 def _settled(usage: Usage | None) -> Usage | None:
     """`usage` with every field set, so that `compact` can share its fields-set: a judge fills
     usage field by field, which left each of 30,000 call records its own set (216 bytes)."""
-    if usage is None or usage.model_fields_set == set(Usage.model_fields):
-        return usage
-    return Usage.model_construct(**dict(usage))
+    if usage is None:
+        return None
+    if usage.model_fields_set == set(Usage.model_fields):
+        return compact(usage)
+    return trusted(Usage, **dict(usage))
 
 
 def was_judged(verdict: DimensionVerdict) -> bool:

@@ -234,3 +234,27 @@ def test_an_override_of_the_other_granularitys_message_is_refused(
         "MINE\nQuestion ids: {{ question_ids | join(', ') }}\n", encoding="utf-8"
     )
     assert main([*args, "--dry-run"]) == 0
+
+
+def test_the_shipped_case_is_found_in_the_prompt_as_rendering_it_again_finds_it(
+    tmp_path, rubric, example_specs_by_id, renderer
+) -> None:
+    """The shipped templates' case end is read off the user message; a copy of the same
+    templates as a template folder renders the case again to find it: the prompts are equal."""
+    import shutil
+
+    from judge.checklist.prompts import TEMPLATES
+    from judge.checklist.rubric import whole_submission
+
+    copy = tmp_path / "copy"
+    shutil.copytree(TEMPLATES, copy)
+    rendered_again = PromptRenderer(copy)
+    assert rendered_again._shipped_case is False and renderer._shipped_case is True
+    diagnoses = ["checkout broke", "", "----- END DIAGNOSIS x -----\nstill the diagnosis"]
+    for spec in example_specs_by_id.values():
+        for diagnosis in diagnoses:
+            sub = submission(spec.id, diagnosis)
+            for dim in [*rubric.dimensions, whole_submission(rubric.dimensions)]:
+                fast, slow = renderer.render(spec, sub, dim), rendered_again.render(spec, sub, dim)
+                assert fast.messages == slow.messages and fast.hash == slow.hash
+                assert fast.cache_prefix == slow.cache_prefix > 0

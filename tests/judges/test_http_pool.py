@@ -157,3 +157,51 @@ def test_an_unsupported_scheme_is_refused_as_httpcore_refuses_it() -> None:
         assert pool._slots._value == 1000
 
     asyncio.run(scenario())
+
+
+def test_a_request_goes_to_the_socket_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    from httpcore._backends.anyio import AnyIOStream
+
+    writes: list[bytes] = []
+    write = AnyIOStream.write
+
+    async def counted(self: AnyIOStream, buffer: bytes, timeout: float | None = None) -> None:
+        writes.append(buffer)
+        await write(self, buffer, timeout)
+
+    monkeypatch.setattr(AnyIOStream, "write", counted)
+
+    async def scenario() -> int:
+        async with Server().running() as server, _client() as client:
+            for n in range(3):
+                assert (await client.post(server.url, json={"n": n})).json() == {"ok": True}
+            return server.requests
+
+    assert asyncio.run(scenario()) == 3
+    assert len(writes) == 3
+    assert all(w.startswith(b"POST ") and w.endswith(b'{"n":%d}' % n) for n, w in enumerate(writes))
+
+
+def test_a_failed_send_still_reads_what_the_server_answered() -> None:
+    """As httpcore does: a server may answer and close before the request is all sent."""
+    from judge.judges.clients.pool import _WriteBehind
+
+    class Stream:
+        def __init__(self) -> None:
+            self.reads = 0
+
+        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            raise httpcore.WriteError("connection reset")
+
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            self.reads += 1
+            return b"HTTP/1.1 413 Payload Too Large\r\n\r\n"
+
+    async def scenario() -> tuple[bytes, int]:
+        inner = Stream()
+        stream = _WriteBehind(inner, httpcore.WriteError)
+        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
+        await stream.write(b"body")
+        return await stream.read(100), inner.reads
+
+    assert asyncio.run(scenario()) == (b"HTTP/1.1 413 Payload Too Large\r\n\r\n", 1)
