@@ -364,7 +364,7 @@ class LLMJudge:
         answer (a provider batch's request lines are built from it too). In `json_object+schema`
         mode the schema pins `question_ids` (see `pinned_schema`)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if cap := self._token_cap(question_ids):
+        if cap := self.token_cap(question_ids):
             kwargs["max_tokens"] = cap
         kwargs |= {"temperature": self.temperature, **self.extra_params}
         reply_format = response_format(mode, strict_format(self.reply_order))
@@ -377,8 +377,9 @@ class LLMJudge:
             kwargs["seed"] = self.seed
         return kwargs
 
-    def _token_cap(self, question_ids: list[str] | None) -> int | None:
-        """The `max_tokens` a request for `question_ids` sends (see `max_tokens`)."""
+    def token_cap(self, question_ids: list[str] | None) -> int | None:
+        """The `max_tokens` a request for `question_ids` sends (see `max_tokens`); None: none
+        (an explicit `max_tokens` in `extra_params` is sent instead when there is one)."""
         if self.max_tokens is not None:
             return self.max_tokens or None
         if not question_ids:

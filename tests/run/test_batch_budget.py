@@ -111,20 +111,49 @@ def test_the_cli_says_what_was_left_out_and_exits_as_a_budget_stop(
 
 
 def test_budget_counts_outstanding_lines_until_their_real_price_is_known() -> None:
-    budget = BatchBudget(1.0, price=lambda p, c: (p + c) / 1000, cap=100)
+    budget = BatchBudget(1.0, price=lambda p, c: (p + c) / 1000, cap=lambda questions: 100)
     message = [{"role": "user", "content": "x" * 400}]  # 100 prompt tokens: 0.2 worst case
     assert prompt_tokens(message) == 100
-    fit = budget.fit([("a", message), ("b", message), ("c", message)])
+    fit = budget.fit([("a", message, ["q1"]), ("b", message, ["q1"]), ("c", message, ["q1"])])
     assert (fit.count, fit.reason) == (3, None) and budget.outstanding.keys() == {"a", "b", "c"}
-    assert budget.fit([("d", message), ("e", message)]).count == 2  # exactly the limit
+    assert budget.fit([("d", message, ["q1"]), ("e", message, ["q1"])]).count == 2  # the limit
     budget.spend(0.05)
     budget.settled(["a", "b", "c", "d", "e"])  # real price 0.05 in all
-    assert budget.fit([("f", message)] * 5).count == 4
+    assert budget.fit([("f", message, ["q1"])] * 5).count == 4
     assert budget.exhausted is not None and "more than the $0.9500 left" in budget.exhausted
-    assert budget.fit([("g", message)]).count == 0  # once exhausted, no later batch
+    assert budget.fit([("g", message, ["q1"])]).count == 0  # once exhausted, no later batch
 
 
-def test_the_completion_cap_is_the_judges_else_the_models() -> None:
+def test_a_calls_worst_case_follows_the_questions_it_asks() -> None:
+    budget = BatchBudget(
+        1.0, price=lambda p, c: c / 1000, cap=lambda questions: 100 * len(questions)
+    )
+    message = [{"role": "user", "content": ""}]
+    assert budget.worst_case(message, ["q1"]) == pytest.approx(0.1)
+    assert budget.worst_case(message, ["q1", "q2", "q3"]) == pytest.approx(0.3)
+    fit = budget.fit([("a", message, ["q1"] * 6), ("b", message, ["q1"] * 6)])
+    assert fit.count == 1 and fit.reason is not None and "up to 600 completion tokens" in fit.reason
+
+
+def test_the_completion_cap_is_the_least_of_the_requests_and_the_models() -> None:
     assert completion_cap({"max_tokens": 64}, {"max_output_tokens": 4096}) == 64
     assert completion_cap({}, {"max_output_tokens": 4096}) == 4096
     assert completion_cap({}, None) is None
+    # the judge's default reply cap, sent when no max_tokens is given, bounds a call too
+    assert completion_cap({}, {"max_output_tokens": 4096}, sent=520) == 520
+    assert completion_cap({}, {"max_output_tokens": 500}, sent=520) == 500
+    assert completion_cap({}, None, sent=520) == 520
+    assert completion_cap({"max_tokens": 64}, None, sent=520) == 64  # the explicit one is sent
+
+
+def test_a_batch_budget_counts_the_reply_cap_the_requests_send(tmp_path: Path, monkeypatch) -> None:
+    """A model able to write 100,000 tokens, asked with the judge's default cap (40 + 160 a
+    question): the worst case is that cap, so every call of a small batch fits a budget that
+    the model's own maximum would have refused."""
+    big = {**PRICE, "max_output_tokens": 100_000}
+    monkeypatch.setattr(batch_module, "_model_info", lambda model: big)
+    with batch_provider() as server:
+        result, _ = batch_run(server, tmp_path / "b.sqlite", n=1, max_cost=0.01)
+        lines = batch_lines(server)
+    assert len(lines) == 3 and result.complete and result.stopped is None
+    assert all(line.max_tokens == 40 + 160 * len(line.question_ids) for line in lines)

@@ -187,11 +187,12 @@ class BatchPhase:
     def _budget(self, limit: float | None) -> BatchBudget | None:
         if limit is None:
             return None
-        model, provider = self.judge.model, self.provider
+        model, provider, judge = self.judge.model, self.provider, self.judge
+        params, info = judge.extra_params, cost._model_info(model)
         return BatchBudget(
             limit,
             price=lambda prompt, completion: cost.batch_cost(model, provider, prompt, completion),
-            cap=completion_cap(self.judge.extra_params, cost._model_info(model)),
+            cap=lambda questions: completion_cap(params, info, judge.token_cap(list(questions))),
         )
 
     def budget_stop(self) -> str:
@@ -208,7 +209,7 @@ class BatchPhase:
         calls = list(todo.values())
         if self.budget is None:
             return calls
-        fit = self.budget.fit([(call.key, call.messages or []) for call in calls])
+        fit = self.budget.fit([(c.key, c.messages or [], c.question_ids) for c in calls])
         if fit.count < len(calls):
             self.left_out.update(call.key for call in calls[fit.count :])
             self._event(
@@ -227,7 +228,8 @@ class BatchPhase:
             for key in held:
                 todo.pop(key, None)
                 if self.budget is not None and key in self.calls:
-                    self.budget.hold(key, self.calls[key].messages or [])
+                    call = self.calls[key]
+                    self.budget.hold(key, call.messages or [], call.question_ids)
             try:
                 named = await self._adopt(batch) if batch.id.startswith(UNNAMED) else batch
             except BatchRequestFailed as failed:
