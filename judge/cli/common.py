@@ -73,6 +73,29 @@ def console(stderr: bool = False) -> Any:
     return _Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
 
 
+class LazyConsole:
+    """`console(stderr)`, made when first used. A command's first words are plain lines
+    (`line`: the judge, the store resumed from), printed without rich, whose import would
+    otherwise come before `judge eval`'s first request (~35 ms); rich arrives with the
+    first table or styled line, after the run."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+        self._console: Any = None
+
+    def line(self, text: str) -> None:
+        """`text` as it is, one line: no markup, no highlighting, no wrapping."""
+        if self._console is not None:
+            self._console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(text, file=sys.stderr if self.stderr else sys.stdout)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            self._console = console(self.stderr)
+        return getattr(self._console, name)
+
+
 def add_input_arguments(
     p: argparse.ArgumentParser,
     outputs_required: bool = True,

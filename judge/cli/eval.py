@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .common import (
@@ -12,6 +13,7 @@ from .common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROVIDER,
+    LazyConsole,
     SubmissionStream,
     add_input_arguments,
     console,
@@ -443,7 +445,7 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 def announce(judge, args, out) -> None:
     """Say which judge answers (and where), before anything is asked."""
     if judge.name == "rules":
-        out.print(
+        out.line(
             "Judge: rules (offline and deterministic; no model configured. "
             "Set JUDGE_MODEL or --judge-model to use an LLM judge.)"
         )
@@ -454,7 +456,7 @@ def announce(judge, args, out) -> None:
         if members
         else judge.name
     )
-    out.print(f"Judge: {what}" + (f" at {args.api_base}" if args.api_base else ""))
+    out.line(f"Judge: {what}" + (f" at {args.api_base}" if args.api_base else ""))
 
 
 def _panel_agreement(result, out) -> None:
@@ -471,7 +473,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..checklist.results import write_result
     from ..report.safe_text import markup_safe
 
-    out = console(stderr=args.json)
+    out = LazyConsole(stderr=args.json)
     announce(judge, args, out)
     store = store_path(args, judge, out)
     batch = batch_options(args, judge, store)
@@ -485,6 +487,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         _inputs(args),
     )
     limits, control, storage = run_options(args, latch, store, batch)
+    control.on_started = _summary_imports(args)
     options = EvalOptions(
         k=args.k,
         shard=args.shard,
@@ -532,6 +535,21 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         write_result(result, args.result_file)  # so the file says how the command ended
     report_outcome(code, reason)
     return code
+
+
+def _summary_imports(args) -> Callable[[], None]:
+    """Starts importing, in a background thread, the modules `_run_eval` needs once the run
+    is done (the self-grading check, the bootstrap's random numbers, the summary's tables):
+    called when the run's first call has ended and it waits for replies, it takes ~0.1 s
+    from between the last reply and the exit."""
+    from importlib import import_module
+
+    from ..judges.clients.loading import Background
+
+    names = ["judge.audit.families", "numpy.random"]
+    if not args.json:
+        names.append("judge.report.display")
+    return Background("summary", lambda: [import_module(name) for name in names]).start
 
 
 def _self_grading(judge, submissions) -> str | None:
@@ -595,7 +613,7 @@ def store_path(args, judge, out, default: Path | None = None) -> Path | None:
     if args.resume:
         if not path.is_file():
             raise InputError(path, "nothing to resume: no store here", field="--resume")
-        out.print(f"Resuming from {path}")
+        out.line(f"Resuming from {path}")
     return path
 
 
