@@ -90,10 +90,15 @@ class LazyConsole:
         else:
             print(text, file=sys.stderr if self.stderr else sys.stdout)
 
-    def __getattr__(self, name: str) -> Any:
+    @property
+    def rich(self) -> Any:
+        """The rich console itself (made now if it was not yet)."""
         if self._console is None:
             self._console = console(self.stderr)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich, name)
 
 
 def add_input_arguments(

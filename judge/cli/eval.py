@@ -515,7 +515,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     else:
         from ..report.display import print_result  # not before: the first request waits for none
 
-        print_result(result, out)
+        print_result(result, out.rich)
         if result.cascade is not None:
             from ..report.calibration_tables import cascade_table
 
@@ -553,11 +553,14 @@ def _summary_imports(args) -> Callable[[], None]:
 
 
 def _self_grading(judge, submissions) -> str | None:
-    """The warning for submissions whose agent's model is of the judge's family, if any."""
-    from ..audit.families import judge_models, self_grading
+    """The warning for submissions whose agent's model is of the judge's family, if any (none
+    when no model of the judge's is of a known family: no submission is then looked at)."""
+    from ..audit.families import family_of, judge_models, self_grading
 
     models = judge_models(judge)
-    return self_grading(list(submissions), models).warning if models else None
+    if not any(family_of(model) for model in models):
+        return None
+    return self_grading(list(submissions), models).warning
 
 
 def run_options(args, latch, store: Path | None, batch):
@@ -650,8 +653,8 @@ def run_outcome(result, args, latch=None) -> tuple[int, str | None]:
     if latch is not None and latch.received is not None:
         return EXIT_INTERRUPTED, _late_signal(latch)
     calls = result.calls
-    failed = [c for c in calls if c.error_kind]
-    if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in calls)):
+    failed = [c for c in calls if c.error_kind]  # one pass: a large run's are read from a file
+    if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in failed)):
         return (
             EXIT_PROVIDER,
             f"the judge failed on {len(failed)} of {len(calls)} calls; "
