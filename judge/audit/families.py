@@ -8,7 +8,6 @@ openai's, `claude-sonnet-4` and `claudecode (Claude Code CLI)` anthropic's, `qwe
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -57,7 +56,6 @@ EXAMPLE_MODEL = {
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-@functools.lru_cache(maxsize=4096)  # a run's submissions share a few agents' names
 def family_of(name: str | None) -> str | None:
     """The family `name` (a model string or an agent's name) points to, None when none does or
     when it names two (a panel's description, an agent built on several)."""

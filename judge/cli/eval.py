@@ -553,14 +553,11 @@ def _summary_imports(args) -> Callable[[], None]:
 
 
 def _self_grading(judge, submissions) -> str | None:
-    """The warning for submissions whose agent's model is of the judge's family, if any (none
-    when no model of the judge's is of a known family: no submission is then looked at)."""
-    from ..audit.families import family_of, judge_models, self_grading
+    """The warning for submissions whose agent's model is of the judge's family, if any."""
+    from ..audit.families import judge_models, self_grading
 
     models = judge_models(judge)
-    if not any(family_of(model) for model in models):
-        return None
-    return self_grading(list(submissions), models).warning
+    return self_grading(list(submissions), models).warning if models else None
 
 
 def run_options(args, latch, store: Path | None, batch):
