@@ -84,11 +84,15 @@ class LazyConsole:
         self._console: Any = None
 
     def line(self, text: str) -> None:
-        """`text` as it is, one line: no markup, no highlighting, no wrapping."""
+        """`text` as it is (no markup, no highlighting), wrapped at the console's width."""
         if self._console is not None:
-            self._console.print(text, markup=False, highlight=False, soft_wrap=True)
-        else:
-            print(text, file=sys.stderr if self.stderr else sys.stdout)
+            self._console.print(text, markup=False, highlight=False)
+            return
+        import textwrap
+
+        stream = sys.stderr if self.stderr else sys.stdout
+        lines = textwrap.wrap(text, _width(stream), break_long_words=False) or [""]
+        print("\n".join(lines), file=stream)
 
     @property
     def rich(self) -> Any:
@@ -99,6 +103,18 @@ class LazyConsole:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.rich, name)
+
+
+def _width(stream: Any) -> int:
+    """The width `console()` would print `stream` at: COLUMNS, else the terminal's, else
+    `PIPED_WIDTH` when piped."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if stream.isatty() else PIPED_WIDTH
 
 
 def add_input_arguments(
