@@ -23,7 +23,10 @@ For every (submissions, latency, in flight) both tools get:
 Runs alternate (ITBench, ours, ITBench, ours, ...) and the table shows the median of
 `--repeats` whole commands (launch to exit), each tool's overhead above the physical limit
 (median wall - calls / in flight x latency) and ours as a ratio of ITBench's, and, from the
-provider's call log, how long after launch the first request arrived. A run whose results are not all scored is reported as
+provider's call log, where that overhead is: how long after launch the first request arrived,
+the mean time between a reply and the next request on the slot it freed (the i-th request
+after the first `in flight` took the slot of the (i - in flight)-th reply), and the time from
+the last reply to the command's exit. A run whose results are not all scored is reported as
 failed. `--variants` adds our runs with `--granularity dimension` and/or `--client litellm`;
 `--baseline DIR` our default run from another checkout (before/after in one session).
 """
@@ -93,6 +96,10 @@ class Run:
     requests: int
     scored: int
     expected: int
+    gap: float | None = None
+    """Mean seconds between a reply and the next request on the slot it freed."""
+    tail: float | None = None
+    """Seconds from the last reply to the command's exit."""
 
     @property
     def ok(self) -> bool:
@@ -128,8 +135,11 @@ class Scenario:
         return None if mine is None or base is None or base <= 0 else mine / base
 
     def first(self, tool: str) -> float | None:
-        firsts = [r.first_request for r in self.runs.get(tool, []) if r.first_request is not None]
-        return statistics.median(firsts) if firsts else None
+        return self._median_of(tool, "first_request")
+
+    def _median_of(self, tool: str, name: str) -> float | None:
+        values = [v for r in self.runs.get(tool, []) if (v := getattr(r, name)) is not None]
+        return statistics.median(values) if values else None
 
 
 def write_inputs(n: int, target: Path) -> tuple[Path, Path]:
@@ -154,24 +164,44 @@ def write_inputs(n: int, target: Path) -> tuple[Path, Path]:
     return truths, outputs
 
 
-def requests_since(log: Path, seen: int) -> list[float]:
+def requests_since(log: Path, seen: int) -> list[tuple[float, float]]:
+    """(arrival, reply) times of the provider's requests from the `seen`-th on: the reply
+    leaves its latency after the request arrived."""
     lines = log.read_text().splitlines() if log.exists() else []
-    return [json.loads(line)["timestamp"] for line in lines[seen:]]
+    records = [json.loads(line) for line in lines[seen:]]
+    return [(r["timestamp"], r["timestamp"] + (r.get("latency") or 0.0)) for r in records]
 
 
-def timed(
-    command: list[str], env: dict[str, str], cwd: Path, log: Path
-) -> tuple[float, float | None, int]:
-    """Wall seconds of `command`, seconds from launch to the provider's first request, and
-    the requests it made."""
+@dataclass
+class Timing:
+    wall: float
+    first_request: float | None
+    requests: int
+    gap: float | None
+    tail: float | None
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path, log: Path, in_flight: int) -> Timing:
+    """Wall seconds of `command` and, from the provider's log of its requests: seconds from
+    launch to the first, the mean gap between a reply and the request that took its slot,
+    and seconds from the last reply to the exit."""
     seen = len(requests_since(log, 0))
     launched = time.time()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.time() - launched
+    ended = time.time()
     if done.returncode != 0:
         raise RuntimeError(f"{command[:4]} exited {done.returncode}: {done.stderr[-2000:]}")
-    stamps = requests_since(log, seen)
-    return wall, (min(stamps) - launched if stamps else None), len(stamps)
+    requests = requests_since(log, seen)
+    arrivals = sorted(a for a, _ in requests)
+    replies = sorted(r for _, r in requests)
+    gaps = [arrivals[i] - replies[i - in_flight] for i in range(in_flight, len(arrivals))]
+    return Timing(
+        wall=ended - launched,
+        first_request=arrivals[0] - launched if arrivals else None,
+        requests=len(requests),
+        gap=statistics.mean(gaps) if gaps else None,
+        tail=ended - replies[-1] if replies else None,
+    )
 
 
 def run_itbench(
@@ -185,10 +215,16 @@ def run_itbench(
             "--result-file", str(result), "--max-concurrent", str(in_flight),
         ]  # fmt: skip
         env = judge_env(url, PYTHONPATH=str(args.itbench))
-        wall, first, asked = timed(command, env, Path(tmp), log)
+        took = timed(command, env, Path(tmp), log, in_flight)
         raw = json.loads(result.read_text())["raw_results"]
         scored = sum(1 for r in raw if "error" not in r and r.get("scores"))
-    return Run("ITBench", wall, first, asked, scored, n)
+    return run_of("ITBench", took, scored, n)
+
+
+def run_of(tool: str, took: Timing, scored: int, expected: int) -> Run:
+    return Run(
+        tool, took.wall, took.first_request, took.requests, scored, expected, took.gap, took.tail
+    )
 
 
 def run_ours(
@@ -215,10 +251,10 @@ def run_ours(
             "--max-concurrent", str(in_flight), *extra,
         ]  # fmt: skip
         env = judge_env(url, PYTHONPATH=str(code))
-        wall, first, asked = timed(command, env, Path(tmp), log)
+        took = timed(command, env, Path(tmp), log, in_flight)
         cases = json.loads(result.read_text())["cases"]
         scored = sum(1 for c in cases if c["complete"])
-    return Run(f"ours, {variant}", wall, first, asked, scored, n)
+    return run_of(f"ours, {variant}", took, scored, n)
 
 
 def judge_env(url: str, **more: str) -> dict[str, str]:
@@ -261,6 +297,7 @@ def measure(args) -> list[Scenario]:
                                 f"  {scenario.submissions} submissions, {latency} s, "
                                 f"{scenario.in_flight} in flight: {run.tool} {run.wall:.1f} s, "
                                 f"first request {fmt(run.first_request)} s, "
+                                f"gap {fmt(ms(run.gap), 1)} ms, tail {fmt(run.tail)} s, "
                                 f"{run.scored}/{run.expected} scored",
                                 file=sys.stderr,
                                 flush=True,
@@ -272,13 +309,21 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
 def table(scenarios: list[Scenario], itbench: bool) -> str:
     ours = [t for t in scenarios[0].runs if t != "ITBench"]
     head = ["submissions", "latency, in flight", "ITBench"] + [
         f"{t} (vs ITBench)" if itbench else t for t in ours
     ]
     head += [f"overhead: {t}" + (" (vs ITBench)" if itbench else "") for t in ours]
-    head += ["first request: ITBench / ours"]
+    head += [
+        "first request: ITBench / ours",
+        "gap reply → request: ITBench / ours",
+        "last reply → exit: ITBench / ours",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in scenarios:
         base = s.median("ITBench")
@@ -293,6 +338,10 @@ def table(scenarios: list[Scenario], itbench: bool) -> str:
             shown = "-" if over is None else f"{over:.1f} s"
             row.append(shown + (f" ({vs:.2f}x)" if vs is not None else ""))
         row.append(f"{fmt(s.first('ITBench'))} / {fmt(s.first(ours[0]))} s")
+        gaps = [ms(s._median_of(tool, "gap")) for tool in ("ITBench", ours[0])]
+        row.append(f"{fmt(gaps[0], 1)} / {fmt(gaps[1], 1)} ms")
+        tails = [s._median_of(tool, "tail") for tool in ("ITBench", ours[0])]
+        row.append(f"{fmt(tails[0])} / {fmt(tails[1])} s")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 

@@ -29,8 +29,9 @@ from ..checklist.rubric import Dimension, Rubric, content_hash
 from ..judges import Judge
 from ..judges.base import Composite
 from ..judges.llm import LLMJudge
+from ..run.cache import judge_models
 from . import PROBES
-from .families import EXAMPLE_MODEL, family_of, judge_models, other_family
+from .families import EXAMPLE_MODEL, family_of, other_family
 from .padding import pad, shorten
 
 VARIANTS = Path(__file__).parent / "templates"

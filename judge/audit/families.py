@@ -16,9 +16,6 @@ from pydantic import BaseModel, Field
 
 from ground_truth.models import Submission
 
-from ..judges import Judge
-from ..run.cache import leaves
-
 FAMILIES: dict[str, tuple[str, ...]] = {
     "openai": ("gpt", "chatgpt", "codex", "davinci", "o1", "o3", "o4"),
     "anthropic": ("claude",),
@@ -111,12 +108,6 @@ class SelfGrading(BaseModel):
             f"of the judge's model family (judge {judges}; agents {agents}); a judge may favour "
             "its own family's answers: `judge audit` measures how much"
         )
-
-
-def judge_models(judge: Judge) -> list[str]:
-    """The models of the judge's LLM leaves (a panel's members', a cascade's stages')."""
-    found = [getattr(leaf, "model", None) for leaf in leaves(judge)]
-    return list(dict.fromkeys(m for m in found if isinstance(m, str)))
 
 
 def self_grading(submissions: Sequence[Submission], models: Sequence[str]) -> SelfGrading:

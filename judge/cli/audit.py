@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from .common import (
     EXIT_FAIL_UNDER,
     EXIT_OK,
+    LazyConsole,
     add_input_arguments,
-    console,
     load_inputs,
     print_warnings,
 )
@@ -119,7 +119,7 @@ def _audit(args: argparse.Namespace, latch) -> int:
     specs, submissions, warnings = load_inputs(args.ground_truth, args.outputs, args.format)
     print_warnings(warnings)
     renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
-    out = console(stderr=args.json)
+    out = LazyConsole(stderr=args.json)
     announce(judge, args, out)
     store = store_path(args, judge, out, default=DEFAULT_STORE)
     batch = batch_options(args, judge, store)

@@ -73,6 +73,50 @@ def console(stderr: bool = False) -> Any:
     return _Console(stderr=stderr, width=PIPED_WIDTH if piped else None)
 
 
+class LazyConsole:
+    """`console(stderr)`, made when first used. A command's first words are plain lines
+    (`line`: the judge, the store resumed from), printed without rich, whose import would
+    otherwise come before `judge eval`'s first request (~35 ms); rich arrives with the
+    first table or styled line, after the run."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+        self._console: Any = None
+
+    def line(self, text: str) -> None:
+        """`text` as it is (no markup, no highlighting), wrapped at the console's width."""
+        if self._console is not None:
+            self._console.print(text, markup=False, highlight=False)
+            return
+        import textwrap
+
+        stream = sys.stderr if self.stderr else sys.stdout
+        lines = textwrap.wrap(text, _width(stream), break_long_words=False) or [""]
+        print("\n".join(lines), file=stream)
+
+    @property
+    def rich(self) -> Any:
+        """The rich console itself (made now if it was not yet)."""
+        if self._console is None:
+            self._console = console(self.stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich, name)
+
+
+def _width(stream: Any) -> int:
+    """The width `console()` would print `stream` at: COLUMNS, else the terminal's, else
+    `PIPED_WIDTH` when piped."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if stream.isatty() else PIPED_WIDTH
+
+
 def add_input_arguments(
     p: argparse.ArgumentParser,
     outputs_required: bool = True,

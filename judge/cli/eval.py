@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .common import (
@@ -12,6 +13,7 @@ from .common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PROVIDER,
+    LazyConsole,
     SubmissionStream,
     add_input_arguments,
     console,
@@ -443,7 +445,7 @@ def _dry_run(args, specs, submissions, rubric, renderer) -> int:
 def announce(judge, args, out) -> None:
     """Say which judge answers (and where), before anything is asked."""
     if judge.name == "rules":
-        out.print(
+        out.line(
             "Judge: rules (offline and deterministic; no model configured. "
             "Set JUDGE_MODEL or --judge-model to use an LLM judge.)"
         )
@@ -454,7 +456,7 @@ def announce(judge, args, out) -> None:
         if members
         else judge.name
     )
-    out.print(f"Judge: {what}" + (f" at {args.api_base}" if args.api_base else ""))
+    out.line(f"Judge: {what}" + (f" at {args.api_base}" if args.api_base else ""))
 
 
 def _panel_agreement(result, out) -> None:
@@ -471,7 +473,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     from ..checklist.results import write_result
     from ..report.safe_text import markup_safe
 
-    out = console(stderr=args.json)
+    out = LazyConsole(stderr=args.json)
     announce(judge, args, out)
     store = store_path(args, judge, out)
     batch = batch_options(args, judge, store)
@@ -485,6 +487,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
         _inputs(args),
     )
     limits, control, storage = run_options(args, latch, store, batch)
+    control.on_started = _summary_imports(args)
     options = EvalOptions(
         k=args.k,
         shard=args.shard,
@@ -514,7 +517,7 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
     else:
         from ..report.display import print_result  # not before: the first request waits for none
 
-        print_result(result, out)
+        print_result(result, out.rich)
         if result.cascade is not None:
             from ..report.calibration_tables import cascade_table
 
@@ -538,14 +541,30 @@ def _run_eval(args, judge, specs, submissions, rubric, renderer, latch) -> int:
 
 def _reads_submissions_again(judge, args) -> bool:
     """Whether the submissions are read after the run: by the exports or `_self_grading`."""
-    from ..audit.families import judge_models
+    from ..run.cache import judge_models
 
     return any(getattr(args, name, None) for name in EXPORTS) or bool(judge_models(judge))
 
 
+def _summary_imports(args) -> Callable[[], None]:
+    """Starts importing, in a background thread, the modules `_run_eval` needs once the run
+    is done (the self-grading check, the bootstrap's random numbers, the summary's tables):
+    called when the run's first call has ended and it waits for replies, it takes ~0.1 s
+    from between the last reply and the exit."""
+    from importlib import import_module
+
+    from ..judges.clients.loading import Background
+
+    names = ["judge.audit.families", "numpy.random"]
+    if not args.json:
+        names.append("judge.report.display")
+    return Background("summary", lambda: [import_module(name) for name in names]).start
+
+
 def _self_grading(judge, submissions) -> str | None:
     """The warning for submissions whose agent's model is of the judge's family, if any."""
-    from ..audit.families import judge_models, self_grading
+    from ..audit.families import self_grading
+    from ..run.cache import judge_models
 
     models = judge_models(judge)
     return self_grading(list(submissions), models).warning if models else None
@@ -604,7 +623,7 @@ def store_path(args, judge, out, default: Path | None = None) -> Path | None:
     if args.resume:
         if not path.is_file():
             raise InputError(path, "nothing to resume: no store here", field="--resume")
-        out.print(f"Resuming from {path}")
+        out.line(f"Resuming from {path}")
     return path
 
 
@@ -641,8 +660,8 @@ def run_outcome(result, args, latch=None) -> tuple[int, str | None]:
     if latch is not None and latch.received is not None:
         return EXIT_INTERRUPTED, _late_signal(latch)
     calls = result.calls
-    failed = [c for c in calls if c.error_kind]
-    if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in calls)):
+    failed = [c for c in calls if c.error_kind]  # one pass: a large run's are read from a file
+    if calls and (len(failed) == len(calls) or any(c.error_kind == "auth" for c in failed)):
         return (
             EXIT_PROVIDER,
             f"the judge failed on {len(failed)} of {len(calls)} calls; "

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 from .common import (
     EXIT_FAIL_UNDER,
     EXIT_OK,
+    LazyConsole,
     add_format_argument,
     add_max_input_argument,
-    console,
     load_inputs,
     print_warnings,
 )
@@ -91,7 +91,7 @@ def _selftest(args: argparse.Namespace, latch) -> int:
     check_answerable(judge, rubric, args.rubric)
     specs = _specs(args)
     renderer = PromptRenderer(args.prompt_template, reply_order=args.reply_order)
-    out = console(stderr=args.json)
+    out = LazyConsole(stderr=args.json)
     announce(judge, args, out)
     store = store_path(args, judge, out, default=DEFAULT_STORE)
     storage_batch = batch_options(args, judge, store)

@@ -83,6 +83,12 @@ def leaves(judge: Judge) -> list[Judge]:
     return [leaf for m in judge.judges() for leaf in leaves(m)]
 
 
+def judge_models(judge: Judge) -> list[str]:
+    """The models of the judge's LLM leaves (a panel's members', a cascade's stages')."""
+    found = [getattr(leaf, "model", None) for leaf in leaves(judge)]
+    return list(dict.fromkeys(m for m in found if isinstance(m, str)))
+
+
 def case_ref(task: JudgeTask) -> CaseRef:
     """The (incident, trial, dimension) a call is about, as the store records it."""
     return CaseRef(task.submission.incident_id, task.submission.trial, task.dimension.id)

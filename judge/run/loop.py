@@ -120,6 +120,7 @@ class Run:
         """Failed requests by kind inside the calls that finished; the rest of the gate's
         count (`stats.failed_requests`) happened inside calls a stop cut off."""
         self.batch: BatchReport | None = None
+        self._on_started = control.on_started
 
     def _note(self, message: str) -> None:
         self.reporter.note(visible(message))  # may hold a provider's words: escape sequences
@@ -162,6 +163,9 @@ class Run:
             self.stats.cached += 1
         elif call.judged:
             self.gate.call_finished(call.verdict.error_kind, call.verdict.error)
+            if self._on_started is not None:  # the first call asked of a judge has ended
+                started, self._on_started = self._on_started, None
+                started()
             if self.control.on_call_done:
                 unit = self._unit(index)
                 self.control.on_call_done(call_record(unit, call.verdict, call.judge))

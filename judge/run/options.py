@@ -52,6 +52,9 @@ class Control:
       `progress_every` seconds otherwise).
     - `note`: gets every message the run prints (pauses, cooldowns, stops, batches).
     - `on_call_done`: gets each call's record as soon as the call finishes.
+    - `on_started`: called once, when the first call a judge was asked (not answered from the
+      store) has ended: from then on the run mostly waits for replies, the caller's moment to
+      get ready what it needs after the run (`judge eval` imports its summary's modules).
     """
 
     pause_file: str | Path | None = None
@@ -63,6 +66,7 @@ class Control:
     progress_every: float = 10.0
     note: Callable[[str], None] | None = field(default=None, repr=False)
     on_call_done: Callable[[CallRecord], None] | None = None
+    on_started: Callable[[], None] | None = field(default=None, repr=False)
 
 
 @dataclass

