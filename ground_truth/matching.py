@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, Field
 
 from .models import IncidentSpec, Submission
@@ -35,11 +37,15 @@ def match_submissions(specs: list[IncidentSpec], submissions: list[Submission]) 
 class Matcher:
     """`match_submissions` one submission at a time, as they are read: `add` says at once
     which spec a submission is for; `matching()` gives the whole pairing, in its order, once
-    the last one was added."""
+    the last one was added. With `keep`, `matching()` lists only the pairs whose submission
+    `keep` says yes to (a caller that reads few of them need not hold every submission);
+    `missing` still counts every submission added."""
 
-    def __init__(self, specs: list[IncidentSpec]):
+    def __init__(self, specs: list[IncidentSpec], keep: Callable[[Submission], bool] | None = None):
         self.specs = specs
         self._by_id = {spec.id: spec for spec in specs}
+        self._keep = keep
+        self._answered: set[str] = set()
         self._pairs: list[tuple[IncidentSpec, Submission]] = []
         self._orphans: list[Submission] = []
 
@@ -48,14 +54,15 @@ class Matcher:
         spec = self._by_id.get(sub.incident_id)
         if spec is None:
             self._orphans.append(sub)
-        else:
+            return None
+        self._answered.add(spec.id)
+        if self._keep is None or self._keep(sub):
             self._pairs.append((spec, sub))
         return spec
 
     def matching(self) -> Matching:
         pairs = sorted(self._pairs, key=lambda pair: submission_order(pair[1]))
-        answered = {spec.id for spec, _ in pairs}
-        missing = [spec.id for spec in self.specs if spec.id not in answered]
+        missing = [spec.id for spec in self.specs if spec.id not in self._answered]
         orphans = sorted(self._orphans, key=submission_order)
         # built from validated models: validating 20,000 pairs again took a second
         return Matching.model_construct(pairs=pairs, missing=missing, orphans=orphans)

@@ -184,12 +184,17 @@ def dimension_score(dimension_id: str, judgments: list[Judgment]) -> DimensionSc
     """One dimension's score from its judgments."""
     scored = [j for j in judgments if j.answer is not None]
     yes = sum(j.answer == "Yes" for j in scored)
+    return counted_score(dimension_id, len(scored), len(judgments) - len(scored), yes)
+
+
+def counted_score(dimension_id: str, n_scored: int, n_unscored: int, n_yes: int) -> DimensionScore:
+    """One dimension's score from its counts: the share of Yes among the scored questions."""
     return DimensionScore(
         dimension_id=dimension_id,
-        score=yes / len(scored) if scored else None,
-        n_scored=len(scored),
-        n_unscored=len(judgments) - len(scored),
-        n_yes=yes,
+        score=n_yes / n_scored if n_scored else None,
+        n_scored=n_scored,
+        n_unscored=n_unscored,
+        n_yes=n_yes,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ground_truth.matching import Matching, submission_order, trial_order
+from ground_truth.matching import Matcher, Matching, submission_order, trial_order
 from ground_truth.models import IncidentSpec, Submission
 
 from ..checklist.prompts import PromptRenderer
@@ -46,19 +46,14 @@ class Intake:
         self._submissions = (
             submissions if self.streamed else sorted(submissions, key=submission_order)
         )
-        self._specs = specs
-        self._by_id = {spec.id: spec for spec in specs}
-        self._answered: set[str] = set()
-        self._pairs: list[tuple[IncidentSpec, Submission]] = []
-        self._orphans: list[Submission] = []
-        self._paired = paired
+        self._matcher = Matcher(specs, keep=paired)
         self._keys: list[tuple[str, str, str]] = []
         self._done = False
 
     def units(self) -> Iterator[Unit]:
         """Each matched submission's units (those of the shard), as the submissions come."""
         for sub in self._submissions:
-            spec = self._match(sub)
+            spec = self._matcher.add(sub)
             if spec is None:
                 continue
             for dimension in self.dimensions:
@@ -77,27 +72,13 @@ class Intake:
         incident_id, trial, _ = unit.key()
         return (incident_id, *trial_order(trial))
 
-    def _match(self, sub: Submission) -> IncidentSpec | None:
-        """The spec `sub` answers (None for an orphan), recorded for `matching()`."""
-        spec = self._by_id.get(sub.incident_id)
-        if spec is None:
-            self._orphans.append(sub)
-            return None
-        self._answered.add(spec.id)
-        if self._paired is None or self._paired(sub):
-            self._pairs.append((spec, sub))
-        return spec
-
     def matching(self) -> Matching:
-        """What `ground_truth.match_submissions` gives, but for `pairs`: only those whose
-        submission `paired` says yes to (all without it). A run's sections read few
-        submissions (those with a trajectory or entities); holding all of them, each with
-        its diagnosis, until the run ends was most of a large run's memory."""
+        """The whole matching, but for `pairs`: only those whose submission `paired` says yes
+        to (all without it). A run's sections read few submissions (those with a trajectory or
+        entities); holding all of them, each with its diagnosis, until the run ends was most of
+        a large run's memory."""
         assert self._done, "the matching is whole once every unit was taken"
-        pairs = sorted(self._pairs, key=lambda pair: submission_order(pair[1]))
-        missing = [spec.id for spec in self._specs if spec.id not in self._answered]
-        orphans = sorted(self._orphans, key=submission_order)
-        return Matching.model_construct(pairs=pairs, missing=missing, orphans=orphans)
+        return self._matcher.matching()
 
     def shard_record(self) -> dict[str, Any] | None:
         """What the result records of its shard (`judge.run.shard.shard_record`)."""

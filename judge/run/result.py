@@ -166,9 +166,10 @@ def _assemble(
             kept.append(case)
         else:
             spilled.append(spill.add(case))
-    cases: Sequence[CaseResult] = kept
-    judged = run.keep.sequence(Judgment, every)
-    if spill is not None:
+    if spill is None:
+        cases: Sequence[CaseResult] = kept
+        judged = run.keep.sequence(Judgment, every)
+    else:
         judged = spill.sequence(Judgment, every)
         cases = WithParts(spill, CaseResult, spilled, "judgments", judged, bounds)
     return cases, judged, run.keep.sequence(Judgment, members), failed, tally

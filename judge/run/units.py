@@ -12,7 +12,7 @@ from ground_truth.models import IncidentSpec, Submission
 from ..checklist.judgment import DimensionVerdict, QuestionAnswer, compact
 from ..checklist.prompts import Prompt, PromptRenderer
 from ..checklist.rubric import Dimension, Rubric, parts_of, whole_submission
-from ..checklist.scoring import DimensionScore, Submitted
+from ..checklist.scoring import DimensionScore, Submitted, counted_score
 from ..judges.base import JudgeTask
 from .deferred import DeferredTask
 from .granularity import DEFAULT, Granularity, split
@@ -118,15 +118,7 @@ class Done:
         dimensions = parts_of(self.dimension) or [self.dimension]
         c = self.counts
         return [
-            compact(
-                DimensionScore(
-                    dimension_id=d.id,
-                    score=c[3 * n + 2] / c[3 * n] if c[3 * n] else None,
-                    n_scored=c[3 * n],
-                    n_unscored=c[3 * n + 1],
-                    n_yes=c[3 * n + 2],
-                )
-            )
+            compact(counted_score(d.id, c[3 * n], c[3 * n + 1], c[3 * n + 2]))
             for n, d in enumerate(dimensions)
         ]
 

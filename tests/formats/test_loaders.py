@@ -417,6 +417,19 @@ def test_missing_and_orphans() -> None:
     assert [(s.id, sub.trial) for s, sub in matching.pairs] == [("a", "2"), ("a", "10"), ("c", "1")]
 
 
+def test_a_matcher_keeps_only_the_pairs_asked_for_and_misses_none() -> None:
+    from ground_truth.matching import Matcher
+
+    specs = [IncidentSpec(id=i, ground_truth=CHECKOUT_GT) for i in ("a", "b", "c")]
+    matcher = Matcher(specs, keep=lambda sub: sub.trial == "2")
+    for incident, trial in (("a", "10"), ("a", "2"), ("c", "1"), ("zzz", "1")):
+        matcher.add(Submission(incident_id=incident, trial=trial, diagnosis="x"))
+    matching = matcher.matching()
+    assert [(s.id, sub.trial) for s, sub in matching.pairs] == [("a", "2")]
+    assert matching.missing == ["b"]  # c was answered, though its pair is not kept
+    assert [o.key for o in matching.orphans] == [("zzz", "1")]
+
+
 def test_example_set_matches_fully(example_ground_truth: Path, example_outputs: Path) -> None:
     matching = match_submissions(
         load_specs(example_ground_truth), load_submissions(example_outputs)
