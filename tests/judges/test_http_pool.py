@@ -1,30 +1,36 @@
 """The `openai` client's connection pool (`judge.judges.clients.pool`): as many connections as
-requests in flight, reused, never one the server closed, and its slot back whatever happens."""
+requests in flight, reused, never one the server closed, its slot back whatever happens, and
+every framing of a reply read as httpx reads it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import zlib
 from collections.abc import AsyncIterator
 
-import httpcore
 import httpx
 import pytest
 
-from judge.judges.clients.pool import SlotPool, shared_transport
+from judge.judges.clients.pool import Answer, Origin, Pool, shared_pool
+
+OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
 
 
 class Server:
-    """A minimal HTTP/1.1 server on 127.0.0.1: answers every request after `delay` seconds,
-    counts connections, and with `drop_idle` closes each connection right after answering
-    (without saying so, as a server whose keep-alive ran out does)."""
+    """A minimal HTTP/1.1 server on 127.0.0.1: answers every request with `reply` after
+    `delay` seconds, counts connections and requests, and with `drop_idle` closes each
+    connection right after answering (without saying so, as a server whose keep-alive ran out
+    does)."""
 
-    def __init__(self, delay: float = 0.0, drop_idle: bool = False):
+    def __init__(self, reply: bytes = OK, delay: float = 0.0, drop_idle: bool = False):
+        self.reply = reply
         self.delay = delay
         self.drop_idle = drop_idle
         self.connections = 0
-        self.requests = 0
-        self.url = ""
+        self.requests: list[bytes] = []
+        self.origin = Origin("http", "127.0.0.1", 0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -36,15 +42,9 @@ class Server:
                     name, _, value = line.partition(":")
                     if name.lower() == "content-length":
                         length = int(value)
-                await reader.readexactly(length)
-                self.requests += 1
+                self.requests.append(head + await reader.readexactly(length))
                 await asyncio.sleep(self.delay)
-                body = b'{"ok": true}'
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                    + body
-                )
+                writer.write(self.reply)
                 await writer.drain()
                 if self.drop_idle:
                     break
@@ -53,155 +53,179 @@ class Server:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
         server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}/"
+        self.origin = Origin("http", "127.0.0.1", server.sockets[0].getsockname()[1])
         async with server:
             yield self
 
 
-def _client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=shared_transport(httpx))
+def request(body: bytes = b'{"n":1}') -> bytes:
+    return b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(body),
+        body,
+    )
 
 
-def _pool(client: httpx.AsyncClient) -> SlotPool:
-    pool = client._transport._pool  # type: ignore[attr-defined]
-    assert isinstance(pool, SlotPool)
-    return pool
+def idle(pool: Pool) -> int:
+    return sum(len(connections) for connections in pool._idle.values())
 
 
 def test_one_connection_serves_requests_one_after_another() -> None:
-    async def scenario() -> tuple[int, int]:
-        async with Server().running() as server, _client() as client:
-            for _ in range(20):
-                assert (await client.post(server.url, json={"n": 1})).json() == {"ok": True}
-            return server.connections, len(_pool(client)._idle)
+    async def scenario() -> tuple[int, int, Answer]:
+        async with Server().running() as server:
+            pool = Pool(None)
+            for n in range(20):
+                answer = await pool.send(server.origin, request(b'{"n":%d}' % n), 5)
+            assert server.requests[-1].endswith(b'{"n":19}')
+            return server.connections, idle(pool), answer
 
-    assert asyncio.run(scenario()) == (1, 1)
+    connections, kept, answer = asyncio.run(scenario())
+    assert (connections, kept) == (1, 1)
+    assert answer == Answer(
+        200, [("content-type", "application/json"), ("content-length", "12")], b'{"ok": true}'
+    )
 
 
 def test_the_pool_holds_as_many_connections_as_requests_were_in_flight() -> None:
     async def scenario() -> tuple[int, int, int]:
-        async with Server(delay=0.05).running() as server, _client() as client:
+        async with Server(delay=0.05).running() as server:
+            pool = Pool(None)
             for _ in range(3):  # three rounds of eight at once: eight connections, reused
-                replies = await asyncio.gather(*(client.post(server.url) for _ in range(8)))
-                assert all(r.status_code == 200 for r in replies)
-            return server.connections, server.requests, len(_pool(client)._idle)
+                answers = await asyncio.gather(
+                    *(pool.send(server.origin, request(), 5) for _ in range(8))
+                )
+                assert all(a.status == 200 for a in answers)
+            return server.connections, len(server.requests), idle(pool)
 
     assert asyncio.run(scenario()) == (8, 24, 8)
 
 
 def test_a_connection_the_server_closed_is_not_used_again() -> None:
     async def scenario() -> tuple[int, int]:
-        async with Server(drop_idle=True).running() as server, _client() as client:
+        async with Server(drop_idle=True).running() as server:
+            pool = Pool(None)
             for _ in range(5):
-                assert (await client.get(server.url)).status_code == 200
+                assert (await pool.send(server.origin, request(), 5)).status == 200
                 await asyncio.sleep(0.05)  # the server's close reaches us
-            return server.connections, server.requests
+            return server.connections, len(server.requests)
 
     assert asyncio.run(scenario()) == (5, 5)
 
 
+def test_a_reply_that_says_close_leaves_its_connection_closed() -> None:
+    reply = OK.replace(b"Content-Length", b"Connection: close\r\nContent-Length")
+
+    async def scenario() -> tuple[int, int]:
+        async with Server(reply=reply).running() as server:
+            pool = Pool(None)
+            for _ in range(3):
+                assert (await pool.send(server.origin, request(), 5)).body == b'{"ok": true}'
+            return server.connections, idle(pool)
+
+    assert asyncio.run(scenario()) == (3, 0)
+
+
 def test_a_cancelled_or_failed_request_gives_its_slot_back() -> None:
     async def scenario() -> list[int]:
-        async with Server(delay=5).running() as server, _client() as client:
-            pool = _pool(client)
+        async with Server(delay=5).running() as server:
+            pool = Pool(None)
             free = pool._slots._value
-            request = asyncio.create_task(client.get(server.url))
+            sent = asyncio.create_task(pool.send(server.origin, request(), 10))
             await asyncio.sleep(0.1)
-            request.cancel()
+            sent.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await request
+                await sent
             after_cancel = pool._slots._value
             with pytest.raises(httpx.ReadTimeout):
-                await client.get(server.url, timeout=0.1)
+                await pool.send(server.origin, request(), 0.1)
             with pytest.raises(httpx.ConnectError):
-                await client.get("http://127.0.0.1:9/")
-            return [free, after_cancel, pool._slots._value, len(pool._idle)]
+                await pool.send(Origin("http", "127.0.0.1", 9), request(), 5)
+            return [free, after_cancel, pool._slots._value, idle(pool)]
 
-    free, after_cancel, after_errors, idle = asyncio.run(scenario())
-    assert after_cancel == after_errors == free and idle == 0
+    free, after_cancel, after_errors, kept = asyncio.run(scenario())
+    assert after_cancel == after_errors == free and kept == 0
 
 
 def test_a_full_pool_waits_for_a_slot_until_the_pool_timeout() -> None:
     async def scenario() -> None:
         async with Server(delay=0.5).running() as server:
-            transport = httpx.AsyncHTTPTransport()
-            transport._pool = SlotPool(httpcore, None, limit=1)  # type: ignore[attr-defined]
-            async with httpx.AsyncClient(transport=transport) as client:
-                first = asyncio.create_task(client.get(server.url))
-                await asyncio.sleep(0.05)
-                timeout = httpx.Timeout(5, pool=0.05)
-                with pytest.raises(httpx.PoolTimeout):
-                    await client.get(server.url, timeout=timeout)
-                assert (await first).status_code == 200
-                assert (await client.get(server.url)).status_code == 200  # its slot is back
+            pool = Pool(None, limit=1)
+            first = asyncio.create_task(pool.send(server.origin, request(), 5))
+            await asyncio.sleep(0.05)
+            with pytest.raises(httpx.PoolTimeout):
+                await pool.send(server.origin, request(), 0.05)
+            assert (await first).status == 200
+            assert (await pool.send(server.origin, request(), 5)).status == 200  # slot back
 
     asyncio.run(scenario())
 
 
 def test_every_client_on_a_loop_shares_one_pool_and_another_loop_has_its_own() -> None:
     async def pools() -> tuple[object, object]:
-        return shared_transport(httpx), shared_transport(httpx)
+        return shared_pool(httpx), shared_pool(httpx)
 
     first, second = asyncio.run(pools())
     other, _ = asyncio.run(pools())
     assert first is second and other is not first
 
 
-def test_an_unsupported_scheme_is_refused_as_httpcore_refuses_it() -> None:
-    async def scenario() -> None:
-        pool = SlotPool(httpcore, None)
-        request = httpcore.Request("GET", "ftp://example.invalid/")
-        with pytest.raises(httpcore.UnsupportedProtocol):
-            await pool.handle_async_request(request)
-        assert pool._slots._value == 1000
+def _answer(reply: bytes) -> Answer | BaseException:
+    async def scenario() -> Answer:
+        async with Server(reply=reply, drop_idle=True).running() as server:
+            return await Pool(None).send(server.origin, request(), 5)
 
-    asyncio.run(scenario())
+    try:
+        return asyncio.run(scenario())
+    except httpx.HTTPError as exc:
+        return exc
 
 
-def test_a_request_goes_to_the_socket_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
-    from httpcore._backends.anyio import AnyIOStream
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n",
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world",
+        b"HTTP/1.0 200 OK\r\n\r\nhello world",
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(gzip.compress(b"hello world")), gzip.compress(b"hello world")),
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(zlib.compress(b"hello world")), zlib.compress(b"hello world")),
+    ],
+    ids=["chunked", "100-continue", "until-close", "gzip", "deflate"],
+)
+def test_every_framing_of_a_body_is_read_whole(reply: bytes) -> None:
+    answer = _answer(reply)
+    assert isinstance(answer, Answer) and (answer.status, answer.body) == (200, b"hello world")
 
-    writes: list[bytes] = []
-    write = AnyIOStream.write
 
-    async def counted(self: AnyIOStream, buffer: bytes, timeout: float | None = None) -> None:
-        writes.append(buffer)
-        await write(self, buffer, timeout)
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (b"", httpx.RemoteProtocolError),  # closed without a reply
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\nshort", httpx.RemoteProtocolError),
+        (b"SSH-2.0-OpenSSH\r\n\r\n", httpx.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", httpx.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nnot gzip", httpx.DecodingError),
+    ],
+    ids=["nothing", "cut-off", "not-http", "bad-length", "bad-gzip"],
+)
+def test_a_broken_reply_is_the_error_httpx_raises(reply: bytes, error: type) -> None:
+    assert type(_answer(reply)) is error
 
-    monkeypatch.setattr(AnyIOStream, "write", counted)
+
+def test_a_reply_sent_before_the_request_was_read_is_still_read() -> None:
+    """A server may answer (an error status) and close before reading the whole request."""
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
 
     async def scenario() -> int:
-        async with Server().running() as server, _client() as client:
-            for n in range(3):
-                assert (await client.post(server.url, json={"n": n})).json() == {"ok": True}
-            return server.requests
+        server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+        origin = Origin("http", "127.0.0.1", server.sockets[0].getsockname()[1])
+        async with server:
+            return (await Pool(None).send(origin, request(b"x" * 100_000), 5)).status
 
-    assert asyncio.run(scenario()) == 3
-    assert len(writes) == 3
-    assert all(w.startswith(b"POST ") and w.endswith(b'{"n":%d}' % n) for n, w in enumerate(writes))
-
-
-def test_a_failed_send_still_reads_what_the_server_answered() -> None:
-    """As httpcore does: a server may answer and close before the request is all sent."""
-    from judge.judges.clients.pool import _WriteBehind
-
-    class Stream:
-        def __init__(self) -> None:
-            self.reads = 0
-
-        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            raise httpcore.WriteError("connection reset")
-
-        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            self.reads += 1
-            return b"HTTP/1.1 413 Payload Too Large\r\n\r\n"
-
-    async def scenario() -> tuple[bytes, int]:
-        inner = Stream()
-        stream = _WriteBehind(inner, httpcore.WriteError)
-        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
-        await stream.write(b"body")
-        return await stream.read(100), inner.reads
-
-    assert asyncio.run(scenario()) == (b"HTTP/1.1 413 Payload Too Large\r\n\r\n", 1)
+    assert asyncio.run(scenario()) == 413
