@@ -229,3 +229,38 @@ def test_a_reply_sent_before_the_request_was_read_is_still_read() -> None:
             return (await Pool(None).send(origin, request(b"x" * 100_000), 5)).status
 
     assert asyncio.run(scenario()) == 413
+
+
+def test_the_openai_clients_request_is_the_one_httpx_would_send(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Headers (httpx's defaults, the key, organisation and project, content type and length)
+    and body as httpx's client builds them for the same chat completion."""
+    from judge.judges.clients.openai_client import OpenAIClient
+
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    body = {"messages": [{"role": "user", "content": "é \u2028"}], "max_tokens": 9}
+
+    async def scenario() -> tuple[bytes, httpx.Request]:
+        async with Server().running() as server:
+            base = f"http://127.0.0.1:{server.origin.port}/v1"
+            client = OpenAIClient("openai/m", api_base=base, api_key="sk-x")
+            with contextlib.suppress(Exception):  # the reply is no completion
+                await client.complete(body, 5)
+            sender = client._clients[asyncio.get_running_loop()]
+            built = sender.client.build_request(
+                "POST", "chat/completions", json={**body, "model": "m"}
+            )
+            await client.aclose()
+            return server.requests[0], built
+
+    sent, built = asyncio.run(scenario())
+    head, _, content = sent.partition(b"\r\n\r\n")
+    request_line, *lines = head.decode().split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (h.partition(":") for h in lines)}
+    assert request_line == f"POST {built.url.raw_path.decode()} HTTP/1.1"
+    assert headers == {k.lower(): v for k, v in built.headers.items()} | {
+        "accept-encoding": "gzip, deflate"
+    }
+    assert content == built.content
