@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import ssl
 import zlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -264,3 +266,35 @@ def test_the_openai_clients_request_is_the_one_httpx_would_send(
         "accept-encoding": "gzip, deflate"
     }
     assert content == built.content
+
+
+TLS = Path(__file__).parents[1] / "fixtures" / "tls"
+
+
+def test_a_request_over_tls_is_answered_and_a_certificate_for_another_name_refused() -> None:
+    """The pool's TLS: the server's certificate checked against the context's authorities
+    and the origin's host name (the fixture's certificate names localhost and 127.0.0.1)."""
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(TLS / "localhost.pem", TLS / "localhost.key")
+    trusting = ssl.create_default_context(cafile=str(TLS / "localhost.pem"))
+
+    async def scenario() -> tuple[int, int]:
+        plain = Server()
+        server = await asyncio.start_server(plain._serve, "127.0.0.1", 0, ssl=served)
+        other = await asyncio.start_server(plain._serve, "127.0.0.2", 0, ssl=served)
+        port, other_port = (s.sockets[0].getsockname()[1] for s in (server, other))
+        async with server, other:
+            pool = Pool(trusting)
+            for _ in range(2):
+                answer = await pool.send(Origin("https", "localhost", port), request(), 5)
+                assert answer.body == b'{"ok": true}'
+            with pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED.*match"):
+                await pool.send(Origin("https", "127.0.0.2", other_port), request(), 5)
+            with pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED.*self.signed"):
+                await Pool(ssl.create_default_context()).send(
+                    Origin("https", "localhost", port), request(), 5
+                )
+            await pool.aclose()
+            return plain.connections, len(plain.requests)
+
+    assert asyncio.run(scenario()) == (1, 2)
