@@ -67,6 +67,12 @@ def request(body: bytes = b'{"n":1}') -> bytes:
     )
 
 
+def head_of(sent: bytes) -> tuple[str, dict[str, str]]:
+    """A request's first line and its headers (names lower-cased)."""
+    request_line, *lines = sent.partition(b"\r\n\r\n")[0].decode().split("\r\n")
+    return request_line, {n.lower(): v.strip() for n, _, v in (h.partition(":") for h in lines)}
+
+
 def idle(pool: Pool) -> int:
     return sum(len(connections) for connections in pool._idle.values())
 
@@ -258,9 +264,8 @@ def test_the_openai_clients_request_is_the_one_httpx_would_send(
             return server.requests[0], built
 
     sent, built = asyncio.run(scenario())
-    head, _, content = sent.partition(b"\r\n\r\n")
-    request_line, *lines = head.decode().split("\r\n")
-    headers = {name.lower(): value.strip() for name, _, value in (h.partition(":") for h in lines)}
+    request_line, headers = head_of(sent)
+    content = sent.partition(b"\r\n\r\n")[2]
     assert request_line == f"POST {built.url.raw_path.decode()} HTTP/1.1"
     assert headers == {k.lower(): v for k, v in built.headers.items()} | {
         "accept-encoding": "gzip, deflate"
@@ -298,3 +303,26 @@ def test_a_request_over_tls_is_answered_and_a_certificate_for_another_name_refus
             return plain.connections, len(plain.requests)
 
     assert asyncio.run(scenario()) == (1, 2)
+
+
+def test_what_the_pool_does_not_take_goes_through_httpx_as_before() -> None:
+    """Credentials in the URL (httpx turns them into basic authentication) and a scheme that
+    is not HTTP (httpx refuses it: a connection error, as before the pool)."""
+    from judge.judges.clients.http_errors import APIConnectionError
+    from judge.judges.clients.openai_client import OpenAIClient
+
+    async def scenario() -> tuple[bytes, BaseException]:
+        async with Server().running() as server:
+            base = f"http://user:pw@127.0.0.1:{server.origin.port}/v1"
+            client = OpenAIClient("openai/m", api_base=base, api_key="sk-x")
+            with contextlib.suppress(Exception):  # the reply is no completion
+                await client.complete({"messages": []}, 5)
+            ftp = OpenAIClient("openai/m", api_base="ftp://127.0.0.1:9/v1", api_key="sk-x")
+            with pytest.raises(APIConnectionError) as refused:
+                await ftp.complete({"messages": []}, 5)
+            await client.aclose()
+            return server.requests[0], refused.value.__cause__
+
+    sent, cause = asyncio.run(scenario())
+    assert head_of(sent)[1]["authorization"] == "Basic dXNlcjpwdw=="  # user:pw
+    assert isinstance(cause, httpx.UnsupportedProtocol)

@@ -226,7 +226,7 @@ class _Sender:
             and url.scheme in ("http", "https")
             and client._transport_for_url(url) is client._transport
         )
-        self.origin = Origin(url.scheme, url.host, url.port or DEFAULT_PORTS[url.scheme])
+        self.origin = Origin(url.scheme, url.host, url.port or DEFAULT_PORTS.get(url.scheme, 0))
         headers = {**client.headers, "Accept-Encoding": ACCEPT_ENCODING}
         headers["Content-Type"] = "application/json"
         lines = [f"{name}: {value}\r\n" for name, value in headers.items()]
