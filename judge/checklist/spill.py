@@ -38,8 +38,11 @@ items' repeated field names and texts to compress (~11x for a run's judgments)."
 LEVEL = 1
 CACHED_BLOCKS = 64
 """Blocks kept decompressed (~1 MB): a result lists a case's judgments together, but a run
-appended them unit by unit among the other units in flight, some blocks apart; with one block
-kept, writing a run's result at 50 in flight decompressed ~10 blocks per block written."""
+appended them unit by unit among the other units in flight, some blocks apart. Writing the
+result of 1,000 submissions run at 50 in flight decompressed 3,202 blocks for 428 written with
+one block kept, 1,589 with 64. It does not help a larger run, whose result reads its cases in
+an order that sweeps the whole file once per incident (8,000 submissions: ~10 decompressions
+per block either way)."""
 """zlib's fastest level: ~the ratio of its default at a third of the time on these items."""
 
 
