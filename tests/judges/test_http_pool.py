@@ -326,3 +326,48 @@ def test_what_the_pool_does_not_take_goes_through_httpx_as_before() -> None:
     sent, cause = asyncio.run(scenario())
     assert head_of(sent)[1]["authorization"] == "Basic dXNlcjpwdw=="  # user:pw
     assert isinstance(cause, httpx.UnsupportedProtocol)
+
+
+def test_a_redirect_is_followed_by_httpx_sending_the_request_again() -> None:
+    """An endpoint may answer with a redirect (say http to https): the request goes again to
+    where it points, through httpx's client, and its answer is the reply."""
+    from judge.judges.clients.http_errors import BadRequestError
+    from judge.judges.clients.openai_client import OpenAIClient
+
+    class Redirecting(Server):
+        """Redirects what is posted to /v1 to /moved, which answers 400."""
+
+        async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head_of(head)[1].get("content-length", "0"))
+            self.requests.append(head + await reader.readexactly(length))
+            if head.startswith(b"POST /v1/"):
+                location = f"http://127.0.0.1:{self.origin.port}/moved/chat/completions"
+                writer.write(
+                    b"HTTP/1.1 307 Temporary Redirect\r\nContent-Length: 0\r\n"
+                    + f"Location: {location}\r\n\r\n".encode()
+                )
+            else:
+                body = b'{"error": {"message": "moved"}}'
+                writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: %d\r\n\r\n" % len(body))
+                writer.write(body)
+            await writer.drain()
+            writer.close()
+
+    async def scenario() -> tuple[list[str], int]:
+        async with Redirecting().running() as server:
+            base = f"http://127.0.0.1:{server.origin.port}/v1"
+            client = OpenAIClient("openai/m", api_base=base, api_key="sk-x")
+            with pytest.raises(BadRequestError) as refused:  # the moved endpoint's 400
+                await client.complete({"messages": []}, 5)
+            await client.aclose()
+            status = refused.value.status_code
+            return [head_of(r)[0] for r in server.requests], status
+
+    lines, status = asyncio.run(scenario())
+    assert lines == [  # the pool's, then httpx's to the same URL and where it points
+        "POST /v1/chat/completions HTTP/1.1",
+        "POST /v1/chat/completions HTTP/1.1",
+        "POST /moved/chat/completions HTTP/1.1",
+    ]
+    assert status == 400
