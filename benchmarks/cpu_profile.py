@@ -68,6 +68,7 @@ GROUPS = [
     ("openai+httpx+aiohttp", "/anyio/"),
     ("openai+httpx+aiohttp", "/sniffio/"),
     ("pydantic", "/pydantic"),
+    ("HTTP (judges/clients/pool)", "/judge/judges/clients/pool.py"),
     ("this project", "/judge/"),
     ("this project", "/ground_truth/"),
     ("jinja2", "/jinja2/"),

@@ -37,6 +37,13 @@ when flushed): small enough that reading one item decompresses little, large eno
 items' repeated field names and texts to compress (~11x for a run's judgments)."""
 LEVEL = 1
 """zlib's fastest level: ~the ratio of its default at a third of the time on these items."""
+CACHED_BLOCKS = 64
+"""Blocks kept decompressed (~1 MB): a result lists a case's judgments together, but a run
+appended them unit by unit among the other units in flight, some blocks apart. Writing the
+result of 1,000 submissions run at 50 in flight decompressed 3,202 blocks for 428 written with
+one block kept, 1,589 with 64. It does not help a larger run, whose result reads its cases in
+an order that sweeps the whole file once per incident (8,000 submissions: ~10 decompressions
+per block either way)."""
 
 
 def _where() -> str:
@@ -63,7 +70,8 @@ class SpillFile:
         self._size = 0
         self._lock = threading.Lock()
         self._failed: str | None = None
-        self._cached: tuple[int, bytes] = (-1, b"")
+        self._cached: dict[int, bytes] = {}
+        """The blocks read last, decompressed (`CACHED_BLOCKS` at most)."""
 
     @property
     def count(self) -> int:
@@ -124,14 +132,18 @@ class SpillFile:
         return data[start:end].decode()
 
     def _block_text(self, block: int) -> bytes:
-        if self._cached[0] != block:
+        text = self._cached.get(block)
+        if text is None:
             start = self._blocks[block]
             end = self._blocks[block + 1] if block + 1 < len(self._blocks) else self._size
             try:
-                self._cached = (block, zlib.decompress(self._read(start, end - start)))
+                text = zlib.decompress(self._read(start, end - start))
             except zlib.error as exc:
                 raise StorageError(_where(), f"block at {start} is damaged: {exc}") from exc
-        return self._cached[1]
+            if len(self._cached) >= CACHED_BLOCKS:
+                del self._cached[next(iter(self._cached))]  # the one read first
+            self._cached[block] = text
+        return text
 
     def _read(self, offset: int, length: int) -> bytes:
         try:

@@ -258,3 +258,57 @@ def test_the_shipped_case_is_found_in_the_prompt_as_rendering_it_again_finds_it(
                 fast, slow = renderer.render(spec, sub, dim), rendered_again.render(spec, sub, dim)
                 assert fast.messages == slow.messages and fast.hash == slow.hash
                 assert fast.cache_prefix == slow.cache_prefix > 0
+
+
+DIAGNOSES = [
+    "checkout is down",
+    "  \n leading and trailing blanks \n\t ",
+    "{{ spec.id }} {% raw %} \\0 ----- END DIAGNOSIS x -----",
+    "ünïcode \u2028 line separator\r\nand CRLF",
+    "x",
+]
+
+
+def test_a_message_put_together_from_its_frame_is_the_templates_own(
+    rubric, example_specs_by_id
+) -> None:
+    """The frames (`judge.checklist.prompts._Frame`) give every byte the template renders,
+    for each case, dimension or whole submission, and diagnosis; the first message of each
+    frame is the template's own, the others come from the frame alone."""
+    from judge.checklist.rubric import whole_submission
+
+    renderer = PromptRenderer()
+    dimensions = [*rubric.dimensions, whole_submission(rubric.dimensions)]
+    for spec in example_specs_by_id.values():
+        for dim in dimensions:
+            for diagnosis in DIAGNOSES:
+                sub = submission(spec.id, diagnosis)
+                prompt = renderer.render(spec, sub, dim)
+                template = "submission.j2" if dim.id == "*" else "dimension.j2"
+                context = {
+                    "spec": spec,
+                    "submission": sub,
+                    "dimension": dim,
+                    "dimensions": dim.model_extra.get("parts") or [dim],
+                    "question_ids": [q.id for q in dim.questions],
+                    "diagnosis": diagnosis,
+                    "fence": fence_tag(diagnosis),
+                }
+                rendered = renderer.env.get_template(template).render(context).strip()
+                assert prompt.messages[-1]["content"] == rendered
+            held = renderer._frames[id(spec), id(dim)][2]
+            assert held is not None and held.checked
+
+
+def test_a_frame_that_differs_from_the_template_is_not_used(
+    rubric, example_specs_by_id, monkeypatch
+) -> None:
+    from judge.checklist import prompts
+
+    renderer = PromptRenderer()
+    spec, dim = example_specs_by_id["incorrect_image"], rubric.dimensions[0]
+    monkeypatch.setattr(prompts._Frame, "fill", lambda self, values: "not the template's")
+    for diagnosis in DIAGNOSES:
+        text = user_text(renderer, spec, submission(spec.id, diagnosis), dim)
+        assert text.startswith("# Ground truth") and diagnosis.strip() in text
+    assert renderer._frames[id(spec), id(dim)][2] is None

@@ -254,6 +254,28 @@ def test_items_are_written_compressed_a_block_at_a_time() -> None:
     assert list(file.texts(order)) == [item_text(items[n]) for n in order]
 
 
+def test_items_read_back_and_forth_decompress_each_block_once(monkeypatch) -> None:
+    """A result reads a case's judgments together, which a run wrote some blocks apart: the
+    blocks read last stay decompressed (`CACHED_BLOCKS`), the oldest going first."""
+    file = SpillFile()
+    numbers = [file.add(judgment(n)) for n in range(2000)]
+    file.flush()
+    blocks = {file._block[n] for n in numbers}
+    assert 4 <= len(blocks) <= spill.CACHED_BLOCKS
+    decompressed: list[bytes] = []
+    decompress = spill.zlib.decompress
+    monkeypatch.setattr(
+        spill.zlib, "decompress", lambda data: decompressed.append(data) or decompress(data)
+    )
+    order = [n for pair in zip(numbers, reversed(numbers), strict=True) for n in pair]
+    assert list(file.texts(order)) == [item_text(judgment(n)) for n in order]
+    assert len(decompressed) == len(blocks)
+    monkeypatch.setattr(spill, "CACHED_BLOCKS", 1)
+    file._cached.clear()
+    list(file.texts(order))
+    assert len(decompressed) > len(numbers)  # one block kept: about one per item read
+
+
 def test_items_not_yet_written_are_read_from_memory() -> None:
     file = SpillFile()
     numbers = [file.add(judgment(n)) for n in range(3)]

@@ -1,12 +1,13 @@
-"""The `openai` client: OpenAI and any OpenAI-compatible endpoint, spoken to over HTTP with
-`httpx` (a dependency of litellm, so nothing more to install).
+"""The `openai` client: OpenAI and any OpenAI-compatible endpoint, spoken to over HTTP/1.1 by
+`judge.judges.clients.pool` (or by `httpx`, a dependency of litellm, where the pool cannot:
+a proxy, credentials in the URL, a redirect).
 
 It sends what the `openai` SDK sends for a chat completion and raises what it raises, with
 none of its import time: `import openai` builds hundreds of typed models (~0.7 s on an idle
 machine, more than the rest of `judge eval` before its first request), and building its typed
 reply object for a reply with log-probabilities cost ~10 ms of CPU a call. `httpx` imports in
-~0.15 s. What is kept from the SDK (`tests/judges/test_llm_clients.py` runs the same behaviour tests
-through this client and litellm's, on the fake provider, every fault shape):
+~0.15 s. What is kept from the SDK (`tests/judges/test_llm_clients.py` runs the same behaviour
+tests through this client and litellm's, on the fake provider, every fault shape):
 - the request: `POST {base}/chat/completions` with the body as given (model without its
   `openai/` prefix), `Authorization: Bearer KEY`, OpenAI's organisation and project headers
   from `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID`, the base URL from `api_base`, `OPENAI_BASE_URL`
@@ -38,7 +39,7 @@ from pydantic_core import from_json
 from .errors import MissingKeyError
 from .http_errors import connection_error, status_error
 from .loading import Background
-from .pool import shared_transport
+from .pool import ACCEPT_ENCODING, MAX_CONNECTIONS, Answer, Origin, Pool, shared_pool
 from .prices import PRICES, PriceMap, cost, priced_entry
 from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, reply_of
 
@@ -65,6 +66,7 @@ def import_httpx() -> Any:
 HTTPX: Background[Any] = Background("httpx", import_httpx)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 NO_KEY = "no-key-given"
 """Sent to a self-hosted endpoint when no key is configured, as the SDK would have to: most
 local servers ignore it."""
@@ -88,8 +90,8 @@ def cap_field(base_url: str) -> str:
 
 
 class OpenAIClient:
-    """Requests through one `httpx.AsyncClient` per event loop, whose connections are the
-    loop's shared pool (`shared_transport`)."""
+    """Requests straight through the event loop's shared pool (`shared_pool`), or through one
+    `httpx.AsyncClient` per event loop when the pool cannot take them (`_Sender`)."""
 
     name = "openai"
 
@@ -128,14 +130,15 @@ class OpenAIClient:
         if sender.cap_field != "max_tokens" and "max_tokens" in body:
             body[sender.cap_field] = body.pop("max_tokens")
         try:
-            response = await sender.post(body, timeout)
-            if response.is_error:
-                raise status_error(response)
-            data = _parse(response.content)
+            answer = await sender.post(body, timeout)
         except httpx.TransportError as exc:
             raise connection_error(exc) from exc
+        if answer.status >= 400:
+            raise status_error(sender.response(answer))
+        try:
+            data = _parse(answer.body)
         except ValueError as exc:  # a success whose body is not JSON
-            raise not_a_completion(response.text) from exc
+            raise not_a_completion(sender.response(answer).text) from exc
         reply = reply_of(data, None)
         entry = priced_entry([reply.model, self.wire_model], self.prices)
         price = cost(
@@ -156,18 +159,21 @@ class OpenAIClient:
         sender = self._clients.pop(loop, None)
         if sender is not None:
             await sender.client.aclose()
+            await sender.pool.aclose()
 
     def _sender(self, httpx: Any) -> _Sender:
         loop = asyncio.get_running_loop()
         sender = self._clients.get(loop)
         if sender is None:
+            pool = shared_pool(httpx)
             client = httpx.AsyncClient(
                 base_url=self._base_url().rstrip("/") + "/",
                 headers=self._headers(),
-                transport=shared_transport(httpx),
+                verify=pool.ssl_context,  # one context: each loads the CA bundle (~25 ms)
+                limits=httpx.Limits(max_connections=MAX_CONNECTIONS),
                 follow_redirects=True,
             )
-            sender = self._clients[loop] = _Sender(httpx, client)
+            sender = self._clients[loop] = _Sender(httpx, client, pool)
         return sender
 
     def _base_url(self) -> str:
@@ -199,51 +205,59 @@ class OpenAIClient:
 
 
 class _Sender:
-    """One event loop's way to post a chat completion: what `httpx.AsyncClient.post` does for
-    it, less what a chat completion never needs per request. The URL, headers and transport
-    (the loop's pool, or the proxy the environment names for the URL) are resolved once, not
-    per request; no cookies are kept (httpx parsed every reply's headers for them through
-    `http.cookiejar`); the JSON body is encoded as httpx encodes it. A redirect (which an
-    endpoint may answer with, say http to https) is followed by the client itself, sending the
-    request again: its first answer was only the redirect. Measured with
-    `benchmarks/cpu_profile.py --in-flight 50`: 9% less CPU a call on a loaded machine."""
+    """One event loop's way to post a chat completion. Straight through the loop's pool
+    (`judge.judges.clients.pool`): the request's head is the bytes httpx would send, made once
+    (the URL's path, `Host`, the client's headers: httpx's defaults, the key, the organisation
+    and project, the JSON content type), and the reply is read whole without httpx's objects.
+    Through the httpx client instead, which does what the pool does not: a URL with a user name
+    or password (the client turns them into credentials), a proxy the environment names for
+    the URL, and a redirect (which an endpoint may answer with, say http to https), followed by
+    sending the request again."""
 
-    def __init__(self, httpx: Any, client: Any):
+    def __init__(self, httpx: Any, client: Any, pool: Pool):
         self.httpx = httpx
         self.client = client
-        self.url = client.base_url.join("chat/completions")
-        self.transport = client._transport_for_url(self.url)
-        self.headers = {**client.headers, "Content-Type": "application/json"}
+        self.pool = pool
+        url = client.base_url.join("chat/completions")
+        self.url = url
         self.cap_field = cap_field(str(client.base_url))
-        self.direct = not client.base_url.userinfo
-        """False for a URL with a user name or password, which the client turns into
-        credentials: its requests go through the client."""
-        self._timeouts: dict[float, dict[str, float]] = {}
+        self.direct = (
+            not url.userinfo
+            and url.scheme in ("http", "https")
+            and client._transport_for_url(url) is client._transport
+        )
+        self.origin = Origin(url.scheme, url.host, url.port or DEFAULT_PORTS.get(url.scheme, 0))
+        headers = {**client.headers, "Accept-Encoding": ACCEPT_ENCODING}
+        headers["Content-Type"] = "application/json"
+        lines = [f"{name}: {value}\r\n" for name, value in headers.items()]
+        self.head = (
+            b"POST " + url.raw_path + b" HTTP/1.1\r\nHost: " + url.netloc + b"\r\n"
+            + "".join(lines).encode("utf-8") + b"Content-Length: "
+        )  # fmt: skip
 
-    async def post(self, body: dict[str, Any], timeout: float) -> Any:
+    async def post(self, body: dict[str, Any], timeout: float) -> Answer:
         """The reply to `body`, read whole (httpx's exceptions as httpx raises them)."""
         if not self.direct:
-            return await self.client.post("chat/completions", json=body, timeout=timeout)
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        request = self.httpx.Request(
-            "POST",
-            self.url,
-            headers=self.headers,
-            content=content.encode("utf-8"),
-            extensions={"timeout": self._timeout(timeout)},
-        )
-        response = await self.transport.handle_async_request(request)
-        response.request = request
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
-        if response.is_redirect:
-            return await self.client.post("chat/completions", json=body, timeout=timeout)
-        return response
+            return await self._through_client(body, timeout)
+        content = json.dumps(
+            body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode("utf-8")
+        request = b"%s%d\r\n\r\n%s" % (self.head, len(content), content)
+        answer = await self.pool.send(self.origin, request, timeout)
+        if answer.is_redirect:
+            return await self._through_client(body, timeout)
+        return answer
 
-    def _timeout(self, seconds: float) -> dict[str, float]:
-        held = self._timeouts.get(seconds)
-        if held is None:
-            held = self._timeouts[seconds] = self.httpx.Timeout(seconds).as_dict()
-        return held
+    async def _through_client(self, body: dict[str, Any], timeout: float) -> Answer:
+        response = await self.client.post("chat/completions", json=body, timeout=timeout)
+        headers = [(k.lower(), v) for k, v in response.headers.multi_items()]
+        return Answer(response.status_code, headers, response.content)
+
+    def response(self, answer: Answer) -> Any:
+        """An httpx response holding `answer`, its body already decoded: the SDK's exceptions
+        hold one, and its text is httpx's."""
+        headers = [(k, v) for k, v in answer.headers if k != "content-encoding"]
+        request = self.httpx.Request("POST", self.url, headers=self.client.headers)
+        return self.httpx.Response(
+            answer.status, headers=headers, content=answer.body, request=request
+        )

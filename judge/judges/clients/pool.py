@@ -1,230 +1,362 @@
 """The `openai` client's connections: one pool for every request a run's event loop sends,
-holding no more connections than there are requests in flight at once.
+holding no more connections than there are requests in flight at once, each connection an
+asyncio protocol that speaks just enough HTTP/1.1 for a chat completion.
 
-httpx's default pool (httpcore's `AsyncConnectionPool`) looks at every connection it holds
-each time a request starts or ends, and asks each idle one whether its socket has become
-readable (a system call through anyio's socket attributes) and counts the idle ones once per
-idle connection. At 50 requests in flight that was a third of the run's CPU
-(`benchmarks/cpu_profile.py --in-flight`), growing with the number of connections. `SlotPool`
-keeps its idle connections in a list: a request takes the last one that was given back (after
-checking that one alone), or opens a new one when none is idle, and gives it back when its
-response is closed. So the pool grows to the largest number of requests in flight at once,
-which the run's gate holds to `--max-concurrent`, and each request costs the same however many
-there are. Everything else (proxies from the environment, TLS, HTTP/1.1, timeouts, httpx's
-exceptions) is httpx's and httpcore's own: `PooledTransport` is httpx's transport with this
-pool in place of its own.
+A chat completion is one POST whose reply is read whole. Through httpx, each cost a request and
+a response object in httpx and again in httpcore, h11's event objects and state machine for the
+request head, its body, the response head, each body part and the end of the message, anyio's
+socket stream around each read and write, and httpcore's connection locks: about a third of a
+call's CPU at 50 in flight (`benchmarks/cpu_profile.py --in-flight 50 --profile`). Here a
+request is the bytes the client prepared, sent in one write, and the reply is parsed off the
+connection's buffer as it arrives: the status line, the headers, a body framed by
+`Content-Length`, chunks or the end of the connection, gzip or deflate undone.
 
-httpcore writes a request's head and its body to the socket separately: two system calls, each
-a loopback or network send of its own, which were ~16% of a call's CPU at 50 in flight. The
-pool's connections hold a request's writes and send them as one (`_WriteBehind`).
+The pool keeps its idle connections per origin in a list: a request takes the one given back
+last (a connection the server has closed, or one idle longer than the keep-alive, is closed
+and passed over) or opens a new one, and gives it back once its reply has been read whole,
+unless the reply said to close it. So the pool grows to the largest number of requests in
+flight at once, which the run's gate holds to `--max-concurrent`.
+
+Failures are raised as httpx raises them (the client turns httpx's exceptions into the SDK's):
+`ConnectError`/`ConnectTimeout` opening a connection, `PoolTimeout` waiting for a slot,
+`ReadTimeout` when no byte of the reply arrives for a timeout, `ReadError` when the connection
+breaks, `RemoteProtocolError` when the server closes it before the reply is whole or sends
+what is not HTTP/1.1. A request cancelled or failed closes its connection.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
-from collections.abc import AsyncIterator
-from typing import Any
+import zlib
+from typing import Any, NamedTuple
 
 MAX_CONNECTIONS = 1000
 """The most connections open at once (the `openai` SDK's limit): reached only outside a run,
 whose gate holds the requests in flight to `--max-concurrent`."""
 KEEPALIVE_SECONDS = 5.0
 """How long an idle connection is kept (httpx's default)."""
+ACCEPT_ENCODING = "gzip, deflate"
+"""The codings the pool undoes (httpx's own, without the optional brotli and zstd)."""
+NO_BODY = frozenset({204, 304})
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-class SlotPool:
-    """httpcore's pool interface (`handle_async_request`, `aclose`) over a list of idle
-    HTTP/1.1 connections. Use from one event loop."""
+class Origin(NamedTuple):
+    scheme: str
+    host: str
+    port: int
 
-    def __init__(self, httpcore: Any, ssl_context: Any, limit: int = MAX_CONNECTIONS):
-        self._httpcore = httpcore
-        self._ssl_context = ssl_context
-        self._idle: list[Any] = []
+
+class Answer(NamedTuple):
+    """A reply read whole: its status, headers (names lower-cased, in order) and decoded
+    body."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return next((value for key, value in self.headers if key == name), None)
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status in REDIRECTS and self.header("location") is not None
+
+
+def _errors() -> Any:
+    import httpx  # loaded with the client before its first request
+
+    return httpx
+
+
+class Pool:
+    """Connections to any number of origins, from one event loop."""
+
+    def __init__(self, ssl_context: Any, limit: int = MAX_CONNECTIONS):
+        self.ssl_context = ssl_context
+        self._idle: dict[Origin, list[_Connection]] = {}
         self._slots = asyncio.Semaphore(limit)
-        self._backend = _Backend(httpcore)
 
-    async def handle_async_request(self, request: Any) -> Any:
-        httpcore = self._httpcore
-        if request.url.scheme not in (b"http", b"https"):
-            raise httpcore.UnsupportedProtocol(
-                f"Request URL has an unsupported protocol '{request.url.scheme.decode()}://'."
-            )
-        await self._take_slot(request.extensions.get("timeout", {}).get("pool"))
+    async def send(self, origin: Origin, request: bytes, timeout: float) -> Answer:
+        """The answer to `request` (a whole HTTP/1.1 request's bytes) from `origin`; no byte
+        of it may take longer than `timeout` seconds to come, nor a connection to open."""
+        await self._take_slot(timeout)
         try:
-            while True:
-                connection = await self._connection_for(request.url.origin)
-                try:
-                    response = await connection.handle_async_request(request)
-                except httpcore.ConnectionNotAvailable:
-                    continue  # it closed or became busy since it was given back: another one
-                except BaseException:
-                    self._give_back(connection)
-                    raise
-                break
-        except BaseException:
+            connection = self._idle_connection(origin) or await self._open(origin, timeout)
+            try:
+                answer = await connection.exchange(request, timeout)
+            except BaseException:
+                connection.close()
+                raise
+            if connection.reusable:
+                self._idle.setdefault(origin, []).append(connection)
+            else:
+                connection.close()
+            return answer
+        finally:
             self._slots.release()
-            raise
-        return httpcore.Response(
-            status=response.status,
-            headers=response.headers,
-            content=_GivenBack(response.stream, connection, self),
-            extensions=response.extensions,
-        )
 
-    async def _take_slot(self, timeout: float | None) -> None:
+    async def _take_slot(self, timeout: float) -> None:
         if not self._slots.locked():
             await self._slots.acquire()
             return
         try:
             await asyncio.wait_for(self._slots.acquire(), timeout)
         except TimeoutError:
-            raise self._httpcore.PoolTimeout("no connection was free in time") from None
+            raise _errors().PoolTimeout("no connection was free in time") from None
 
-    async def _connection_for(self, origin: Any) -> Any:
-        """The idle connection given back last that can take a request to `origin` (those
-        found expired on the way are closed), else a new one."""
-        idle = self._idle
-        for index in range(len(idle) - 1, -1, -1):
-            connection = idle[index]
-            if not connection.can_handle_request(origin):
-                continue
-            del idle[index]
-            if connection.has_expired() or not connection.is_available():
-                await connection.aclose()
-                continue
-            return connection
-        return self._httpcore.AsyncHTTPConnection(
-            origin,
-            ssl_context=self._ssl_context,
-            keepalive_expiry=KEEPALIVE_SECONDS,
-            network_backend=self._backend,
-        )
+    def _idle_connection(self, origin: Origin) -> _Connection | None:
+        idle = self._idle.get(origin)
+        while idle:
+            connection = idle.pop()
+            if connection.reusable and not connection.expired():
+                return connection
+            connection.close()
+        return None
 
-    def _give_back(self, connection: Any) -> None:
-        """A connection whose request is over: kept when it can take another (a failed or
-        cut-off request leaves it closed, and it is dropped)."""
-        if connection.is_idle() and not connection.is_closed():
-            self._idle.append(connection)
-
-    def _finished(self, connection: Any) -> None:
-        self._slots.release()
-        self._give_back(connection)
+    async def _open(self, origin: Origin, timeout: float) -> _Connection:
+        httpx = _errors()
+        loop = asyncio.get_running_loop()
+        connection = _Connection(loop)
+        tls = origin.scheme == "https"
+        try:
+            await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: connection,
+                    origin.host,
+                    origin.port,
+                    ssl=self.ssl_context if tls else None,
+                    server_hostname=origin.host if tls else None,
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise httpx.ConnectTimeout("timed out opening a connection") from None
+        except OSError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        return connection
 
     async def aclose(self) -> None:
-        """Close the idle connections; a request still in flight keeps its own, which is closed
-        or given back when its response is."""
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            await connection.aclose()
-
-    async def __aenter__(self) -> SlotPool:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        """Close the idle connections; a request in flight closes or gives back its own."""
+        idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for connection in connections:
+                connection.close()
 
 
-class _GivenBack:
-    """A response's body: its connection goes back to the pool once the body is closed."""
+class _Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection: what arrives is kept in a buffer, and a request in flight
+    waits until the buffer holds what it needs next, the connection ends, or no byte has come
+    for its timeout."""
 
-    def __init__(self, stream: Any, connection: Any, pool: SlotPool):
-        self._stream = stream
-        self._connection = connection
-        self._pool = pool
-        self._closed = False
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self._loop = loop
+        self._transport: Any = None
+        self._buffer = bytearray()
+        self._waiter: asyncio.Future[None] | None = None
+        self._ended = False
+        self._lost: BaseException | None = None
+        self._last_data = 0.0
+        self._idle_since = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self.reusable = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def connection_made(self, transport: Any) -> None:
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        self._last_data = self._loop.time()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._ended = True
+        self.reusable = False
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._ended = True
+        self._lost = exc
+        self.reusable = False
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def expired(self) -> bool:
+        return self._loop.time() - self._idle_since > KEEPALIVE_SECONDS or bool(self._buffer)
+
+    def close(self) -> None:
+        self.reusable = False
+        if self._transport is not None:
+            self._transport.close()
+
+    async def exchange(self, request: bytes, timeout: float) -> Answer:
+        self.reusable = False
+        self._last_data = self._loop.time()
+        self._transport.write(request)
+        self._timer = self._loop.call_later(timeout, self._time_out, timeout)
         try:
-            async for part in self._stream:
-                yield part
-        except BaseException:
-            await self.aclose()
-            raise
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        import anyio  # httpcore's own dependency, loaded with it
-
-        try:
-            with anyio.CancelScope(shield=True):  # a cancelled read still ends its response
-                await self._stream.aclose()
+            answer, keep_alive = await self._answer()
         finally:
-            self._pool._finished(self._connection)
+            self._timer.cancel()
+            self._timer = None
+        if keep_alive and not self._ended and not self._buffer:
+            self.reusable = True
+            self._idle_since = self._loop.time()
+        return answer
+
+    def _time_out(self, timeout: float) -> None:
+        """No byte for `timeout` seconds: the waiting request fails; else wait the rest."""
+        quiet = self._loop.time() - self._last_data
+        waiter = self._waiter
+        if quiet < timeout:
+            self._timer = self._loop.call_later(timeout - quiet, self._time_out, timeout)
+        elif waiter is not None and not waiter.done():
+            waiter.set_exception(_errors().ReadTimeout("timed out reading the reply"))
+
+    async def _more(self) -> None:
+        """Wait for more bytes (or the connection's end, raised as httpx raises it)."""
+        if self._ended:
+            httpx = _errors()
+            if self._lost is not None:
+                raise httpx.ReadError(str(self._lost) or "the connection broke")
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response."
+                if not self._buffer
+                else "peer closed connection without sending complete message body"
+            )
+        self._waiter = self._loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    async def _answer(self) -> tuple[Answer, bool]:
+        while True:
+            end = self._buffer.find(b"\r\n\r\n")
+            while end < 0:
+                await self._more()
+                end = self._buffer.find(b"\r\n\r\n")
+            head = bytes(self._buffer[:end]).decode("latin-1")
+            del self._buffer[: end + 4]
+            version, status, headers = _head(head)
+            if not 100 <= status < 200:
+                break
+        fields = dict(headers)  # the last of a repeated header (a repeated length is refused)
+        close = "close" in fields.get("connection", "").lower() or version != "HTTP/1.1"
+        if status in NO_BODY:
+            body = b""
+        elif "chunked" in fields.get("transfer-encoding", "").lower():
+            body = await self._chunked()
+        elif "content-length" in fields:
+            body = await self._exactly(_length(headers))
+        else:
+            body, close = await self._until_end(), True
+        coding = fields.get("content-encoding")
+        if coding:
+            body = _decoded(body, coding)
+        return Answer(status, headers, body), not close
+
+    async def _exactly(self, length: int) -> bytes:
+        while len(self._buffer) < length:
+            await self._more()
+        body = bytes(self._buffer[:length])
+        del self._buffer[:length]
+        return body
+
+    async def _line(self) -> bytes:
+        end = self._buffer.find(b"\r\n")
+        while end < 0:
+            await self._more()
+            end = self._buffer.find(b"\r\n")
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 2]
+        return line
+
+    async def _chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size_line = await self._line()
+            try:
+                size = int(size_line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise _errors().RemoteProtocolError(f"bad chunk size {size_line!r}") from None
+            if size == 0:
+                while await self._line():  # trailers, up to the empty line
+                    pass
+                return b"".join(parts)
+            parts.append(await self._exactly(size))
+            if await self._line():
+                raise _errors().RemoteProtocolError("a chunk longer than its size")
+
+    async def _until_end(self) -> bytes:
+        while not self._ended:
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if self._lost is not None:
+            raise _errors().ReadError(str(self._lost) or "the connection broke")
+        body = bytes(self._buffer)
+        self._buffer.clear()
+        return body
 
 
-class _Backend:
-    """httpcore's asyncio network backend whose streams are `_WriteBehind`."""
-
-    def __init__(self, httpcore: Any):
-        self._backend = httpcore.AnyIOBackend()
-        self._write_error = httpcore.WriteError
-
-    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _WriteBehind:
-        stream = await self._backend.connect_tcp(*args, **kwargs)
-        return _WriteBehind(stream, self._write_error)
-
-    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _WriteBehind:
-        stream = await self._backend.connect_unix_socket(*args, **kwargs)
-        return _WriteBehind(stream, self._write_error)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._backend.sleep(seconds)
+def _head(head: str) -> tuple[str, int, list[tuple[str, str]]]:
+    """A response head's HTTP version, status and headers."""
+    status_line, *lines = head.split("\r\n")
+    version, _, rest = status_line.partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or not code.isdigit():
+        raise _errors().RemoteProtocolError(f"not an HTTP/1.1 status line: {status_line!r}")
+    headers = []
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not name or name != name.strip():
+            raise _errors().RemoteProtocolError(f"not a header line: {line!r}")
+        headers.append((name.lower(), value.strip(" \t")))
+    return version, int(code), headers
 
 
-class _WriteBehind:
-    """A connection's stream whose writes are held until it is next read, then sent as one
-    (HTTP/1.1 reads nothing before the whole request is sent). A send that fails with a write
-    error is passed over and the read goes on, as httpcore does with a request it could not
-    finish sending: a server may have answered (an error status) and closed early, and
-    otherwise the read fails as the connection's failure."""
-
-    def __init__(self, stream: Any, write_error: type[Exception]):
-        self._stream = stream
-        self._write_error = write_error
-        self._held: list[bytes] = []
-        self._timeout: float | None = None
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if buffer:
-            self._held.append(buffer)
-            self._timeout = timeout
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        if self._held:
-            held, self._held = self._held, []
-            with contextlib.suppress(self._write_error):
-                await self._stream.write(b"".join(held), self._timeout)
-        return await self._stream.read(max_bytes, timeout)
-
-    async def aclose(self) -> None:
-        self._held = []
-        await self._stream.aclose()
-
-    async def start_tls(self, *args: Any, **kwargs: Any) -> _WriteBehind:
-        return _WriteBehind(await self._stream.start_tls(*args, **kwargs), self._write_error)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._stream.get_extra_info(info)
+def _length(headers: list[tuple[str, str]]) -> int:
+    values = {value for name, value in headers if name == "content-length"}
+    if len(values) != 1 or not (value := values.pop()).isdigit():
+        raise _errors().RemoteProtocolError("a reply with no single valid Content-Length")
+    return int(value)
 
 
-_TRANSPORTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+def _decoded(body: bytes, coding: str) -> bytes:
+    """`body` with its content codings undone, last applied first (an unknown one is left,
+    as httpx leaves it)."""
+    for name in reversed([c.strip().lower() for c in coding.split(",")]):
+        try:
+            if name == "gzip":
+                body = zlib.decompress(body, zlib.MAX_WBITS | 16)
+            elif name == "deflate":
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)
+        except zlib.error as exc:
+            raise _errors().DecodingError(str(exc)) from exc
+    return body
 
 
-def shared_transport(httpx: Any) -> Any:
-    """The running event loop's one transport (connections belong to the loop that opened
-    them): httpx's own, TLS set up from the environment as httpx does, with a `SlotPool` in
-    place of its pool. Every `openai` client on the loop sends through it."""
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = weakref.WeakKeyDictionary()
+
+
+def shared_pool(httpx: Any) -> Pool:
+    """The running event loop's one pool (connections belong to the loop that opened them),
+    TLS set up from the environment as httpx does. Every `openai` client on the loop sends
+    through it."""
     loop = asyncio.get_running_loop()
-    transport = _TRANSPORTS.get(loop)
-    if transport is None:
-        import httpcore
-
-        tls = httpx.create_ssl_context()  # one for both: each loads the CA bundle (~25 ms)
-        transport = httpx.AsyncHTTPTransport(verify=tls)
-        transport._pool = SlotPool(httpcore, tls)
-        _TRANSPORTS[loop] = transport
-    return transport
+    pool = _POOLS.get(loop)
+    if pool is None:
+        pool = _POOLS[loop] = Pool(httpx.create_ssl_context())
+    return pool
