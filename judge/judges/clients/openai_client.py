@@ -41,6 +41,7 @@ from .loading import Background
 from .pool import shared_transport
 from .prices import PRICES, PriceMap, cost, priced_entry
 from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, reply_of
+from .sent import REQUEST_SENT, SentTrace
 
 
 def import_httpx() -> Any:
@@ -225,12 +226,16 @@ class _Sender:
         if not self.direct:
             return await self.client.post("chat/completions", json=body, timeout=timeout)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        extensions: dict[str, Any] = {"timeout": self._timeout(timeout)}
+        on_sent = REQUEST_SENT.get()
+        if on_sent is not None:
+            extensions["trace"] = SentTrace(on_sent)
         request = self.httpx.Request(
             "POST",
             self.url,
             headers=self.headers,
             content=content.encode("utf-8"),
-            extensions={"timeout": self._timeout(timeout)},
+            extensions=extensions,
         )
         response = await self.transport.handle_async_request(request)
         response.request = request
