@@ -40,6 +40,7 @@ from .clients.exchanges import Exchange, record
 from .clients.litellm_client import import_litellm
 from .clients.openai_client import NO_KEY
 from .clients.prices import priced_entry
+from .clients.sent import REQUEST_SENT
 from .confidence import TOP_LOGPROBS, with_scores
 from .mask import Secrets, scrub_params
 from .repair import UnparseableReply, parse_reply
@@ -326,6 +327,7 @@ class LLMJudge:
                 else:
                     probe = True
                     negotiation.start_probe()
+            sent = REQUEST_SENT.set(negotiation.request_sent) if probe else None
             try:
                 reply = await self._send(messages, mode, question_ids)
             except Exception as exc:
@@ -333,6 +335,8 @@ class LLMJudge:
                     raise
                 continue
             finally:
+                if sent is not None:
+                    REQUEST_SENT.reset(sent)
                 if probe:
                     negotiation.end_probe()
             if mode == negotiation.mode:

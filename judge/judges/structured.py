@@ -74,21 +74,39 @@ class FormatRefused(Exception):
 
 PROBE_WINDOW = 15.0
 """Seconds the other calls wait for the first request in an unconfirmed mode, from when it gets
-its request slot. Servers refuse a format while validating the request, in milliseconds, but
-the client's own first call (litellm's set-up inside `acompletion`) took seconds on a loaded
-machine: with 5 s the window ran out before the refusal came back and every call in flight sent
-the refused format too. A request still running after this has been accepted, and holding every
-other call back until its reply would cost a whole call's latency at the start of each run."""
+its request slot, when its client cannot tell when the request reached the server (litellm's).
+Servers refuse a format while validating the request, in milliseconds, but litellm's own first
+call (its set-up inside `acompletion`) took seconds on a loaded machine: with 5 s the window ran
+out before the refusal came back and every call in flight sent the refused format too."""
+
+HEAD_START_FLOOR = 0.1
+"""Seconds, at least, that the others wait once the probe's request has reached the server
+(the `openai` client tells, `judge.judges.clients.sent`): a server refuses a format while it
+reads the request, in milliseconds (the fake provider, llama-cpp-python, vLLM), so a refusal is
+back within the network's round trips and this margin for a busy server or event loop."""
+HEAD_START_ROUND_TRIPS = 4
+"""The wait, in round trips (the seconds the probe's connection took to open): the refusal's
+own, and three for a slow link's spread."""
 
 
 class Negotiation:
     """The reply format one (model, endpoint) is asked for, shared by all of a run's calls.
 
     With `requested="auto"`, while no reply has confirmed the mode, the first request goes out
-    alone (a probe): the others wait until it ends or `probe_window` passes, so a refusal is
-    met once per mode, not once per call in flight."""
+    alone (a probe): the others wait until it ends, or until a refusal would have come back
+    (`head_start` after its request reached the server, more on a slow link), or until
+    `probe_window` passes when its client cannot tell when the request went out. So a refusal
+    is met once per mode, not once per call in flight, and a server that accepts the format
+    costs the run a round trip or two at its start, not a whole reply's latency. A refusal
+    slower than that (a server that validates after queueing the request) is met once per call
+    then in flight, each stepping down at once."""
 
-    def __init__(self, requested: str = "auto", probe_window: float = PROBE_WINDOW):
+    def __init__(
+        self,
+        requested: str = "auto",
+        probe_window: float = PROBE_WINDOW,
+        head_start: float = HEAD_START_FLOOR,
+    ):
         if requested not in CHOICES:
             raise ValueError(f"structured output {requested!r}: expected one of {CHOICES}")
         self.requested = requested
@@ -96,9 +114,12 @@ class Negotiation:
         self.confirmed = requested != "auto"
         self.refused: list[Mode] = []
         self.probe_window = probe_window
+        self.head_start = head_start
         self._probe: asyncio.Event | None = None
         self._probing = False
         self._armed = False
+        self._sent = False
+        self._round_trip = 0.0
 
     @property
     def probing(self) -> bool:
@@ -108,6 +129,7 @@ class Negotiation:
         self._probing = True
         self._probe = asyncio.Event()
         self._armed = False
+        self._sent = False
 
     def arm_probe(self) -> None:
         """The probe's request has its slot and goes out now: the window starts here, not when
@@ -117,6 +139,18 @@ class Negotiation:
         if self._probing and self._probe is not None and not self._armed:
             self._armed = True
             asyncio.get_running_loop().call_later(self.probe_window, self._probe.set)
+
+    def request_sent(self, connect_seconds: float | None) -> None:
+        """The probe's request has reached the server (`connect_seconds`: how long its
+        connection took to open, None when it was open already): the others go once a refusal
+        would have come back."""
+        if connect_seconds is not None:
+            self._round_trip = connect_seconds
+        if not self._probing or self._probe is None or self._sent:
+            return
+        self._sent = True
+        wait = max(self.head_start, HEAD_START_ROUND_TRIPS * self._round_trip)
+        asyncio.get_running_loop().call_later(wait, self._probe.set)
 
     def end_probe(self) -> None:
         self._probing = False

@@ -353,3 +353,69 @@ def test_the_probe_window_starts_when_the_probe_is_sent_not_while_it_waits_for_a
         asyncio.run(four_at_once(judge))
         outcomes = [c.outcome for c in provider.calls]
     assert outcomes.count("format_refused") == 1 and outcomes.count("ok") == 4
+
+
+def _arrivals_during_the_probes_reply(client: str, latency: float) -> tuple[int, int]:
+    """Four calls at once on a server that accepts json_schema after `latency` seconds: how
+    many requests reached it while the probe's reply was still being written, of how many."""
+
+    async def four_at_once(judge: LLMJudge) -> None:
+        await asyncio.gather(*(judge.judge(task()) for _ in range(4)))
+
+    with server(latency=latency) as provider:
+        judge = llm_judge(provider, client=client)
+        asyncio.run(four_at_once(judge))
+        calls = sorted(provider.calls, key=lambda c: c.timestamp)
+    probe_replied = calls[0].timestamp + calls[0].latency
+    during = sum(1 for c in calls[1:] if c.timestamp < probe_replied)
+    assert all(c.outcome == "ok" for c in calls) and judge.negotiation.confirmed
+    return during, len(calls) - 1
+
+
+@pytest.mark.slow
+def test_a_server_that_accepts_the_format_gets_the_other_calls_before_the_probes_reply() -> None:
+    """The openai client tells when the probe's request reached the server; the others go once
+    a refusal would have come back, not a whole reply's latency later."""
+    assert _arrivals_during_the_probes_reply("openai", latency=3.0) == (3, 3)
+
+
+@pytest.mark.slow
+def test_a_client_that_cannot_tell_when_the_probe_went_out_waits_for_its_reply() -> None:
+    assert _arrivals_during_the_probes_reply("litellm", latency=1.0) == (0, 3)
+
+
+def test_the_others_go_once_the_probes_request_was_sent_and_a_refusal_would_be_back() -> None:
+    async def main() -> tuple[bool, bool]:
+        negotiation = Negotiation("auto", head_start=0.0)
+        negotiation.start_probe()
+        negotiation.arm_probe()
+        waiting = asyncio.ensure_future(negotiation.wait_probe())
+        await asyncio.sleep(0)
+        before = waiting.done()
+        negotiation.request_sent(connect_seconds=0.0)
+        await asyncio.wait_for(waiting, timeout=10)
+        return before, negotiation.probing
+
+    before, still_probing = asyncio.run(main())
+    assert not before and still_probing
+
+
+def test_sent_trace_reports_the_connect_time_once_the_request_is_written() -> None:
+    from judge.judges.clients.sent import SentTrace
+
+    told: list[float | None] = []
+    trace = SentTrace(told.append)
+
+    async def events(names: list[str]) -> None:
+        for name in names:
+            await trace(name, {})
+
+    asyncio.run(events(["connection.connect_tcp.started", "connection.connect_tcp.complete"]))
+    assert told == []
+    asyncio.run(events(["http11.send_request_body.complete"]))
+    assert told == []
+    asyncio.run(events(["http11.receive_response_headers.started"]))
+    assert len(told) == 1 and told[0] is not None and told[0] >= 0
+    reused = SentTrace(told.append)
+    asyncio.run(reused("http11.receive_response_headers.started", {}))
+    assert told[1] is None

@@ -42,6 +42,7 @@ from .loading import Background
 from .pool import ACCEPT_ENCODING, MAX_CONNECTIONS, Answer, Origin, Pool, shared_pool
 from .prices import PRICES, PriceMap, cost, priced_entry
 from .reply import Reply, logprob_params, not_a_completion, reasoning_tokens, reply_of
+from .sent import REQUEST_SENT, SentTrace
 
 
 def import_httpx() -> Any:
@@ -249,7 +250,11 @@ class _Sender:
         return answer
 
     async def _through_client(self, body: dict[str, Any], timeout: float) -> Answer:
-        response = await self.client.post("chat/completions", json=body, timeout=timeout)
+        on_sent = REQUEST_SENT.get()
+        extensions = None if on_sent is None else {"trace": SentTrace(on_sent)}
+        response = await self.client.post(
+            "chat/completions", json=body, timeout=timeout, extensions=extensions
+        )
         headers = [(k.lower(), v) for k, v in response.headers.multi_items()]
         return Answer(response.status_code, headers, response.content)
 

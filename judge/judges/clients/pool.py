@@ -31,6 +31,8 @@ import weakref
 import zlib
 from typing import Any, NamedTuple
 
+from .sent import REQUEST_SENT
+
 MAX_CONNECTIONS = 1000
 """The most connections open at once (the `openai` SDK's limit): reached only outside a run,
 whose gate holds the requests in flight to `--max-concurrent`."""
@@ -120,6 +122,7 @@ class Pool:
         loop = asyncio.get_running_loop()
         connection = _Connection(loop)
         tls = origin.scheme == "https"
+        started = loop.time()
         try:
             await asyncio.wait_for(
                 loop.create_connection(
@@ -135,6 +138,7 @@ class Pool:
             raise httpx.ConnectTimeout("timed out opening a connection") from None
         except OSError as exc:
             raise httpx.ConnectError(str(exc)) from exc
+        connection.opened_in = loop.time() - started
         return connection
 
     async def aclose(self) -> None:
@@ -161,6 +165,8 @@ class _Connection(asyncio.Protocol):
         self._idle_since = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self.reusable = False
+        self.opened_in: float | None = None
+        """Seconds the connection took to open, until its first request is sent."""
 
     def connection_made(self, transport: Any) -> None:
         self._transport = transport
@@ -199,6 +205,10 @@ class _Connection(asyncio.Protocol):
         self.reusable = False
         self._last_data = self._loop.time()
         self._transport.write(request)
+        on_sent = REQUEST_SENT.get()
+        if on_sent is not None:
+            on_sent(self.opened_in)
+        self.opened_in = None
         self._timer = self._loop.call_later(timeout, self._time_out, timeout)
         try:
             answer, keep_alive = await self._answer()
