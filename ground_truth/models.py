@@ -5,6 +5,7 @@ Format adapters turn benchmark files into these; nothing after loading knows a f
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -13,6 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 _UNSEEN = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 """Unicode categories that print as nothing: spaces, separators, controls, format characters
 (a zero-width space, a word joiner)."""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(value: Any) -> Any:
+    """`value` with each lone surrogate (a `\\ud800` escape in a JSON file, half of an emoji an
+    agent's string handling split) replaced by U+FFFD: such text cannot be written as UTF-8, so
+    it would fail the run where the diagnosis is hashed, sent or written, far from its file."""
+    if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return value
 
 
 def readable_id(value: Any) -> Any:
@@ -215,7 +228,12 @@ class Submission(BaseModel):
     @field_validator("incident_id", "trial", mode="before")
     @classmethod
     def _as_text(cls, value: Any) -> Any:
-        return readable_id(str(value) if isinstance(value, int) else value)
+        return readable_id(whole_characters(str(value) if isinstance(value, int) else value))
+
+    @field_validator("diagnosis", "agent", "agent_model")
+    @classmethod
+    def _whole_characters(cls, value: Any) -> Any:
+        return whole_characters(value)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -290,3 +290,30 @@ def test_agreement_obeys_max_input_mb(tmp_path: Path, capsys) -> None:
     assert main(["agreement", str(result), str(result), "--max-input-mb", "0.01"]) == 2
     err = capsys.readouterr().err
     assert str(result) in err and "--max-input-mb" in err
+
+
+# ------------------------------------------------------------------ lone surrogates
+
+
+def test_a_lone_surrogate_in_a_submission_becomes_a_replacement_character() -> None:
+    from ground_truth import Submission
+
+    sub = Submission(incident_id="a", diagnosis="pod \ud800 crashed \U0001f600", agent="bot \udfff")
+    assert sub.diagnosis == "pod \ufffd crashed \U0001f600" and sub.agent == "bot \ufffd"
+
+
+def test_a_diagnosis_with_a_lone_surrogate_escape_is_scored(tmp_path: Path) -> None:
+    """A JSON `\\ud800` escape (half an emoji an agent's string handling split) failed the run
+    with exit 70 where the text was first encoded as UTF-8."""
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "gt" / "a.yaml").write_text(yaml.safe_dump(spec()))
+    trial = tmp_path / "out" / "a" / "1"
+    trial.mkdir(parents=True)
+    (trial / "agent_output.json").write_text(
+        '{"agent": "bot \\ud83d", "diagnosis": "deployment checkout: wrong image \\ud800 tag"}'
+    )
+    done = run_judge("eval", "-g", str(tmp_path / "gt"), "-o", str(tmp_path / "out"),
+                     "-r", str(tmp_path / "r.json"), "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert result["judgments"] and "\ufffd" in json.dumps(result, ensure_ascii=False)
