@@ -92,15 +92,25 @@ IN_CHUNK = 500
 
 
 def rows_in(
-    db: sqlite3.Connection, sql: str, values: Iterable[Any], before: Sequence[Any] = ()
+    db: sqlite3.Connection,
+    sql: str,
+    values: Iterable[Any],
+    before: Sequence[Any] = (),
+    short: bool = False,
 ) -> Iterator[Any]:
     """The rows of `sql`, whose `{marks}` stands for the placeholders of an `IN (...)` list,
     over every one of `values`, asked `IN_CHUNK` at a time (`before`: the values of the
-    placeholders ahead of the list)."""
+    placeholders ahead of the list). With `short`, `{marks}` stands twice: first for the
+    values' starts, then for the values, as `migrations.short` has hashes looked up (a list
+    of one is given twice: SQLite reads `IN (x)` as `= x`, see `migrations.same_hash`)."""
     wanted = list(values)
     for start in range(0, len(wanted), IN_CHUNK):
         chunk = wanted[start : start + IN_CHUNK]
-        yield from db.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk])
+        if short and len(chunk) == 1:
+            chunk *= 2
+        starts = [value[: migrations.SHORT] for value in chunk] if short else []
+        marks = ",".join("?" * len(chunk))
+        yield from db.execute(sql.format(marks=marks), [*before, *starts, *chunk])
 
 
 def execute_in(

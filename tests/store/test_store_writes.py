@@ -19,6 +19,7 @@ from judge import DimensionVerdict, QuestionAnswer
 from judge.judges.clients.exchanges import Exchange
 from judge.run.leases import LeaseBook
 from judge.store import CallLog, CaseRef, KeyParts, Store, StoreMerge, merge_stores
+from judge.store.migrations import MIGRATIONS, migrate
 from judge.store.replies import read_piece
 
 ANSWER = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="Yes")])
@@ -195,9 +196,11 @@ def _v3_store(path: Path) -> Path:
 
 
 def test_m007_keeps_an_earlier_stores_rows_and_its_writers_statements(tmp_path: Path) -> None:
+    """Up to m008 (version 4) the code before m007 could still write the store; m009's store
+    (version 5) keeps its rows and refuses that code."""
     path = _v3_store(tmp_path / "v3.sqlite")
-    Store(path).close()
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(path, isolation_level=None) as db:
+        migrate(db, [m for m in MIGRATIONS if m.version <= 4])
         assert db.execute("SELECT owner, expires FROM leases").fetchall() == [("host:1", 1060.0)]
         assert db.execute("SELECT part, text FROM reply_texts WHERE hash = 'piece'").fetchall() == [
             (0, b"x"),
