@@ -292,7 +292,9 @@ def _replace(db: sqlite3.Connection, row: tuple[Any, ...]) -> None:
 def answer_row(parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> tuple[Any, ...]:
     """An answer's `judgments` row, its columns in `_WRITTEN`'s order (the judge's identity
     last)."""
-    answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
+    answers = json.dumps(
+        [a.model_dump(exclude_none=True) for a in verdict.answers], separators=(",", ":")
+    )
     return (
         parts.key,
         parts.judge,
@@ -346,7 +348,7 @@ def _insert_error(
 
 
 def _dump(model: Any) -> str | None:
-    return None if model is None else model.model_dump_json()
+    return None if model is None else model.model_dump_json(exclude_none=True)
 
 
 def _verdict(

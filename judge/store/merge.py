@@ -60,7 +60,7 @@ class Merging(StoreFile):
                 one = self._db.execute
                 outcome.conflicts += one(
                     f"SELECT count(*) FROM src.judgments s JOIN judgments m ON {_SAME_KEY}"
-                    " WHERE s.answers != m.answers"
+                    " WHERE json(s.answers) != json(m.answers)"  # older stores' JSON had spaces
                 ).fetchone()[0]
                 before = one("SELECT count(*) FROM judgments").fetchone()[0]
                 (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
