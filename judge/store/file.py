@@ -63,12 +63,14 @@ def enter_wal(db: sqlite3.Connection) -> None:
         pause = min(2 * pause, 0.1)
 
 
-CHECKPOINT_PAGES = 8000
+CHECKPOINT_PAGES = 16000
 """Pages (4 KB each) the WAL may hold before a commit copies them into the store
 (`wal_autocheckpoint`; SQLite's default is 1,000). A checkpoint writes each page the WAL holds
 once, however many commits rewrote it (an index's pages, the last page of a table), and syncs
-the file: fewer, larger checkpoints write fewer pages. The WAL then takes up to ~32 MB beside
-the store while it is open."""
+the file: fewer, larger checkpoints write fewer pages. At 8,000 a run of 10,000 answers (~60
+MB of WAL) checkpointed once before its end and wrote ~0.6 KB per answer more to the store
+than it keeps (`benchmarks/store_logs.py --writes`: 1 KB less in all at 16,000). The WAL then
+takes up to ~64 MB beside the store while it is open."""
 WAL_KEEP_BYTES = 32 * 2**20
 """Size the WAL file is cut back to after a checkpoint that emptied it (`journal_size_limit`):
 a large merge's WAL does not stay on disk at its largest."""
