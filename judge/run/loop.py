@@ -62,9 +62,13 @@ SPILL_FROM_UNITS = 1000
 """Runs of this many units or more keep their judgments and call records in a temporary file
 (`judge.run.sink`), smaller ones in memory: there they take under 5 MB, and a harness that
 keeps many small results (one `evaluate_submission` per submission) would hold a file each."""
-GROUP_FROM_UNITS = SPILL_FROM_UNITS
+GROUP_FROM_UNITS = 100
 """Runs of this many units or more commit their answers to the store a batch at a time
-(`judge.store.grouped`); smaller ones each at once, where the bytes written are few."""
+(`judge.store.grouped`) from their first answer; smaller ones each at once, where the bytes
+written are few. An answer committed alone writes a page of each table and index it touches
+(~50 KB): from `SPILL_FROM_UNITS`, as it was, a run of 10,000 committed its first ~500
+answers one by one (the units are read ~500 ahead of the answers), ~2.4 KB per answer of the
+run's store writes (`benchmarks/store_logs.py --writes`)."""
 CUT_OFF = "cut_off"
 ADMIT_SECONDS = 0.005
 """The longest the unit source holds the event loop (reading and planning units) before the

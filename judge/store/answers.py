@@ -15,11 +15,11 @@ from ..errors import StorageError
 from ..judges.mask import scrub_params
 from . import grouped
 from .failures import guarded, sqlite_reason
-from .file import now, rows_in
+from .file import now
 from .grouped import Pending, Put
-from .keys import CaseRef, KeyParts
+from .keys import BY_KEY, CaseRef, KeyParts, keys_in
 from .leases import drop_leases
-from .migrations import IDENTITY_COLUMNS, has_columns
+from .migrations import IDENTITY_COLUMNS, has_columns, same_hash
 from .prompt_keys import PromptKeys, insert_prompt_keys
 from .replies import CallLog, Replies
 
@@ -33,8 +33,7 @@ the judge's identity (`IDENTITY_COLUMNS`, from version 3) is named apart: an old
 opened read-only has none."""
 _WRITTEN = (*JUDGMENT_COLUMNS, *IDENTITY_COLUMNS)
 _INSERT_ANSWER = (
-    f"INSERT OR REPLACE INTO judgments ({', '.join(_WRITTEN)})"
-    f" VALUES ({','.join('?' * len(_WRITTEN))})"
+    f"INSERT INTO judgments ({', '.join(_WRITTEN)}) VALUES ({','.join('?' * len(_WRITTEN))})"
 )
 ERROR_COLUMNS = (
     "key", "judge", "model", "prompt_hash", "incident_id", "trial", "dimension_id",
@@ -120,15 +119,14 @@ class Answers(Replies, PromptKeys):
         if waiting is not None:
             return _verdict(*waiting[10:14], *waiting[15:18])
         row = self._db.execute(
-            f"SELECT {self._answer_columns} FROM judgments WHERE key = ?", (parts.key,)
+            f"SELECT {self._answer_columns} FROM judgments WHERE {BY_KEY}", (parts.key,)
         ).fetchone()
         return None if row is None else _verdict(*row)
 
     @guarded
     def keys_present(self, keys: Iterable[str]) -> set[str]:
-        sql = "SELECT key FROM judgments WHERE key IN ({marks})"
         wanted = list(keys)
-        found = {row[0] for row in rows_in(self._db, sql, wanted)}
+        found = keys_in(self._db, wanted)
         if self._pending is not None:
             found |= {k for k in wanted if self._pending.answer(k) is not None}
         return found
@@ -173,11 +171,11 @@ class Answers(Replies, PromptKeys):
         """Stored answers to this prompt under this rubric dimension: (judge name, verdict)."""
         sql = (
             f"SELECT judge, {self._answer_columns} FROM judgments"
-            " WHERE prompt_hash = ? AND rubric_hash = ?"
+            f" WHERE {same_hash('prompt_hash')} AND rubric_hash = ?2"
         )
         args: list[Any] = [prompt_hash, rubric_hash]
         if judge is not None:
-            sql += " AND judge = ?"
+            sql += " AND judge = ?3"
             args.append(judge)
         return [(r[0], _verdict(*r[1:])) for r in self._db.execute(sql + " ORDER BY judge", args)]
 
@@ -264,7 +262,7 @@ class Answers(Replies, PromptKeys):
     def _insert(self, put: Put, written: set[str]) -> None:
         """One put's rows, inside the caller's transaction."""
         if put.row is not None:
-            self._db.execute(_INSERT_ANSWER, put.row)
+            _replace(self._db, put.row)
         else:
             _insert_error(self._db, put.parts, put.case, put.verdict)
         if put.prompt_inputs is not None:
@@ -279,15 +277,24 @@ def insert(
     """Write a finished call's answer (replacing an older one) or error row, inside the
     caller's transaction."""
     if verdict.error is None:
-        db.execute(_INSERT_ANSWER, answer_row(parts, case, verdict))
+        _replace(db, answer_row(parts, case, verdict))
     else:
         _insert_error(db, parts, case, verdict)
+
+
+def _replace(db: sqlite3.Connection, row: tuple[Any, ...]) -> None:
+    """Write an answer's row in place of the key's older one: the key has no unique index
+    to do it (`m009_short_indexes`)."""
+    db.execute(f"DELETE FROM judgments WHERE {BY_KEY}", (row[0],))
+    db.execute(_INSERT_ANSWER, row)
 
 
 def answer_row(parts: KeyParts, case: CaseRef, verdict: DimensionVerdict) -> tuple[Any, ...]:
     """An answer's `judgments` row, its columns in `_WRITTEN`'s order (the judge's identity
     last)."""
-    answers = json.dumps([a.model_dump(exclude_none=True) for a in verdict.answers])
+    answers = json.dumps(
+        [a.model_dump(exclude_none=True) for a in verdict.answers], separators=(",", ":")
+    )
     return (
         parts.key,
         parts.judge,
@@ -341,7 +348,7 @@ def _insert_error(
 
 
 def _dump(model: Any) -> str | None:
-    return None if model is None else model.model_dump_json()
+    return None if model is None else model.model_dump_json(exclude_none=True)
 
 
 def _verdict(

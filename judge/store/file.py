@@ -63,12 +63,14 @@ def enter_wal(db: sqlite3.Connection) -> None:
         pause = min(2 * pause, 0.1)
 
 
-CHECKPOINT_PAGES = 8000
+CHECKPOINT_PAGES = 16000
 """Pages (4 KB each) the WAL may hold before a commit copies them into the store
 (`wal_autocheckpoint`; SQLite's default is 1,000). A checkpoint writes each page the WAL holds
 once, however many commits rewrote it (an index's pages, the last page of a table), and syncs
-the file: fewer, larger checkpoints write fewer pages. The WAL then takes up to ~32 MB beside
-the store while it is open."""
+the file: fewer, larger checkpoints write fewer pages. At 8,000 a run of 10,000 answers (~60
+MB of WAL) checkpointed once before its end and wrote ~0.6 KB per answer more to the store
+than it keeps (`benchmarks/store_logs.py --writes`: 1 KB less in all at 16,000). The WAL then
+takes up to ~64 MB beside the store while it is open."""
 WAL_KEEP_BYTES = 32 * 2**20
 """Size the WAL file is cut back to after a checkpoint that emptied it (`journal_size_limit`):
 a large merge's WAL does not stay on disk at its largest."""
@@ -92,15 +94,25 @@ IN_CHUNK = 500
 
 
 def rows_in(
-    db: sqlite3.Connection, sql: str, values: Iterable[Any], before: Sequence[Any] = ()
+    db: sqlite3.Connection,
+    sql: str,
+    values: Iterable[Any],
+    before: Sequence[Any] = (),
+    short: bool = False,
 ) -> Iterator[Any]:
     """The rows of `sql`, whose `{marks}` stands for the placeholders of an `IN (...)` list,
     over every one of `values`, asked `IN_CHUNK` at a time (`before`: the values of the
-    placeholders ahead of the list)."""
+    placeholders ahead of the list). With `short`, `{marks}` stands twice: first for the
+    values' starts, then for the values, as `migrations.short` has hashes looked up (a list
+    of one is given twice: SQLite reads `IN (x)` as `= x`, see `migrations.same_hash`)."""
     wanted = list(values)
     for start in range(0, len(wanted), IN_CHUNK):
         chunk = wanted[start : start + IN_CHUNK]
-        yield from db.execute(sql.format(marks=",".join("?" * len(chunk))), [*before, *chunk])
+        if short and len(chunk) == 1:
+            chunk *= 2
+        starts = [value[: migrations.SHORT] for value in chunk] if short else []
+        marks = ",".join("?" * len(chunk))
+        yield from db.execute(sql.format(marks=marks), [*before, *starts, *chunk])
 
 
 def execute_in(

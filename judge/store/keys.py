@@ -1,12 +1,18 @@
-"""What a stored answer is keyed by: the parts that decide it, hashed, and the case it is for."""
+"""What a stored answer is keyed by: the parts that decide it, hashed, and the case it is for;
+and how the `judgments` rows of keys are found."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from .file import rows_in
+from .migrations import same_hash, short
 
 COMPONENTS = ("judge", "model", "params", "prompt", "schema", "rubric")
 
@@ -45,3 +51,13 @@ class CaseRef:
     incident_id: str
     trial: str
     dimension_id: str
+
+
+BY_KEY = same_hash("key")
+"""The `judgments` row of one key (see `migrations.short`)."""
+
+
+def keys_in(db: sqlite3.Connection, keys: Iterable[str]) -> set[str]:
+    """Those of `keys` that have an answer row."""
+    sql = f"SELECT key FROM judgments WHERE {short('key')} IN ({{marks}}) AND key IN ({{marks}})"
+    return {key for (key,) in rows_in(db, sql, set(keys), short=True)}

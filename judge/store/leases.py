@@ -11,6 +11,7 @@ from typing import Literal
 
 from .failures import guarded
 from .file import StoreFile, execute_in, rows_in
+from .keys import keys_in
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Leases(StoreFile):
         self._check_file()
         now = time.time() if now is None else now
         with self._transaction():
-            answered = self._answered(keys) if served else set()
+            answered = keys_in(self._db, keys) if served else set()
             found = {
                 row[0]: row[1:]
                 for row in rows_in(
@@ -74,10 +75,6 @@ class Leases(StoreFile):
                 else self._claim(key, found, owner, now + seconds, now, gone)
                 for key in keys
             ]
-
-    def _answered(self, keys: Sequence[str]) -> set[str]:
-        sql = "SELECT key FROM judgments WHERE key IN ({marks})"
-        return {key for (key,) in rows_in(self._db, sql, set(keys))}
 
     def _claim(
         self,

@@ -14,10 +14,12 @@ from .answers import ERROR_COLUMNS, JUDGMENT_COLUMNS
 from .batches import BATCH_COLUMNS, BATCH_PROGRESS
 from .failures import guarded
 from .file import StoreFile
-from .migrations import IDENTITY_COLUMNS, has_columns, has_table
+from .migrations import IDENTITY_COLUMNS, has_columns, has_table, short
 from .replies import REPLY_COLUMNS
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_SAME_KEY = f"{short('m.key')} = {short('s.key')} AND m.key = s.key"
+"""An answer `m` of this store under the key of an answer `s` of the source."""
 
 
 def is_sqlite_file(path: str | Path) -> bool:
@@ -57,8 +59,8 @@ class Merging(StoreFile):
             with self._transaction():
                 one = self._db.execute
                 outcome.conflicts += one(
-                    "SELECT count(*) FROM src.judgments s JOIN judgments m USING (key)"
-                    " WHERE s.answers != m.answers"
+                    f"SELECT count(*) FROM src.judgments s JOIN judgments m ON {_SAME_KEY}"
+                    " WHERE json(s.answers) != json(m.answers)"  # older stores' JSON had spaces
                 ).fetchone()[0]
                 before = one("SELECT count(*) FROM judgments").fetchone()[0]
                 (offered,) = one("SELECT count(*) FROM src.judgments").fetchone()
@@ -67,7 +69,8 @@ class Merging(StoreFile):
                     copied += IDENTITY_COLUMNS
                 answers = ", ".join(copied)
                 one(
-                    f"INSERT OR IGNORE INTO judgments ({answers}) SELECT {answers} FROM src.judgments"
+                    f"INSERT INTO judgments ({answers}) SELECT {answers} FROM src.judgments s"
+                    f" WHERE NOT EXISTS (SELECT 1 FROM judgments m WHERE {_SAME_KEY})"
                 )
                 added = one("SELECT count(*) FROM judgments").fetchone()[0] - before
                 outcome.added += added
@@ -94,8 +97,9 @@ class Merging(StoreFile):
             f"INSERT INTO replies ({columns}) SELECT {columns} FROM src.replies ORDER BY id"
         )
         self._db.execute(
-            "INSERT OR IGNORE INTO reply_texts (hash, part, text)"
-            " SELECT hash, part, text FROM src.reply_texts"
+            "INSERT INTO reply_texts (hash, part, text) SELECT hash, part, text"
+            " FROM src.reply_texts s WHERE NOT EXISTS (SELECT 1 FROM reply_texts m WHERE"
+            f" {short('m.hash')} = {short('s.hash')} AND m.hash = s.hash AND m.part = s.part)"
         )
         return int(cursor.rowcount)
 

@@ -267,6 +267,81 @@ def m008_leases_appended(db: sqlite3.Connection) -> None:
     )  # fmt: skip
 
 
+SHORT = 8
+"""Hex digits of a hash that the indexes of `m009_short_indexes` hold."""
+
+
+def short(column: str) -> str:
+    """The indexed expression of a hash column: its first `SHORT` hex digits. A query names
+    it exactly so (SQLite uses an index on an expression only for the same expression), and
+    compares the whole column too, so that two hashes that share their start are told apart
+    (`same_hash`, and `rows_in(..., short=True)` for a list)."""
+    return f"substr({column}, 1, {SHORT})"
+
+
+def same_hash(column: str, param: str = "?1") -> str:
+    """A condition that `column` holds the hash bound to `param`, which finds the row through
+    `short`'s index at version 5 and through the older unique index on `column` in a store
+    opened read-only. The whole column is compared with `BETWEEN x AND x`, not `= x`: SQLite
+    rewrites `short(column)` as `short(x)` once it reads `column = x` (constant propagation),
+    and the index on `short(column)` no longer matches."""
+    return f"{short(column)} = substr({param}, 1, {SHORT}) AND {column} BETWEEN {param} AND {param}"
+
+
+_JUDGMENTS_V5 = """(
+    key TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    model TEXT,
+    params_hash TEXT NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    schema_hash TEXT NOT NULL,
+    rubric_hash TEXT NOT NULL,
+    incident_id TEXT NOT NULL,
+    trial TEXT NOT NULL,
+    dimension_id TEXT NOT NULL,
+    answers TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL,
+    model_version TEXT,
+    system_fingerprint TEXT,
+    seed INTEGER
+)"""
+
+
+@migration(version=5)
+def m009_short_indexes(db: sqlite3.Connection) -> None:
+    """Indexes on the first 8 hex digits of a hash (`short`) instead of the whole: ~17 bytes
+    an entry instead of ~80. Five indexes are ordered by random hashes (the answers' key and
+    prompt, the reply log's prompt, the prompt pieces, the prompt keys): once one outgrows a
+    batch of answers each answer rewrites about one page of each, so the bytes written per
+    answer grew with the store (~11 KB of ~17 KB at 10,000 answers, `benchmarks/store_logs.py
+    --writes`). The key, the pieces and the prompt keys lose their unique index: the store
+    keeps them unique itself (`judge.store.answers`, `replies`, `prompt_keys`), which the code
+    before would not (`INSERT OR REPLACE` and `INSERT OR IGNORE` need the unique index):
+    version 5."""
+    columns = ", ".join(row[1] for row in db.execute("PRAGMA table_info(judgments)"))
+    _rebuild(db, "judgments", _JUDGMENTS_V5, columns)
+    db.execute(f"CREATE INDEX judgments_key ON judgments ({short('key')})")
+    db.execute(f"CREATE INDEX judgments_prompt ON judgments ({short('prompt_hash')})")
+    db.execute("CREATE INDEX judgments_case ON judgments (incident_id, trial, dimension_id)")
+    db.execute("DROP INDEX IF EXISTS replies_prompt")
+    db.execute(f"CREATE INDEX replies_prompt ON replies ({short('prompt_hash')})")
+    _rebuild(
+        db, "reply_texts", "(hash TEXT NOT NULL, part INTEGER NOT NULL, text BLOB NOT NULL)",
+        "hash, part, text",
+    )  # fmt: skip
+    db.execute(f"CREATE INDEX reply_texts_hash ON reply_texts ({short('hash')})")
+    _rebuild(
+        db,
+        "prompt_keys",
+        "(inputs TEXT NOT NULL, prompt_hash TEXT NOT NULL)",
+        "inputs, prompt_hash",
+    )
+    db.execute(f"CREATE INDEX prompt_keys_inputs ON prompt_keys ({short('inputs')})")
+
+
 def _rebuild(db: sqlite3.Connection, table: str, shape: str, columns: str) -> None:
     """Make `table` again as `shape`, its rows kept (meanwhile in a temporary table: the
     schema never holds both, and stays on the file's first page, where `recover` and

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from .failures import guarded
 from .file import StoreFile, rows_in
-from .migrations import has_table
+from .migrations import has_table, same_hash, short
 
 
 class PromptKeys(StoreFile):
@@ -23,8 +23,11 @@ class PromptKeys(StoreFile):
         """The prompt hash of each of `inputs` the store has seen rendered."""
         if not has_table(self._db, "prompt_keys"):  # a store opened read-only, not migrated
             return {}
-        sql = "SELECT inputs, prompt_hash FROM prompt_keys WHERE inputs IN ({marks})"
-        return dict(rows_in(self._db, sql, inputs))
+        sql = (
+            "SELECT inputs, prompt_hash FROM prompt_keys"
+            f" WHERE {short('inputs')} IN ({{marks}}) AND inputs IN ({{marks}})"
+        )
+        return dict(rows_in(self._db, sql, set(inputs), short=True))
 
     @guarded
     def remember_prompts(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -38,5 +41,10 @@ class PromptKeys(StoreFile):
 
 
 def insert_prompt_keys(db: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
-    """Inside the caller's transaction."""
-    db.executemany("INSERT OR IGNORE INTO prompt_keys (inputs, prompt_hash) VALUES (?, ?)", rows)
+    """Inside the caller's transaction; inputs the store has are left as they are (it keeps
+    them unique: `m009_short_indexes`)."""
+    db.executemany(
+        "INSERT INTO prompt_keys (inputs, prompt_hash) SELECT ?1, ?2"
+        f" WHERE NOT EXISTS (SELECT 1 FROM prompt_keys WHERE {same_hash('inputs')})",
+        rows,
+    )

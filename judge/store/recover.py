@@ -96,6 +96,7 @@ def recover(path: Path, target: Path) -> Recovered:
                 db.execute(table.sql)
         for table in tables:
             found.rows[table.name] = _copy(db, table, pages, found)
+            found.rows[table.name] -= _drop_twice(db, table)
         for sql in _index_sql(pages):
             db.execute(sql)
         db.execute("COMMIT")
@@ -168,6 +169,23 @@ def _table(name: str, root: int, sql: str) -> Table:
                 rowid_column = keys[0][0]
     scratch.close()
     return Table(name, root, sql, without_rowid, columns, rowid_column)
+
+
+KEPT_UNIQUE = {"judgments": ("key",), "reply_texts": ("hash", "part"), "prompt_keys": ("inputs",)}
+"""Columns the store keeps unique itself, without a unique index (`m009_short_indexes`)."""
+
+
+def _drop_twice(db: sqlite3.Connection, table: Table) -> int:
+    """Delete the rows of `table` that the damage left twice under a key the store keeps
+    unique (the last copied is kept); how many. A unique index turned them away in `_copy`."""
+    columns = KEPT_UNIQUE.get(table.name)
+    if columns is None or table.without_rowid or not set(columns) <= set(table.columns):
+        return 0
+    cursor = db.execute(
+        f'DELETE FROM "{table.name}" WHERE rowid NOT IN'
+        f' (SELECT max(rowid) FROM "{table.name}" GROUP BY {", ".join(columns)})'
+    )
+    return int(cursor.rowcount)
 
 
 def _index_sql(pages: Pages) -> list[str]:

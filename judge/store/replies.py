@@ -37,7 +37,7 @@ from ..judges.clients.exchanges import Exchange
 from .failures import guarded
 from .file import StoreFile, now
 from .keys import CaseRef, KeyParts
-from .migrations import has_table
+from .migrations import has_table, same_hash
 
 REPLY_COLUMNS = (
     "key", "judge", "prompt_hash", "incident_id", "trial", "dimension_id", "questions",
@@ -226,7 +226,8 @@ class Replies(StoreFile):
             packed = zlib.compress(text.encode(*_ENCODING), 6)
             parts = range(0, max(1, len(packed)), PIECE_PART)
             self._db.executemany(
-                "INSERT OR IGNORE INTO reply_texts (hash, part, text) VALUES (?, ?, ?)",
+                "INSERT INTO reply_texts (hash, part, text) SELECT ?1, ?2, ?3 WHERE NOT EXISTS"
+                f" (SELECT 1 FROM reply_texts WHERE {same_hash('hash')} AND part = ?2)",
                 ((digest, n, packed[at : at + PIECE_PART]) for n, at in enumerate(parts)),
             )
             written.add(digest)
@@ -272,15 +273,16 @@ class Replies(StoreFile):
         if not prompt_hash or not has_table(self._db, "replies"):
             return []
         row = self._db.execute(
-            "SELECT key FROM replies WHERE prompt_hash = ? AND judge = ? ORDER BY id DESC LIMIT 1",
+            f"SELECT key FROM replies WHERE {same_hash('prompt_hash')} AND judge = ?2"
+            " ORDER BY id DESC LIMIT 1",
             (prompt_hash, judge),
         ).fetchone()
         if row is None:
             return []
         columns = "id, " + ", ".join(REPLY_COLUMNS)
         rows = self._db.execute(
-            f"SELECT {columns} FROM replies WHERE prompt_hash = ? AND key = ?"
-            " ORDER BY id DESC LIMIT ?",
+            f"SELECT {columns} FROM replies WHERE {same_hash('prompt_hash')} AND key = ?2"
+            " ORDER BY id DESC LIMIT ?3",
             (prompt_hash, row[0], limit),
         ).fetchall()
         texts = _TextCache(self._db)
@@ -324,7 +326,7 @@ class _TextCache:
 def read_piece(db: sqlite3.Connection, digest: str) -> str | None:
     """A prompt piece as it was sent, from its parts (None when the store lacks it)."""
     parts = db.execute(
-        "SELECT text FROM reply_texts WHERE hash = ? ORDER BY part", (digest,)
+        f"SELECT text FROM reply_texts WHERE {same_hash('hash')} ORDER BY part", (digest,)
     ).fetchall()
     if not parts:
         return None

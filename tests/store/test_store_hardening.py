@@ -310,3 +310,22 @@ def test_no_call_starts_once_a_write_while_planning_failed(tmp_path: Path, capsy
         code = eval_into(tmp_path, path, provider.url, "--max-concurrent", "1")
     assert code == 4 and "disk full" in capsys.readouterr().err
     assert full.late() == []
+
+
+def test_recover_keeps_once_the_rows_the_store_keeps_unique_itself(
+    filled_store: Path, tmp_path: Path
+) -> None:
+    """Damage can leave a row twice; m009 took the unique index that turned such a row away
+    from `judgments`, `reply_texts` and `prompt_keys`, so recovering keeps one of each."""
+    store = copy(filled_store, tmp_path / "s.sqlite")
+    with sqlite3.connect(store) as db:
+        for table in ("judgments", "reply_texts", "prompt_keys"):
+            db.execute(f"INSERT INTO {table} SELECT * FROM {table} WHERE rowid = 1")
+    db.close()
+    overwrite_header(store)
+    out = tmp_path / "saved.sqlite"
+    assert main(["store", "recover", str(store), "--output", str(out)]) == 0
+    assert rows(out) == rows(filled_store)
+    with Store(out, readonly=True) as recovered, Store(filled_store, readonly=True) as original:
+        assert recovered.reply_stats() == original.reply_stats()
+        assert list(recovered.logs()) == list(original.logs())

@@ -102,10 +102,15 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     """The same tables and columns, but for the tables that code does not know and leaves
     alone (`migrations`, m004's reply log, m005's prompt keys) and m006's identity columns on
     `judgments`, which it would leave empty: version 3, which that code refuses. m008 keeps
-    `leases` as appended rows with no index or key (version 4): the same columns."""
+    `leases` as appended rows with no index or key (version 4): the same columns. m009 indexes
+    the start of each hash, and `judgments.key` is no longer the table's key (version 5)."""
     Store(tmp_path / "new.sqlite").close()
     shape = schema(tmp_path / "new.sqlite")
-    assert version(tmp_path / "new.sqlite") == "4" == STORE_VERSION
+    assert version(tmp_path / "new.sqlite") == "5" == STORE_VERSION
+    short = [(0, -2, None)]  # one column: an expression
+    assert shape.pop("index judgments_key") == ("judgments", short)
+    assert shape.pop("index judgments_prompt") == ("judgments", short)
+    shape["judgments"][0] = (0, "key", "TEXT", 0, None, 1)
     added = ("migrations", "replies", "reply_texts", "replies_prompt", "prompt_keys")
     ours = {k: v for k, v in shape.items() if not any(name in k for name in added)}
     assert len(ours) == len(shape) - 2 - 6  # the tables; the keys of migrations, log, prompts
@@ -113,7 +118,8 @@ def test_a_store_of_this_code_has_the_tables_the_code_before_migrations_wrote(
     assert [c[1] for c in identity] == list(IDENTITY_COLUMNS)
     ours["judgments"] = [c for c in ours["judgments"] if c not in identity]
     before = schema(build(MAIN, tmp_path / "main.sqlite"))
-    del before["index sqlite_autoindex_leases_1"]
+    for index in ("sqlite_autoindex_leases_1", "sqlite_autoindex_judgments_1", "judgments_prompt"):
+        del before[f"index {index}"]
     before["leases"][0] = (0, "key", "TEXT", 1, None, 0)  # NOT NULL, no longer the key
     assert ours == before
 

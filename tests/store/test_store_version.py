@@ -77,7 +77,7 @@ def test_a_version_1_store_is_migrated_in_place_and_then_runs_a_batch(tmp_path: 
             judge=llm_judge(server),
             options=EvalOptions(store=path, batch=FAST_BATCH, granularity="dimension"),
         )
-    assert STORE_VERSION == "4" and version_of(path) == "4"
+    assert STORE_VERSION == "5" and version_of(path) == "5"
     assert result.complete and {c.batch_id for c in result.calls} == {"batch_fake000000"}
     with Store(path) as store:
         kept = [r for r in store.rows() if r["key"] == "k-old"]
@@ -96,12 +96,12 @@ def test_a_version_1_store_reads_without_being_written(tmp_path: Path, capsys) -
 
 
 def test_a_store_from_a_newer_version_is_refused_and_left_alone(tmp_path: Path, capsys) -> None:
-    path = old_store(tmp_path / "new.sqlite", version="5")
+    path = old_store(tmp_path / "new.sqlite", version="6")
     with pytest.raises(InputError, match="newer diagnosis-judge") as refused:
         Store(path)
     assert refused.value.field == "meta.store_version"
     assert main(["store", "stats", str(path)]) == 2
-    assert "store version 5 was written by a newer diagnosis-judge" in capsys.readouterr().err
+    assert "store version 6 was written by a newer diagnosis-judge" in capsys.readouterr().err
     outputs = write_submissions(tmp_path / "subs.jsonl", 1)
     code = main(
         ["eval", "--ground-truth", str(EXAMPLE_GT), "--outputs", str(outputs),
@@ -111,7 +111,7 @@ def test_a_store_from_a_newer_version_is_refused_and_left_alone(tmp_path: Path, 
     err = " ".join(capsys.readouterr().err.split())
     assert code == 2 and "upgrade diagnosis-judge" in err and str(path) in err
     assert not (tmp_path / "r.json").exists()
-    assert version_of(path) == "5"
+    assert version_of(path) == "6"
     with sqlite3.connect(path) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert db.execute("SELECT count(*) FROM judgments").fetchone() == (1,)
@@ -121,7 +121,7 @@ def test_a_store_from_a_newer_version_is_refused_and_left_alone(tmp_path: Path, 
 
 def test_an_unknown_version_is_refused(tmp_path: Path) -> None:
     path = old_store(tmp_path / "odd.sqlite", version="beta")
-    with pytest.raises(InputError, match="store version 'beta', expected one of '4'"):
+    with pytest.raises(InputError, match="store version 'beta', expected one of '5'"):
         Store(path)
-    with pytest.raises(InputError, match="expected one of '1', '2', '3', '4'"):
+    with pytest.raises(InputError, match="expected one of '1', '2', '3', '4', '5'"):
         Store(path, readonly=True)

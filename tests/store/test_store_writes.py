@@ -19,6 +19,7 @@ from judge import DimensionVerdict, QuestionAnswer
 from judge.judges.clients.exchanges import Exchange
 from judge.run.leases import LeaseBook
 from judge.store import CallLog, CaseRef, KeyParts, Store, StoreMerge, merge_stores
+from judge.store.migrations import MIGRATIONS, migrate
 from judge.store.replies import read_piece
 
 ANSWER = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="Yes")])
@@ -195,9 +196,11 @@ def _v3_store(path: Path) -> Path:
 
 
 def test_m007_keeps_an_earlier_stores_rows_and_its_writers_statements(tmp_path: Path) -> None:
+    """Up to m008 (version 4) the code before m007 could still write the store; m009's store
+    (version 5) keeps its rows and refuses that code."""
     path = _v3_store(tmp_path / "v3.sqlite")
-    Store(path).close()
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(path, isolation_level=None) as db:
+        migrate(db, [m for m in MIGRATIONS if m.version <= 4])
         assert db.execute("SELECT owner, expires FROM leases").fetchall() == [("host:1", 1060.0)]
         assert db.execute("SELECT part, text FROM reply_texts WHERE hash = 'piece'").fetchall() == [
             (0, b"x"),
@@ -259,3 +262,60 @@ def test_a_merge_into_a_migrated_store_copies_pieces_once(tmp_path: Path) -> Non
         rows = db.execute("SELECT hash, part, count(*) FROM reply_texts GROUP BY 1, 2").fetchall()
     db.close()
     assert all(count == 1 for _, _, count in rows) and ("piece", 1, 1) in rows
+
+
+def _sharing_start(n: int) -> KeyParts:
+    """Parts whose key and prompt hash start as those of every other `_sharing_start` do (the
+    indexes of m009 hold 8 hex digits): only the whole hash tells them apart."""
+    parts = KeyParts("llm:m", "m", "p", f"deadbeef{n:056x}", "schema", "rubric")
+    parts.__dict__["key"] = f"cafef00d{n:056x}"  # what `cached_property` would have kept
+    return parts
+
+
+def test_hashes_that_share_their_indexed_start_are_told_apart(tmp_path: Path) -> None:
+    one, two = _sharing_start(1), _sharing_start(2)
+    other = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="No")])
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put(one, _case(1), ANSWER, _log(1), f"{'ab' * 4}{1:056x}")
+        store.put(two, _case(2), other, _log(2), f"{'ab' * 4}{2:056x}")
+        assert store.keys_present([one.key, two.key, _sharing_start(3).key]) == {one.key, two.key}
+        assert [a.answer for a in store.get(two).answers] == ["No"]  # type: ignore[union-attr]
+        assert [a.answer for _, v in store.find(one.prompt, "rubric") for a in v.answers] == ["Yes"]
+        assert store.prompt_hashes([f"{'ab' * 4}{n:056x}" for n in (1, 2, 3)]) == {
+            f"{'ab' * 4}{1:056x}": one.prompt,
+            f"{'ab' * 4}{2:056x}": two.prompt,
+        }
+        assert [r.reply for r in store.replies_for("llm:m", two.prompt)] == ["reply 2"]
+        assert store.claim(_sharing_start(3).key, "A", 30).state == "claimed"
+        assert store.claim(one.key, "A", 30).state == "answered"
+
+
+def test_the_store_keeps_keys_pieces_and_prompt_keys_unique(tmp_path: Path) -> None:
+    """m009 took their unique indexes away: the store's statements keep them unique."""
+    path = tmp_path / "s.sqlite"
+    other = DimensionVerdict(answers=[QuestionAnswer(question_id="Q1", answer="No")])
+    with Store(path) as store:
+        store.put(_parts(1), _case(1), ANSWER, _log(1), "inputs-1")
+    with Store(path) as store:  # a new connection knows no piece it wrote
+        store.put(_parts(1), _case(1), other, _log(1), "inputs-1")
+        store.remember_prompts([("inputs-1", "prompt1"), ("inputs-2", "prompt2")] * 2)
+        assert [a.answer for a in store.get(_parts(1)).answers] == ["No"]  # type: ignore[union-attr]
+    copy = tmp_path / "copy.sqlite"
+    merge_stores(copy, [path, path])
+    for store_path in (path, copy):
+        with sqlite3.connect(store_path) as db:
+            one = db.execute
+            assert one("SELECT count(*), count(DISTINCT key) FROM judgments").fetchone() == (1, 1)
+            assert (
+                one(
+                    "SELECT count(*) FROM reply_texts GROUP BY hash, part HAVING count(*) > 1"
+                ).fetchall()
+                == []
+            )
+        db.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT inputs FROM prompt_keys ORDER BY 1").fetchall() == [
+            ("inputs-1",),
+            ("inputs-2",),
+        ]
+    db.close()
