@@ -1,5 +1,6 @@
 """The rules judge's speed-ups change no answer: the lowercase twins of the cues, the strings a
-pattern needs, the name prefilter, and what is worked out once per spec."""
+pattern needs, the name prefilter, the vocabularies read in one pass, and what is worked out
+once per spec."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from ground_truth import load_specs, load_submissions
 from judge.checklist.prompts import Prompt
 from judge.checklist.rubric import load_rubric, whole_submission
 from judge.judges.base import JudgeTask
-from judge.judges.rules import RulesJudge, cues, literals, names
+from judge.judges.rules import RulesJudge, cues, literals, names, taxonomy
 from judge.judges.rules.caseless import Caseless
 from judge.judges.rules.truth import parse_truth
+from judge.judges.rules.vocabulary import Vocabulary
 
 SPECS = load_specs(EXAMPLE / "ground_truth")
 SUBMISSIONS = load_submissions(EXAMPLE / "outputs")
@@ -64,6 +66,53 @@ def test_every_match_holds_a_string_the_pattern_needs() -> None:
     assert literals.needed(re.compile(r"(?:x|yz)+q?")) == ("x", "yz")
     assert literals.needed(re.compile(r"(?:foo)?bar|b*")) is None
     assert literals.needed(re.compile(r"abc", re.I)) is None
+
+
+def test_a_match_begins_with_one_of_the_first_characters() -> None:
+    first = literals.first_characters
+    assert first(re.compile(r"(?<![a-z])\bfoo|bar")) == frozenset("fb")
+    assert first(re.compile(r"(?:a|b)?c+")) == frozenset("abc")
+    assert first(re.compile(r"(?:x*|[p-r])\s")) is None  # `\s` after an optional part
+    assert first(re.compile(r"[x-z]q|(?=w)w")) == frozenset("xyzw")
+    for pattern in [r"\w+", r"a*", r"[^a]b", r".x", r"(?i:a)b"]:
+        assert first(re.compile(pattern)) is None, pattern
+    assert first(re.compile("ab", re.I)) is None
+    for family in taxonomy.FAMILIES:
+        chars = first(family.pattern)
+        for text in texts():
+            for match in family.pattern.finditer(text):
+                assert chars is None or text[match.start()] in chars, family.name
+
+
+VOCABULARIES = {
+    "families": (taxonomy.families_in, {f.name: f.pattern for f in taxonomy.FAMILIES}),
+    "categories": (
+        taxonomy.categories_in,
+        {f.name: f.category_pattern for f in taxonomy.FAMILIES if f.category_pattern},
+    ),
+    "generic": (taxonomy.generic_groups_in, taxonomy.GENERIC),
+    "impacts": (taxonomy.impacts_in, taxonomy.IMPACTS),
+}
+
+
+@pytest.mark.parametrize("vocabulary", VOCABULARIES)
+def test_a_vocabulary_finds_the_names_whose_patterns_search_finds(vocabulary: str) -> None:
+    found, patterns = VOCABULARIES[vocabulary]
+    pieces = [p for t in texts() for p in re.split(r"[.;,\n]", t.lower())]
+    for text in [t.lower() for t in texts()] + pieces + ["", "x509", "tls x509 oom"]:
+        expected = {name for name, pattern in patterns.items() if pattern.search(text)}
+        assert found(text) == expected, text[:60]
+
+
+def test_a_vocabulary_searches_whole_a_pattern_whose_first_characters_are_unknown() -> None:
+    vocabulary = Vocabulary(
+        [("word", re.compile(r"(?<![a-z])\w+ing")), ("oom", re.compile(r"(?<![a-z])oom"))],
+        "[a-z]",
+    )
+    assert vocabulary.present("an oom while _loading") == {"word", "oom"}
+    assert vocabulary.present("xoom") == set()
+    with pytest.raises(ValueError, match="does not open with"):
+        Vocabulary([("x", re.compile("x"))], "[a-z]")
 
 
 def test_a_name_is_found_where_its_patterns_find_it() -> None:

@@ -8,6 +8,8 @@ group); `caseless.Caseless` skips a search in text holding none of them. It is a
 condition only: a pattern whose strings are present is searched as before, so every match is
 the same. (The taxonomy's families are searched without it: their strings are many and short,
 their texts short, and checking the strings cost more than the searches it saved.)
+`first_characters(pattern)` reads the characters a match can begin with, by which
+`vocabulary.Vocabulary` tries a family only where its first character stands.
 """
 
 from __future__ import annotations
@@ -66,3 +68,55 @@ def _item(op: Any, av: Any) -> frozenset[str] | None:
             return None
         return frozenset().union(*(o for o in options if o is not None))
     return None
+
+
+def first_characters(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """Every character a match of `pattern` can begin with; None when that cannot be told (a
+    class such as `\\w`, any character, ignoring case, or a pattern that can match nothing)."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    found = _first(parser.parse(pattern.pattern, pattern.flags))
+    return None if found is None or found[1] else frozenset(found[0])
+
+
+def _first(items: Any) -> tuple[set[str], bool] | None:
+    """The first characters of a sequence of parsed items, and whether it can match nothing."""
+    chars: set[str] = set()
+    for op, av in items:
+        if op in (parser.AT, parser.ASSERT, parser.ASSERT_NOT):
+            continue  # consumes nothing: the first character comes after it
+        if op is parser.LITERAL:
+            return chars | {chr(av)}, False
+        if op is parser.IN:
+            inside = _in(av)
+            return None if inside is None else (chars | inside, False)
+        if op is parser.SUBPATTERN:
+            if av[1] & re.IGNORECASE:
+                return None
+            options = [av[3]]
+        elif op is parser.BRANCH:
+            options = av[1]
+        elif op in _REPEATS:
+            options = [av[2]] if av[0] >= 1 else [av[2], []]
+        else:
+            return None
+        found = [_first(option) for option in options]
+        if any(f is None for f in found):
+            return None
+        chars.update(*(f[0] for f in found if f is not None))
+        if not any(f[1] for f in found if f is not None):
+            return chars, False
+    return chars, True
+
+
+def _in(items: Any) -> set[str] | None:
+    """The characters of a class made of characters and small ranges; None for any other."""
+    chars: set[str] = set()
+    for op, av in items:
+        if op is parser.LITERAL:
+            chars.add(chr(av))
+        elif op is parser.RANGE and av[1] - av[0] < 256:
+            chars.update(map(chr, range(av[0], av[1] + 1)))
+        else:
+            return None
+    return chars
