@@ -14,7 +14,7 @@ from judge.checklist.prompts import Prompt
 from judge.checklist.rubric import load_rubric, whole_submission
 from judge.judges.base import JudgeTask
 from judge.judges.rules import RulesJudge, cues, literals, names, taxonomy
-from judge.judges.rules.caseless import Caseless
+from judge.judges.rules.caseless import Caseless, lowercase_twin
 from judge.judges.rules.truth import parse_truth
 from judge.judges.rules.vocabulary import Vocabulary
 
@@ -66,6 +66,56 @@ def test_every_match_holds_a_string_the_pattern_needs() -> None:
     assert literals.needed(re.compile(r"(?:x|yz)+q?")) == ("x", "yz")
     assert literals.needed(re.compile(r"(?:foo)?bar|b*")) is None
     assert literals.needed(re.compile(r"abc", re.I)) is None
+
+
+# The cues as they were written before they were reordered for speed (`literals.guarded` finds
+# no first characters behind a leading lookbehind, and the engine factors a word boundary out of
+# alternatives only when all of them open with it).
+REWRITTEN = {
+    "EXONERATING": (
+        r"(?<!not )(?<!n't )(?<!un)(?<!otherwise )\bhealthy\b",
+        r"\bhealthy(?<!not healthy)(?<!n't healthy)(?<!unhealthy)(?<!otherwise healthy)\b",
+    ),
+    "AFTER_CUE": (r"|^\W*hypothesis", r")|^\W*hypothesis"),
+    "EFFECT_CUE": (r"|\bso\s+that\b|,\s*so\b", r"|\bso\s+that\b"),
+}
+
+
+def _as_written_before(name: str) -> str:
+    pattern = getattr(cues, name).pattern
+    before, after = REWRITTEN[name]
+    pattern = pattern.replace(after, before, 1)
+    if name == "AFTER_CUE":
+        return pattern.removeprefix("(?:")
+    if name == "EFFECT_CUE":
+        return pattern.removeprefix("(?:").replace(r"\b)|,\s*so\b", r"\b", 1)
+    return pattern
+
+
+@pytest.mark.parametrize("name", REWRITTEN)
+def test_a_cue_reordered_for_speed_matches_as_before(name: str) -> None:
+    cue = getattr(cues, name)
+    before = re.compile(_as_written_before(name), re.IGNORECASE)
+    assert before.pattern != cue.pattern
+    extra = ["not healthy; otherwise healthy, unhealthy", "hypothesis 2: because x", "a, so the"]
+    for text in texts() + extra:
+        pieces = [text, *re.split(r"[.;,\n]", text)]
+        for piece in pieces:
+            assert [m.span() for m in cue.finditer(piece)] == [
+                m.span() for m in before.finditer(piece)
+            ], piece[:60]
+
+
+def test_a_guard_changes_no_match() -> None:
+    assert literals.guarded(re.compile(r"abc|\bd")).pattern == r"(?=[ad])(?:abc|\bd)"
+    for plain in [r"abc", r"[ab]c", r"\w+\bx", r"(?<!x)\w"]:
+        assert literals.guarded(re.compile(plain)).pattern == plain
+    for cue in CUES:
+        twin = lowercase_twin(cue.as_written)
+        for text in [t.lower() for t in texts()]:
+            assert [m.span() for m in cue.twin.finditer(text)] == [
+                m.span() for m in twin.finditer(text)
+            ]
 
 
 def test_a_match_begins_with_one_of_the_first_characters() -> None:

@@ -46,8 +46,10 @@ class Caseless:
         cues without reading a diagnosis, the run's parent, never pays for them)."""
         if self._prepared is None:
             twin = lowercase_twin(self.as_written)
-            needed = literals.needed(twin) if twin is not self.as_written else None
-            self._prepared = (twin, needed)
+            if twin is not self.as_written:
+                self._prepared = (literals.guarded(twin), literals.needed(twin))
+            else:
+                self._prepared = (twin, None)
         return self._prepared
 
     def on(self, text: str) -> re.Pattern[str] | None:

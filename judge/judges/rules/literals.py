@@ -9,7 +9,10 @@ condition only: a pattern whose strings are present is searched as before, so ev
 the same. (The taxonomy's families are searched without it: their strings are many and short,
 their texts short, and checking the strings cost more than the searches it saved.)
 `first_characters(pattern)` reads the characters a match can begin with, by which
-`vocabulary.Vocabulary` tries a family only where its first character stands.
+`vocabulary.Vocabulary` tries a family only where its first character stands, and `guarded`
+puts them in front of a pattern that opens with a word boundary or a lookaround, which keeps the
+engine from its own scan for a first character: it then tries every alternative at every
+offset, where the guard turns most offsets away at one character's test.
 """
 
 from __future__ import annotations
@@ -120,3 +123,24 @@ def _in(items: Any) -> set[str] | None:
         else:
             return None
     return chars
+
+
+_ZERO_WIDTH = (parser.AT, parser.ASSERT, parser.ASSERT_NOT)
+
+
+def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """`pattern` behind a lookahead for its first characters when it opens with a zero-width
+    item (or alternatives one of which does) and they can be told; else `pattern` itself. The
+    guard consumes nothing and holds wherever a match begins: every match is the same."""
+    items = parser.parse(pattern.pattern, pattern.flags)
+    if not items.data:
+        return pattern
+    op, av = items.data[0]
+    opens_blind = op in _ZERO_WIDTH or (
+        op is parser.BRANCH and any(not a.data or a.data[0][0] in _ZERO_WIDTH for a in av[1])
+    )
+    chars = first_characters(pattern) if opens_blind else None
+    if chars is None:
+        return pattern
+    guard = "".join(re.escape(c) for c in sorted(chars))
+    return re.compile(f"(?=[{guard}])(?:{pattern.pattern})", pattern.flags)
