@@ -131,16 +131,18 @@ _ZERO_WIDTH = (parser.AT, parser.ASSERT, parser.ASSERT_NOT)
 def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """`pattern` behind a lookahead for its first characters when it opens with a zero-width
     item (or alternatives one of which does) and they can be told; else `pattern` itself. The
-    guard consumes nothing and holds wherever a match begins: every match is the same."""
-    items = parser.parse(pattern.pattern, pattern.flags)
+    guard consumes nothing and holds wherever a match begins: every match is the same (under
+    `re.IGNORECASE` too: the guard's characters fold as the pattern's literals do)."""
+    items = parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE)
     if not items.data:
         return pattern
     op, av = items.data[0]
     opens_blind = op in _ZERO_WIDTH or (
         op is parser.BRANCH and any(not a.data or a.data[0][0] in _ZERO_WIDTH for a in av[1])
     )
-    chars = first_characters(pattern) if opens_blind else None
-    if chars is None:
+    found = _first(items) if opens_blind else None
+    if found is None or found[1]:
         return pattern
+    chars = found[0]
     guard = "".join(re.escape(c) for c in sorted(chars))
     return re.compile(f"(?=[{guard}])(?:{pattern.pattern})", pattern.flags)

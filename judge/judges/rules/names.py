@@ -232,7 +232,8 @@ def name_regex(
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
-        return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
+        # `_LEFT` first (lookbehinds at one offset commute): `_starts` reads it
+        return re.compile(_LEFT + _NOT_A_SERVICE_BEFORE + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
     if len(parts) == 1 and parts[0] in SERVICE_WORDS:
         bare += _NOT_A_VERB
     if needs_kind and (strict or kind_low):
@@ -285,7 +286,8 @@ def searcher(component: ComponentRef, strict: bool = False, plain: bool = False)
 @lru_cache(maxsize=8192)
 def _name_searcher(name: str, kind: str, strict: bool, plain: bool) -> NameSearcher:
     pattern = name_regex(name, kind, strict, plain)
-    return _needed_words(name), pattern, _starts(pattern)
+    starts = _starts(pattern)
+    return _needed_words(name), pattern if starts else literals.guarded(pattern), starts
 
 
 def _starts(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
