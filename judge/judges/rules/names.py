@@ -430,7 +430,10 @@ def prefixed_namespace(text_lower: str, start: int, text: str = "") -> str | Non
     any word with a capital in `text`, the same text as written: a namespace is a lowercase DNS
     label, `BGPPeer/x` is a kind) is the `Kind/Name` notation: the namespace is before the kind."""
     at = max(0, start - 128)
-    match = _PREFIXES.search(text_lower[at:start])
+    before = text_lower[at:start]
+    if not before.endswith(("/", "/\n")):  # where `_PREFIXES` can end
+        return None
+    match = _PREFIXES.search(before)
     if not match:
         return None
 
