@@ -108,7 +108,9 @@ def test_a_cue_reordered_for_speed_matches_as_before(name: str) -> None:
 
 def test_a_guard_changes_no_match() -> None:
     assert literals.guarded(re.compile(r"abc|\bd")).pattern == r"(?=[ad])(?:abc|\bd)"
-    for plain in [r"abc", r"[ab]c", r"\w+\bx", r"(?<!x)\w"]:
+    spaced = literals.guarded(re.compile(r";|\s+b")).pattern
+    assert spaced.startswith("(?=[") and spaced.endswith(r"])(?:;|\s+b)")
+    for plain in [r"abc", r"[ab]c", r"\w+\bx", r"(?<!x)\w", r"(?:ab|a)c", r"a|b"]:
         assert literals.guarded(re.compile(plain)).pattern == plain
     for cue in CUES:
         twin = lowercase_twin(cue.as_written)
@@ -118,11 +120,17 @@ def test_a_guard_changes_no_match() -> None:
             ]
 
 
+def test_whitespace_is_what_backslash_s_matches() -> None:
+    every = "".join(map(chr, range(0x110000)))
+    assert {m.group() for m in re.finditer(r"\s", every)} == literals.WHITESPACE
+
+
 def test_a_match_begins_with_one_of_the_first_characters() -> None:
     first = literals.first_characters
     assert first(re.compile(r"(?<![a-z])\bfoo|bar")) == frozenset("fb")
     assert first(re.compile(r"(?:a|b)?c+")) == frozenset("abc")
-    assert first(re.compile(r"(?:x*|[p-r])\s")) is None  # `\s` after an optional part
+    assert first(re.compile(r"(?:x*|[p-r])\s")) == frozenset("xpqr") | literals.WHITESPACE
+    assert first(re.compile(r"(?:x*|[p-r])\d")) is None  # `\d` after an optional part
     assert first(re.compile(r"[x-z]q|(?=w)w")) == frozenset("xyzw")
     for pattern in [r"\w+", r"a*", r"[^a]b", r".x", r"(?i:a)b"]:
         assert first(re.compile(pattern)) is None, pattern

@@ -10,9 +10,10 @@ the same. (The taxonomy's families are searched without it: their strings are ma
 their texts short, and checking the strings cost more than the searches it saved.)
 `first_characters(pattern)` reads the characters a match can begin with, by which
 `vocabulary.Vocabulary` tries a family only where its first character stands, and `guarded`
-puts them in front of a pattern that opens with a word boundary or a lookaround, which keeps the
-engine from its own scan for a first character: it then tries every alternative at every
-offset, where the guard turns most offsets away at one character's test.
+puts them in front of a pattern that opens with a word boundary, a lookaround or alternatives
+not all opening with a character, which keeps the engine from its own scan for a first
+character: it then tries every alternative at every offset, where the guard turns most offsets
+away at one character's test.
 """
 
 from __future__ import annotations
@@ -120,27 +121,44 @@ def _in(items: Any) -> set[str] | None:
             chars.add(chr(av))
         elif op is parser.RANGE and av[1] - av[0] < 256:
             chars.update(map(chr, range(av[0], av[1] + 1)))
+        elif op is parser.CATEGORY and av is parser.CATEGORY_SPACE:
+            chars.update(WHITESPACE)
         else:
             return None
     return chars
 
 
 _ZERO_WIDTH = (parser.AT, parser.ASSERT, parser.ASSERT_NOT)
+# What `\s` matches in a str pattern: the characters `str.isspace` holds (both ask
+# Py_UNICODE_ISSPACE; a test checks every code point).
+WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def _scanned(items: Any) -> bool:
+    """Whether the engine scans for the start of the parsed pattern `items` by itself: it opens
+    with a character, a class, or alternatives that each open with a character (through groups)."""
+    if not items.data:
+        return False
+    op, av = items.data[0]
+    if op is parser.SUBPATTERN:
+        return _scanned(av[3])
+    if op is parser.BRANCH:
+        return all(a.data and a.data[0][0] is parser.LITERAL for a in av[1])
+    return op in (parser.LITERAL, parser.IN)
 
 
 def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """`pattern` behind a lookahead for its first characters when it opens with a zero-width
-    item (or alternatives one of which does) and they can be told; else `pattern` itself. The
+    """`pattern` behind a lookahead for its first characters when the engine would not scan
+    for its start by itself (see `_scanned`) and they can be told; else `pattern` itself. The
     guard consumes nothing and holds wherever a match begins: every match is the same (under
     `re.IGNORECASE` too: the guard's characters fold as the pattern's literals do)."""
     items = parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE)
     if not items.data:
         return pattern
-    op, av = items.data[0]
-    opens_blind = op in _ZERO_WIDTH or (
-        op is parser.BRANCH and any(not a.data or a.data[0][0] in _ZERO_WIDTH for a in av[1])
-    )
-    found = _first(items) if opens_blind else None
+    found = None if _scanned(items) else _first(items)
     if found is None or found[1]:
         return pattern
     chars = found[0]
