@@ -20,7 +20,7 @@ from ground_truth.models import IncidentSpec
 from ...checklist.judgment import DimensionVerdict, QuestionAnswer
 from ..base import JudgeTask
 from .basis import Basis, Ruling
-from .confidence import with_confidence
+from .confidence import Shape, with_confidence
 from .questions import RULES, Case, bind, binding_warnings, rule_for_text
 from .size import Excerpt, SizePolicy
 from .truth import Truth, parse_truth
@@ -92,8 +92,11 @@ class RulesJudge:
     def answer(self, task: JudgeTask) -> DimensionVerdict:
         case = self._case(task)
         rules = [bind(q.rule, q.text) for q in task.dimension.questions]
-        rulings = zip(self.rulings(task), rules, strict=True)
-        return DimensionVerdict(answers=[with_confidence(r, rule, case) for r, rule in rulings])
+        rulings = list(zip(self.rulings(task), rules, strict=True))
+        shape = Shape.of(case)  # after every ruling, as each answer's would be
+        return DimensionVerdict(
+            answers=[with_confidence(r, rule, case, shape) for r, rule in rulings]
+        )
 
     def rulings(self, task: JudgeTask) -> list[Ruling]:
         """Each question's answer with what it rests on (`Basis`), in the dimension's order."""

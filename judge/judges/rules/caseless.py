@@ -21,6 +21,9 @@ from typing import Any
 from . import literals
 
 _UPPER = range(ord("A"), ord("Z") + 1)
+# The lowercase twin (None when the pattern has none), the strings it needs, the pattern as
+# written: what a `Caseless` runs, made on first use.
+_Prepared = tuple[re.Pattern[str] | None, tuple[str, ...] | None, re.Pattern[str]]
 
 
 class Caseless:
@@ -31,30 +34,35 @@ class Caseless:
     def __init__(self, pattern: str, flags: int = 0):
         self.as_written = re.compile(pattern, flags | re.IGNORECASE)
         self.pattern = pattern
-        self._prepared: tuple[re.Pattern[str], tuple[str, ...] | None] | None = None
+        self._prepared: _Prepared | None = None
 
     @property
     def twin(self) -> re.Pattern[str]:
-        return self._prepare()[0]
+        return self._prepare()[0] or self.as_written
 
     @property
     def needed(self) -> tuple[str, ...] | None:
         return self._prepare()[1]
 
-    def _prepare(self) -> tuple[re.Pattern[str], tuple[str, ...] | None]:
-        """The twin and the strings it needs, made on first use (a process that imports the
-        cues without reading a diagnosis, the run's parent, never pays for them)."""
+    def _prepare(self) -> _Prepared:
+        """The twin, the strings it needs and the pattern as written, each behind its first
+        characters where that helps (`literals.guarded`), made on first use (a process that
+        imports the cues without reading a diagnosis, the run's parent, never pays for them)."""
         if self._prepared is None:
             twin = lowercase_twin(self.as_written)
-            needed = literals.needed(twin) if twin is not self.as_written else None
-            self._prepared = (twin, needed)
+            written = literals.guarded(self.as_written)
+            if twin is not self.as_written:
+                self._prepared = (literals.guarded(twin), literals.needed(twin), written)
+            else:
+                self._prepared = (None, None, written)
         return self._prepared
 
     def on(self, text: str) -> re.Pattern[str] | None:
         """The pattern to run on `text`; None when it cannot match there."""
-        twin, needed = self._prepared or self._prepare()
-        if twin is self.as_written or not for_text(text):
-            return self.as_written
+        twin, needed, written = self._prepared or self._prepare()
+        last = _last  # `for_text`'s answer for the last text, read here: this runs per cue
+        if twin is None or not (last[1] if last[0] is text else for_text(text)):
+            return written
         if needed is None:
             return twin
         for string in needed:  # a loop, not any(): this runs for every cue on every clause

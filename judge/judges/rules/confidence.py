@@ -97,12 +97,14 @@ def score(
 
 
 def with_confidence(
-    ruling: Ruling, rule: str | None = None, case: Case | None = None
+    ruling: Ruling, rule: str | None = None, case: Case | None = None, shape: Shape | None = None
 ) -> QuestionAnswer:
-    """The ruling's answer with its confidence score (an unscored answer gets none)."""
+    """The ruling's answer with its confidence score (an unscored answer gets none); `shape`,
+    when given, is `Shape.of(case)` worked out once for all the case's rulings."""
     answer = ruling.answer
     if answer.answer is None:
         return answer
-    shape = Shape.of(case) if case else Shape()
+    if shape is None:
+        shape = Shape.of(case) if case else Shape()
     confidence = score(ruling.basis, answer.answer, rule, shape)
     return answer.model_copy(update={"confidence_score": confidence})

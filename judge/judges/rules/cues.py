@@ -20,7 +20,8 @@ CLAUSE_BREAK = Caseless(
     r"\s+(?:healthy|fine|running|normal|ok|unaffected))",
 )
 EXONERATING = Caseless(
-    r"(?<!not )(?<!n't )(?<!un)(?<!otherwise )\bhealthy\b|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
+    r"\bhealthy(?<!not healthy)(?<!n't healthy)(?<!unhealthy)(?<!otherwise healthy)\b"
+    r"|\b(?:is|are|looks?|seems?|appears?)\s+(?:to be\s+)?(?:fine|normal|ok|okay)\b"
     r"|\bnot\s+(?:the\s+)?(?:root\s+)?cause\b|\bnot\s+(?:the|a)\s+(?:problem|issue|culprit)\b"
     r"|\bnot\s+(?:an?\s+)?[\w-]+\s+(?:issue|problem|misconfiguration|fault|bug)\b|\bunaffected\b|\brecovered\b|\bruled?\s+out\b"
     r"|\bno\s+(?:errors?|issues?|problems?|anomal\w+)\b|\bworking\s+(?:fine|normally|correctly|as expected)\b"
@@ -29,22 +30,23 @@ EXONERATING = Caseless(
     r"|\b(?:only|merely|simply|just)\s+(?:because|due\s+to|as\s+a\s+(?:result|consequence|side[- ]effect))\b",
 )
 AFTER_CUE = Caseless(
-    r"\bbecause(?:\s+of)?\b|\bdue\s+to\b|\bcaused\s+by\b|\b(?:as\s+)?a\s+result\s+of\b|\bthe\s+result\s+of\b"
+    r"(?:\bbecause(?:\s+of)?\b|\bdue\s+to\b|\bcaused\s+by\b|\b(?:as\s+)?a\s+result\s+of\b|\bthe\s+result\s+of\b"
     r"|\bstem(?:s|med|ming)?\s+from\b|\bowing\s+to\b|\btriggered\s+by\b|\battribut\w+\s+to\b"
     r"|\boriginat\w+\s+(?:in|from|at|with)\b|\blies\s+(?:in|with)\b"
     r"|\broot[-_ ]?cause[s]?\b(?:\s+(?:is|was|appears to be|seems to be|of\s+[^,.]*?\s+is|lies\s+in|:)|[\"']?\s*:)?"
     r"|\bfaulty[-_ ]components?\b[\"']?\s*:|\b(?:the\s+)?cause\s*(?:is|was)?\s*:"
     r"|\bculprit\s+(?:is|was)\b|\b(?:problem|issue|fault)\s+(?:is|lies|was)\s+(?:in|with)\b"
-    r"|\bsince\b|\bbroken\s+by\b|\b(?:affected|impacted|hit|slowed(?:\s+down)?|degraded)\s+by\b"
+    r"|\bsince\b|\bbroken\s+by\b|\b(?:affected|impacted|hit|slowed(?:\s+down)?|degraded)\s+by\b)"
     r"|^\W*hypothesis\s*#?\s*\d*\s*[:.)-]",
 )
 EFFECT_CUE = Caseless(
-    r"\bcausing\b|\bcaus(?:es|ed)\s+(?!by)|\blead(?:s|ing)?\s+to\b|\bled\s+to\b|\bresult(?:s|ed|ing)?\s+in\b"
-    r"|\bwhich\s+(?:in\s+turn\s+)?(?:prevents|breaks|makes|means|blocks|triggers)\b|\bso\s+that\b|,\s*so\b"
+    r"(?:\bcausing\b|\bcaus(?:es|ed)\s+(?!by)|\blead(?:s|ing)?\s+to\b|\bled\s+to\b|\bresult(?:s|ed|ing)?\s+in\b"
+    r"|\bwhich\s+(?:in\s+turn\s+)?(?:prevents|breaks|makes|means|blocks|triggers)\b|\bso\s+that\b"
     r"|\btherefore\b|\bthus\b|\bhence\b|\bpreventing\b|\bmaking\b|\bbreaking\b|\bconsequently\b"
     r"|\bso\s+(?=(?:the|pods?|requests?|it|its|they|calls?|traffic)\b)"
     r"|\baffect(?:s|ing)?\b(?!\s+by)|\bimpact(?:s|ing)\b(?!\s+by)"
-    r"|\b(?:propagat|cascad|spread)\w*\s+(?:\w+\s+)?(?:to|into|through)\b",
+    r"|\b(?:propagat|cascad|spread)\w*\s+(?:\w+\s+)?(?:to|into|through)\b)"
+    r"|,\s*so\b",  # after the others: they begin with a word, it with a comma
 )
 # A clause that opens by saying it is a consequence (`As a result, the ReplicaSet cannot ...`), or
 # by what users see (`Users observe empty carts and checkout blocking`): a symptom, whatever it

@@ -15,9 +15,12 @@ from functools import lru_cache
 
 from ground_truth.models import ComponentRef
 
+from . import literals
+
 _SUFFIX_WORDS = r"service|svc|srv|deployment|deploy|pods?|server|container|app|microservice|statefulset|daemonset"
 _POD_HASH = r"(?:-(?=[a-z]*\d)[a-z0-9]{1,10}){0,2}"
-_LEFT = r"(?<![a-z0-9_-])"
+_NAME_CHAR = "[a-z0-9_-]"
+_LEFT = f"(?<!{_NAME_CHAR})"
 _RIGHT = r"(?![a-z0-9_]|-[a-z])"
 # `profile databases` is mongodb-profile, not profile (unless the name is a store's own).
 _NOT_STORE_AFTER = r"(?!\s+(?:databases?|db|cache|mongo\w*|redis|memcached|datastore)\b)"
@@ -229,7 +232,8 @@ def name_regex(
     kind_low = kind.lower()
     needs_kind = kind_low == "namespace" or (len(parts) == 1 and parts[0] in COMMON_WORDS)
     if strict and len(parts) == 1 and parts[0] in SERVICE_WORDS:
-        return re.compile(_NOT_A_SERVICE_BEFORE + _LEFT + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
+        # `_LEFT` first (lookbehinds at one offset commute): `_starts` reads it
+        return re.compile(_LEFT + _NOT_A_SERVICE_BEFORE + bare + _RIGHT + _NOT_A_SERVICE_AFTER)
     if len(parts) == 1 and parts[0] in SERVICE_WORDS:
         bare += _NOT_A_VERB
     if needs_kind and (strict or kind_low):
@@ -265,14 +269,37 @@ def _needed_words(name: str) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
     return tuple(needed)
 
 
-Searcher = list[tuple[tuple[tuple[tuple[str, ...], ...], ...] | None, re.Pattern[str]]]
-"""A component's names as `find_spans` searches them: each name's needed words and pattern."""
+NameSearcher = tuple[
+    tuple[tuple[tuple[str, ...], ...], ...] | None, re.Pattern[str], re.Pattern[str] | None
+]
+Searcher = list[NameSearcher]
+"""A component's names as `find_spans` searches them: each name's needed words, its pattern and
+where a match of it can begin (`_starts`)."""
 
 
 def searcher(component: ComponentRef, strict: bool = False, plain: bool = False) -> Searcher:
     """What `find_spans` runs for `component` (a caller searching many texts keeps it)."""
     kind = component.kind or ""
-    return [(_needed_words(n), name_regex(n, kind, strict, plain)) for n in component.all_names()]
+    return [_name_searcher(n, kind, strict, plain) for n in component.all_names()]
+
+
+@lru_cache(maxsize=8192)
+def _name_searcher(name: str, kind: str, strict: bool, plain: bool) -> NameSearcher:
+    pattern = name_regex(name, kind, strict, plain)
+    starts = _starts(pattern)
+    return _needed_words(name), pattern if starts else literals.guarded(pattern), starts
+
+
+def _starts(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """Where a match of a pattern opening with `_LEFT` can begin: one of its first characters
+    not preceded by a name's character. The engine scans fast for a first character, not for a
+    lookbehind: this finds the few offsets to try the pattern at in one such scan. None for a
+    pattern that opens otherwise or whose first characters cannot be told."""
+    chars = literals.first_characters(pattern) if pattern.pattern.startswith(_LEFT) else None
+    if chars is None:
+        return None
+    first = "".join(re.escape(c) for c in sorted(chars))
+    return re.compile(f"[{first}](?<!{_NAME_CHAR}.)", re.DOTALL)
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:
@@ -292,12 +319,31 @@ def spans_of(text_lower: str, searched: Searcher) -> list[tuple[int, int]]:
     """`find_spans` with the component's `searcher`. A name none of whose variants has all its
     words in the text is not searched: none of its patterns could match."""
     spans: dict[int, int] = {}
-    for needed, pattern in searched:
+    for needed, pattern, starts in searched:
         if needed is not None and not _written(text_lower, needed):
             continue
-        for match in pattern.finditer(text_lower):
-            spans[match.start()] = max(spans.get(match.start(), 0), match.end())
+        if starts is None:
+            found = [match.span() for match in pattern.finditer(text_lower)]
+        else:
+            found = _found_at(text_lower, pattern, starts)
+        for start, end in found:
+            spans[start] = max(spans.get(start, 0), end)
     return sorted(spans.items())
+
+
+def _found_at(
+    text: str, pattern: re.Pattern[str], starts: re.Pattern[str]
+) -> list[tuple[int, int]]:
+    """`pattern.finditer(text)`'s spans, the pattern tried only where `starts` finds a match can
+    begin (each match from where the last ended, as `finditer` searches)."""
+    found = []
+    end = 0
+    for start in starts.finditer(text):
+        at = start.start()
+        if at >= end and (match := pattern.match(text, at)):
+            found.append(match.span())
+            end = match.end()
+    return found
 
 
 def _written(text_lower: str, needed: tuple[tuple[tuple[str, ...], ...], ...]) -> bool:
@@ -384,7 +430,10 @@ def prefixed_namespace(text_lower: str, start: int, text: str = "") -> str | Non
     any word with a capital in `text`, the same text as written: a namespace is a lowercase DNS
     label, `BGPPeer/x` is a kind) is the `Kind/Name` notation: the namespace is before the kind."""
     at = max(0, start - 128)
-    match = _PREFIXES.search(text_lower[at:start])
+    before = text_lower[at:start]
+    if not before.endswith(("/", "/\n")):  # where `_PREFIXES` can end
+        return None
+    match = _PREFIXES.search(before)
     if not match:
         return None
 

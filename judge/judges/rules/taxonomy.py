@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .vocabulary import Vocabulary
+
 
 @dataclass(frozen=True)
 class Family:
@@ -47,8 +49,11 @@ class Family:
         )
 
 
+_WORD = "[a-z0-9]"
+
+
 def _compile(terms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<![a-z0-9])(?:" + "|".join(terms) + r")(?![a-z0-9])")
+    return re.compile(f"(?<!{_WORD})(?:" + "|".join(terms) + f")(?!{_WORD})")
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -903,9 +908,17 @@ def families_in(text: str) -> set[str]:
     return set(_families_in(text))
 
 
+_FAMILIES = Vocabulary(((f.name, f.pattern) for f in FAMILIES), _WORD)
+_CATEGORIES = Vocabulary(
+    ((f.name, f.category_pattern) for f in FAMILIES if f.category_pattern), _WORD
+)
+_GENERIC = Vocabulary(GENERIC.items(), _WORD)
+_IMPACTS = Vocabulary(IMPACTS.items(), _WORD)
+
+
 @lru_cache(maxsize=_READINGS)
 def _families_in(text: str) -> frozenset[str]:
-    return frozenset(f.name for f in FAMILIES if f.pattern.search(text))
+    return _FAMILIES.present(text)
 
 
 def categories_in(text: str) -> set[str]:
@@ -915,9 +928,7 @@ def categories_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _categories_in(text: str) -> frozenset[str]:
-    return frozenset(
-        f.name for f in FAMILIES if f.category_pattern and f.category_pattern.search(text)
-    )
+    return _CATEGORIES.present(text)
 
 
 def generic_groups_in(text: str) -> set[str]:
@@ -927,7 +938,7 @@ def generic_groups_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _generic_groups_in(text: str) -> frozenset[str]:
-    return frozenset(group for group, pattern in GENERIC.items() if pattern.search(text))
+    return _GENERIC.present(text)
 
 
 def impacts_in(text: str) -> set[str]:
@@ -937,7 +948,7 @@ def impacts_in(text: str) -> set[str]:
 
 @lru_cache(maxsize=_READINGS)
 def _impacts_in(text: str) -> frozenset[str]:
-    return frozenset(name for name, pattern in IMPACTS.items() if pattern.search(text))
+    return _IMPACTS.present(text)
 
 
 def compatible(claimed: str, truth: set[str]) -> bool:
