@@ -5,27 +5,16 @@ Format adapters turn benchmark files into these; nothing after loading knows a f
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .reading import whole_characters
+
 _UNSEEN = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 """Unicode categories that print as nothing: spaces, separators, controls, format characters
 (a zero-width space, a word joiner)."""
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def whole_characters(value: Any) -> Any:
-    """`value` with each lone surrogate (a `\\ud800` escape in a JSON file, half of an emoji an
-    agent's string handling split) replaced by U+FFFD: such text cannot be written as UTF-8, so
-    it would fail the run where the diagnosis is hashed, sent or written, far from its file."""
-    if isinstance(value, str) and _LONE_SURROGATE.search(value):
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return value
 
 
 def readable_id(value: Any) -> Any:

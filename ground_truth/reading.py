@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -211,6 +212,30 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
         ) from None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def whole_characters(value: Any) -> Any:
+    """`value` with each lone surrogate (a `\\ud800` escape in a JSON file, half of an emoji an
+    agent's string handling split) replaced by U+FFFD: such text cannot be written as UTF-8, so
+    it would fail the run where it is hashed, sent or written, far from its file."""
+    if isinstance(value, str) and _LONE_SURROGATE.search(value):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return value
+
+
+def _whole(data: Any) -> Any:
+    """`data` (parsed JSON) with `whole_characters` applied to every key and string."""
+    if isinstance(data, str):
+        return whole_characters(data)
+    if isinstance(data, list):
+        return [_whole(item) for item in data]
+    if isinstance(data, dict):
+        return {whole_characters(key): _whole(value) for key, value in data.items()}
+    return data
+
+
 def parse_json(text: str, path: Path | str | None, field: str | None = None) -> Any:
     """Parse JSON text read from `path`, refusing nesting deeper than `MAX_DEPTH`."""
     try:
@@ -223,7 +248,7 @@ def parse_json(text: str, path: Path | str | None, field: str | None = None) -> 
     except RecursionError:
         raise RefusedInput(path, _too_deep(), field=field) from None
     check_depth(data, path, field)
-    return data
+    return _whole(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 def parse_yaml(text: str, path: Path | str | None) -> Any:

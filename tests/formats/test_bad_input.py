@@ -317,3 +317,20 @@ def test_a_diagnosis_with_a_lone_surrogate_escape_is_scored(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert result["judgments"] and "\ufffd" in json.dumps(result, ensure_ascii=False)
+
+
+def test_every_string_of_a_json_input_has_its_lone_surrogates_replaced() -> None:
+    """Trajectories, entities and keys too, not only the submission's own text; a pair of
+    escapes that makes one character is kept."""
+    text = r'{"steps": [{"\udfff": "kubectl \ud800"}], "emoji": "\ud83d\ude00", "n": 1}'
+    assert reading.parse_json(text, "x.json") == {
+        "steps": [{"\ufffd": "kubectl \ufffd"}],
+        "emoji": "\U0001f600",
+        "n": 1,
+    }
+
+
+def test_a_yaml_escape_of_a_lone_surrogate_is_refused_naming_its_line() -> None:
+    """YAML itself has no lone surrogates: the file is bad input (exit 2), not a crash."""
+    with pytest.raises(InputError, match="line 2: invalid YAML"):
+        reading.parse_yaml('id: "a"\nground_truth: "pod \\ud800"\n', "x.yaml")
