@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import re._parser as parser  # type: ignore[import-not-found]  # patterns parsed
+from collections.abc import Iterable
 from typing import Any
 
 _REPEATS = (parser.MAX_REPEAT, parser.MIN_REPEAT, parser.POSSESSIVE_REPEAT)
@@ -150,6 +151,19 @@ def _scanned(items: Any) -> bool:
     return op in (parser.LITERAL, parser.IN)
 
 
+def any_of(chars: Iterable[str]) -> str:
+    """A character class holding `chars`."""
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
+
+
+def word_starts(chars: Iterable[str], before: str) -> re.Pattern[str]:
+    """Where a match of a pattern opening with `(?<!{before})` and beginning with one of
+    `chars` can begin: one of them not preceded by a character of `before` (a character class).
+    The engine scans fast for a first character, not for a lookbehind: one scan with this finds
+    the few offsets to try such patterns at."""
+    return re.compile(f"{any_of(chars)}(?<!{before}.)", re.DOTALL)
+
+
 def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """`pattern` behind a lookahead for its first characters when the engine would not scan
     for its start by itself (see `_scanned`) and they can be told; else `pattern` itself. The
@@ -161,6 +175,4 @@ def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
     found = None if _scanned(items) else _first(items)
     if found is None or found[1]:
         return pattern
-    chars = found[0]
-    guard = "".join(re.escape(c) for c in sorted(chars))
-    return re.compile(f"(?=[{guard}])(?:{pattern.pattern})", pattern.flags)
+    return re.compile(f"(?={any_of(found[0])})(?:{pattern.pattern})", pattern.flags)

@@ -291,15 +291,10 @@ def _name_searcher(name: str, kind: str, strict: bool, plain: bool) -> NameSearc
 
 
 def _starts(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
-    """Where a match of a pattern opening with `_LEFT` can begin: one of its first characters
-    not preceded by a name's character. The engine scans fast for a first character, not for a
-    lookbehind: this finds the few offsets to try the pattern at in one such scan. None for a
-    pattern that opens otherwise or whose first characters cannot be told."""
+    """Where a match of a pattern opening with `_LEFT` can begin (`literals.word_starts`); None
+    for a pattern that opens otherwise or whose first characters cannot be told."""
     chars = literals.first_characters(pattern) if pattern.pattern.startswith(_LEFT) else None
-    if chars is None:
-        return None
-    first = "".join(re.escape(c) for c in sorted(chars))
-    return re.compile(f"[{first}](?<!{_NAME_CHAR}.)", re.DOTALL)
+    return None if chars is None else literals.word_starts(chars, _NAME_CHAR)
 
 
 def find(text_lower: str, component: ComponentRef, strict: bool = False) -> list[int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .literals import first_characters
+from .literals import first_characters, word_starts
 
 _PLAIN = re.compile("").flags
 
@@ -49,8 +49,7 @@ class Vocabulary:
                     searched.append((name, pattern))
                 for char in chars or ():
                     by_first.setdefault(char, []).append((name, pattern))
-            firsts = re.escape("".join(sorted(by_first)))
-            starts = re.compile(f"[{firsts}](?<!{self._before}.)", re.DOTALL) if firsts else None
+            starts = word_starts(by_first, self._before) if by_first else None
             self._read = (searched, by_first, starts)
         return self._read
 
